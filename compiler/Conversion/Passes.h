@@ -1,0 +1,27 @@
+//===- Passes.h - tfm conversion passes -------------------------*- C++ -*-===//
+#ifndef TFM_COMPILER_CONVERSION_PASSES_H
+#define TFM_COMPILER_CONVERSION_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace tfm {
+
+#define GEN_PASS_DECL
+#include "compiler/Conversion/Passes.h.inc"
+
+/// matmul, linear, transpose.
+void populateLinearAlgebraToLinalgPatterns(RewritePatternSet &patterns);
+/// add, scale, softmax, concat.
+void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
+/// embedding, positional_encoding.
+void populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/Conversion/Passes.h.inc"
+
+} // namespace tfm
+} // namespace mlir
+
+#endif // TFM_COMPILER_CONVERSION_PASSES_H

@@ -1,0 +1,49 @@
+//===- ConvertTfmToLinalg.cpp - The convert-tfm-to-linalg pass ------------===//
+#include "compiler/Conversion/Passes.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_CONVERTTFMTOLINALG
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+struct ConvertTfmToLinalgPass
+    : tfm::impl::ConvertTfmToLinalgBase<ConvertTfmToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateLinearAlgebraToLinalgPatterns(patterns);
+    populateElementwiseToLinalgPatterns(patterns);
+    populateEmbeddingToLinalgPatterns(patterns);
+    // insert_slices bufferize in place; tensor.concat would copy.
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+
+    WalkResult leftover = getOperation().walk([](Operation *op) {
+      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp>(op)) {
+        op->emitError("could not lower '")
+            << op->getName() << "' to linalg"
+            << (isa<SdpaOp, MultiHeadAttentionOp>(op)
+                    ? " (run tfm-decompose-layers first)"
+                    : "");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

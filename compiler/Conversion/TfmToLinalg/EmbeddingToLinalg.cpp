@@ -1,0 +1,118 @@
+//===- EmbeddingToLinalg.cpp - embedding, positional_encoding to linalg ---===//
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TfmToLinalg/Utils.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+SmallVector<utils::IteratorType> allParallel(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+/// A gather generic: ids are clamped into the table so that a bad id can
+/// never read outside it.
+struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto resultType = op.getResult().getType();
+    unsigned rank = resultType.getRank();
+    Value table = op.getWeight();
+
+    SmallVector<DimSource> sources;
+    for (unsigned i = 0; i + 1 < rank; ++i)
+      sources.push_back({op.getIndices(), int64_t(i)});
+    sources.push_back({table, 1});
+    Value init = createEmptyTensor(rewriter, loc, resultType, sources);
+
+    Value rows = tensor::DimOp::create(rewriter, loc, table, 0);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{op.getIndices()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{identity.getMajorSubMap(rank - 1), identity},
+        allParallel(rank), [&](OpBuilder &b, Location l, ValueRange args) {
+          Value id = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                args[0]);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value last = arith::SubIOp::create(b, l, rows, one);
+          Value clamped = arith::MinSIOp::create(
+              b, l, arith::MaxSIOp::create(b, l, id, zero), last);
+          Value column = linalg::IndexOp::create(b, l, rank - 1);
+          Value element = tensor::ExtractOp::create(
+              b, l, table, ValueRange{clamped, column});
+          linalg::YieldOp::create(b, l, element);
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+/// pe[p, j] = sin(p * w) for even j, cos(p * w) for odd j, with
+/// w = exp((j - j % 2) * -ln(10000) / D), the float32 formulation PyTorch's
+/// tutorials use.
+struct PositionalEncodingToLinalg : OpRewritePattern<PositionalEncodingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PositionalEncodingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = op.getResult().getType();
+    int64_t dim = resultType.getShape()[1];
+    if (ShapedType::isDynamic(dim))
+      return rewriter.notifyMatchFailure(op, "needs a static model dimension");
+    int64_t inputRank = op.getInput().getType().getRank();
+    Value init = createEmptyTensor(rewriter, loc, resultType,
+                                   {{op.getInput(), inputRank - 2},
+                                    {op.getInput(), inputRank - 1}});
+    Type elementType = resultType.getElementType();
+    double rate = -std::log(10000.0) / double(dim);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(2, op.getContext());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{identity}, allParallel(2),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          auto toFloat = [&](Value index) -> Value {
+            Value i64 = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+            return arith::SIToFPOp::create(b, l, elementType, i64);
+          };
+          Value pos = linalg::IndexOp::create(b, l, 0);
+          Value col = linalg::IndexOp::create(b, l, 1);
+          Value two = arith::ConstantIndexOp::create(b, l, 2);
+          Value parity = arith::RemUIOp::create(b, l, col, two);
+          Value evenCol = arith::SubIOp::create(b, l, col, parity);
+          Value rateValue = arith::ConstantOp::create(
+              b, l, b.getFloatAttr(elementType, rate));
+          Value frequency = math::ExpOp::create(
+              b, l, arith::MulFOp::create(b, l, toFloat(evenCol), rateValue));
+          Value angle = arith::MulFOp::create(b, l, toFloat(pos), frequency);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value isEven = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                               parity, zero);
+          Value value = arith::SelectOp::create(
+              b, l, isEven, math::SinOp::create(b, l, angle),
+              math::CosOp::create(b, l, angle));
+          linalg::YieldOp::create(b, l, value);
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfm::populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<EmbeddingToLinalg, PositionalEncodingToLinalg>(
+      patterns.getContext());
+}

@@ -1,0 +1,66 @@
+//===- Utils.cpp - Helpers shared by the tfm-to-linalg patterns -----------===//
+#include "compiler/Conversion/TfmToLinalg/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+Value mlir::tfm::createEmptyTensor(OpBuilder &b, Location loc,
+                                   RankedTensorType type,
+                                   ArrayRef<DimSource> sources) {
+  SmallVector<Value> dynamicSizes;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(
+          tensor::DimOp::create(b, loc, sources[i].source, sources[i].dim));
+  return tensor::EmptyOp::create(b, loc, type, dynamicSizes);
+}
+
+Value mlir::tfm::createFilledTensor(OpBuilder &b, Location loc,
+                                    RankedTensorType type,
+                                    ArrayRef<DimSource> sources, double value) {
+  Value empty = createEmptyTensor(b, loc, type, sources);
+  Value fill = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), value));
+  return linalg::FillOp::create(b, loc, fill, empty).getResult(0);
+}
+
+AffineMap mlir::tfm::getBroadcastMap(MLIRContext *ctx,
+                                     ArrayRef<int64_t> operandShape,
+                                     ArrayRef<int64_t> resultShape,
+                                     unsigned numLoops,
+                                     unsigned firstResultLoop) {
+  SmallVector<AffineExpr> exprs;
+  size_t offset = resultShape.size() - operandShape.size();
+  for (auto [i, size] : llvm::enumerate(operandShape)) {
+    int64_t resultSize = resultShape[i + offset];
+    if (size == 1 && resultSize != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(firstResultLoop + i + offset, ctx));
+  }
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+SmallVector<DimSource> mlir::tfm::getBroadcastDimSources(
+    Value lhs, Value rhs, unsigned leadingDims, unsigned trailingDimsToSkip) {
+  ArrayRef<int64_t> a = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> b = cast<RankedTensorType>(rhs.getType()).getShape();
+  size_t aRank = a.size() - trailingDimsToSkip;
+  size_t bRank = b.size() - trailingDimsToSkip;
+  size_t rank = std::max(aRank, bRank);
+  SmallVector<DimSource> sources;
+  for (size_t i = 0; i < rank && sources.size() < leadingDims; ++i) {
+    bool inA = i >= rank - aRank, inB = i >= rank - bRank;
+    int64_t ai = int64_t(i) - int64_t(rank - aRank);
+    int64_t bi = int64_t(i) - int64_t(rank - bRank);
+    if (inA && (!inB || a[ai] != 1))
+      sources.push_back({lhs, ai});
+    else
+      sources.push_back({rhs, bi});
+  }
+  return sources;
+}

@@ -1,0 +1,43 @@
+//===- Utils.h - Helpers shared by the tfm-to-linalg patterns ---*- C++ -*-===//
+#ifndef TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H
+#define TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::tfm {
+
+/// Where a result dimension's run-time size comes from: dimension `dim` of
+/// `source`. Unused for static dimensions.
+struct DimSource {
+  Value source;
+  int64_t dim;
+};
+
+/// A `tensor.empty` of `type` whose dynamic sizes are read with `tensor.dim`
+/// from `sources` (one entry per dimension of `type`).
+Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                        ArrayRef<DimSource> sources);
+
+/// `createEmptyTensor` filled with `value`.
+Value createFilledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                         ArrayRef<DimSource> sources, double value);
+
+/// The indexing map reading `operandShape` broadcast NumPy-style into a loop
+/// nest whose leading `resultShape.size()` loops walk the result: operand
+/// dims align at the trailing end, and a static 1 facing a dimension that is
+/// not 1 reads index 0. `numLoops` may exceed the result rank (reductions).
+AffineMap getBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
+                          ArrayRef<int64_t> resultShape, unsigned numLoops,
+                          unsigned firstResultLoop = 0);
+
+/// For each result dimension of a NumPy broadcast of `lhs` and `rhs`, the
+/// operand whose dimension gives its run-time size.
+SmallVector<DimSource> getBroadcastDimSources(Value lhs, Value rhs,
+                                              unsigned leadingDims,
+                                              unsigned trailingDimsToSkip);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H

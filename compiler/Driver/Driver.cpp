@@ -1,0 +1,228 @@
+//===- Driver.cpp - Compile a model file to an artifact -------------------===//
+#include "compiler/Driver/Driver.h"
+#include "compiler/Frontend/Parser.h"
+#include "compiler/Frontend/WeightShapes.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/HeaderEmitter.h"
+#include "compiler/Target/NativeCode.h"
+#include "compiler/Transforms/Signature.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
+#include "tfm/safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+std::optional<EmitKind> mlir::tfm::parseEmitKind(StringRef name) {
+  return llvm::StringSwitch<std::optional<EmitKind>>(name)
+      .Case("tfm", EmitKind::Tfm)
+      .Case("linalg", EmitKind::Linalg)
+      .Case("llvm-mlir", EmitKind::LLVMMlir)
+      .Case("llvm-ir", EmitKind::LLVMIR)
+      .Case("llvm", EmitKind::LLVMIR)
+      .Case("asm", EmitKind::Assembly)
+      .Case("obj", EmitKind::Object)
+      .Case("so", EmitKind::SharedLibrary)
+      .Case("header", EmitKind::Header)
+      .Default(std::nullopt);
+}
+
+std::optional<EmitKind> mlir::tfm::emitKindForPath(StringRef path) {
+  StringRef ext = llvm::sys::path::extension(path);
+  return llvm::StringSwitch<std::optional<EmitKind>>(ext)
+      .Case(".o", EmitKind::Object)
+      .Case(".so", EmitKind::SharedLibrary)
+      .Case(".h", EmitKind::Header)
+      .Case(".s", EmitKind::Assembly)
+      .Case(".ll", EmitKind::LLVMIR)
+      .Default(std::nullopt);
+}
+
+namespace {
+class Compilation {
+public:
+  explicit Compilation(const CompileOptions &options)
+      : options(options), context(makeRegistry()),
+        handler(sourceMgr, &context) {}
+
+  LogicalResult run();
+
+private:
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registry.insert<TfmDialect>();
+    return registry;
+  }
+  LogicalResult fail(const Twine &message) {
+    llvm::errs() << "tfm-compile: error: " << message << "\n";
+    return failure();
+  }
+  LogicalResult writeText(StringRef path, function_ref<void(raw_ostream &)> fn);
+  LogicalResult printIR(ModuleOp module);
+  LogicalResult runPipeline(ModuleOp module,
+                            function_ref<void(OpPassManager &)> build);
+
+  const CompileOptions &options;
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler;
+};
+
+LogicalResult Compilation::writeText(StringRef path,
+                                     function_ref<void(raw_ostream &)> fn) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
+  if (!out)
+    return fail(error);
+  fn(out->os());
+  out->keep();
+  return success();
+}
+
+LogicalResult Compilation::printIR(ModuleOp module) {
+  OpPrintingFlags flags;
+  if (!options.printWeights)
+    flags.elideLargeElementsAttrs(64);
+  return writeText(options.outputPath, [&](raw_ostream &os) {
+    module->print(os, flags);
+    os << "\n";
+  });
+}
+
+LogicalResult
+Compilation::runPipeline(ModuleOp module,
+                         function_ref<void(OpPassManager &)> build) {
+  PassManager pm(&context);
+  build(pm);
+  return pm.run(module);
+}
+
+LogicalResult Compilation::run() {
+  std::optional<EmitKind> emit = options.emit;
+  if (!emit)
+    emit = emitKindForPath(options.outputPath);
+  if (!emit)
+    return fail("cannot tell what to produce from '" + options.outputPath +
+                "': name a .o, .so or .h file, or pass --emit");
+  if ((*emit == EmitKind::Object || *emit == EmitKind::SharedLibrary) &&
+      options.outputPath == "-")
+    return fail("binary output needs a file: pass -o");
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(options.modelPath, &error);
+  if (!file)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+
+  std::unique_ptr<::tfm::SafeTensorsFile> weights;
+  std::unique_ptr<SafeTensorsWeightShapes> weightShapes;
+  if (!options.weightsPath.empty()) {
+    weights = ::tfm::SafeTensorsFile::open(options.weightsPath, error);
+    if (!weights)
+      return fail(error);
+    weightShapes = std::make_unique<SafeTensorsWeightShapes>(*weights);
+  }
+
+  FailureOr<OwningOpRef<ModuleOp>> parsed =
+      parseModel(sourceMgr, &context, weightShapes.get());
+  if (failed(parsed))
+    return failure();
+  ModuleOp module = parsed->get();
+  if (*emit == EmitKind::Tfm)
+    return printIR(module);
+
+  func::FuncOp model;
+  module.walk([&](func::FuncOp f) { model = f; });
+  FailureOr<Signature> signature = Signature::read(model);
+  if (failed(signature))
+    return failure();
+  auto writeHeader = [&](StringRef path) {
+    return writeText(path, [&](raw_ostream &os) {
+      emitHeader(*signature, llvm::sys::path::filename(options.modelPath), os);
+    });
+  };
+  if (*emit == EmitKind::Header)
+    return writeHeader(options.outputPath);
+  if (!options.headerPath.empty() && failed(writeHeader(options.headerPath)))
+    return failure();
+
+  CPUPipelineOptions pipeline;
+  pipeline.weights = options.weightsPath;
+  pipeline.exportArtifactMetadata = *emit == EmitKind::SharedLibrary;
+  if (failed(runPipeline(module, [&](OpPassManager &pm) {
+        buildTfmToLinalgPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (*emit == EmitKind::Linalg)
+    return printIR(module);
+  if (failed(runPipeline(module, [&](OpPassManager &pm) {
+        buildLinalgToLLVMPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (*emit == EmitKind::LLVMMlir)
+    return printIR(module);
+
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(CPUTarget{options.cpu}, error);
+  if (failed(machine))
+    return fail(error);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateAndOptimize(module, llvmContext, **machine);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  if (*emit == EmitKind::LLVMIR)
+    return writeText(options.outputPath,
+                     [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+
+  std::string objectPath = options.outputPath;
+  llvm::SmallString<128> tempObject;
+  if (*emit == EmitKind::SharedLibrary) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("tfm", "o", fd, tempObject))
+      return fail("cannot create a temporary object file");
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    objectPath = tempObject.str().str();
+  }
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(objectPath, &error);
+  if (!out)
+    return fail(error);
+  if (failed(emitNativeCode(*llvmModule, **machine, out->os(),
+                            *emit == EmitKind::Assembly, error)))
+    return fail(error);
+  out->keep();
+  out.reset();
+  if (*emit != EmitKind::SharedLibrary)
+    return success();
+  LogicalResult linked = linkSharedLibrary(objectPath, options.outputPath, error);
+  llvm::sys::fs::remove(tempObject);
+  if (failed(linked))
+    return fail(error);
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::tfm::compileModel(const CompileOptions &options) {
+  Compilation compilation(options);
+  return compilation.run();
+}

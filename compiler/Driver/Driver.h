@@ -1,0 +1,60 @@
+//===- Driver.h - Compile a model file to an artifact -----------*- C++ -*-===//
+//
+// What tfm-compile and the end-to-end tests call: parse, lower, and write one
+// stage of the result (IR for inspection, an object, a shared library or the
+// model's C header).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_DRIVER_DRIVER_H
+#define TFM_COMPILER_DRIVER_DRIVER_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace mlir::tfm {
+
+enum class EmitKind {
+  Tfm,           ///< the tfm dialect as parsed
+  Linalg,        ///< linalg on tensors, weights bound
+  LLVMMlir,      ///< the LLVM dialect with the entry points
+  LLVMIR,        ///< optimized LLVM IR
+  Assembly,      ///< x86-64 assembly
+  Object,        ///< an ELF object (.o)
+  SharedLibrary, ///< a shared library (.so) for tfm-run and dlopen
+  Header,        ///< the model's C header (.h)
+};
+
+/// Parses `--emit` values: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so, header.
+std::optional<EmitKind> parseEmitKind(StringRef name);
+/// The artifact an output path asks for by its extension (.o, .so, .h).
+std::optional<EmitKind> emitKindForPath(StringRef path);
+
+struct CompileOptions {
+  std::string modelPath;
+  /// A .safetensors file; required when the model names weights.
+  std::string weightsPath;
+  /// Where the result goes; "-" is stdout (text stages only).
+  std::string outputPath = "-";
+  /// Also write the C header here (next to an object or library).
+  std::string headerPath;
+  /// What to produce; when unset, derived from outputPath's extension.
+  std::optional<EmitKind> emit;
+  /// LLVM CPU name, or "host".
+  std::string cpu = "x86-64-v2";
+  /// Print large constants (weights) in IR stages in full.
+  bool printWeights = false;
+};
+
+/// Compiles as `options` say. Errors are printed to stderr with the
+/// location they refer to (`model.tfm:3:5: error: ...`).
+LogicalResult compileModel(const CompileOptions &options);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_DRIVER_DRIVER_H

@@ -1,0 +1,99 @@
+//===- Lexer.cpp - Tokens of the .tfm model language ----------------------===//
+#include "compiler/Frontend/Lexer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir::tfm;
+
+Token Lexer::make(Token::Kind kind, const char *start, const char *end) {
+  return Token{kind, llvm::StringRef(start, end - start),
+               llvm::SMLoc::getFromPointer(start)};
+}
+
+Token Lexer::next() {
+  const char *end = buffer.end();
+  while (pos != end) {
+    char c = *pos;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++pos;
+    } else if (c == '#') {
+      while (pos != end && *pos != '\n')
+        ++pos;
+    } else if (c == '\\' && pos + 1 != end && pos[1] == '\n') {
+      pos += 2; // An explicit line continuation.
+    } else if (c == '\n' && depth > 0) {
+      ++pos;
+    } else {
+      break;
+    }
+  }
+  if (pos == end)
+    return make(Token::eof, pos, pos);
+
+  const char *start = pos;
+  char c = *pos++;
+  switch (c) {
+  case '\n':
+    return make(Token::newline, start, pos);
+  case '(':
+    ++depth;
+    return make(Token::l_paren, start, pos);
+  case ')':
+    depth = depth > 0 ? depth - 1 : 0;
+    return make(Token::r_paren, start, pos);
+  case '[':
+    ++depth;
+    return make(Token::l_square, start, pos);
+  case ']':
+    depth = depth > 0 ? depth - 1 : 0;
+    return make(Token::r_square, start, pos);
+  case ',':
+    return make(Token::comma, start, pos);
+  case ':':
+    return make(Token::colon, start, pos);
+  case '=':
+    return make(Token::equal, start, pos);
+  case '+':
+    return make(Token::plus, start, pos);
+  case '-':
+    return make(Token::minus, start, pos);
+  case '*':
+    return make(Token::star, start, pos);
+  case '/':
+    return make(Token::slash, start, pos);
+  case '@':
+    return make(Token::at, start, pos);
+  case '"': {
+    while (pos != end && *pos != '"' && *pos != '\n')
+      ++pos;
+    if (pos == end || *pos != '"')
+      return make(Token::error, start, pos);
+    Token t = make(Token::string, start + 1, pos);
+    ++pos;
+    t.loc = llvm::SMLoc::getFromPointer(start);
+    return t;
+  }
+  default:
+    break;
+  }
+  if (llvm::isDigit(c) || (c == '.' && pos != end && llvm::isDigit(*pos))) {
+    while (pos != end && (llvm::isDigit(*pos) || *pos == '.'))
+      ++pos;
+    if (pos != end && (*pos == 'e' || *pos == 'E')) {
+      const char *save = pos++;
+      if (pos != end && (*pos == '+' || *pos == '-'))
+        ++pos;
+      if (pos == end || !llvm::isDigit(*pos))
+        pos = save;
+      while (pos != end && llvm::isDigit(*pos))
+        ++pos;
+    }
+    return make(Token::number, start, pos);
+  }
+  if (llvm::isAlpha(c) || c == '_') {
+    while (pos != end && (llvm::isAlnum(*pos) || *pos == '_'))
+      ++pos;
+    return make(Token::identifier, start, pos);
+  }
+  return make(Token::error, start, pos);
+}

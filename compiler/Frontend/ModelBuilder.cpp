@@ -1,0 +1,563 @@
+//===- ModelBuilder.cpp - Build tfm models from C++ -----------------------===//
+#include "compiler/Frontend/ModelBuilder.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+std::string Dim::str() const {
+  return isSymbolic() ? symbol : std::to_string(size);
+}
+
+std::string mlir::tfm::formatShape(ArrayRef<Dim> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + d.str();
+  return s + "]";
+}
+
+WeightShapes::~WeightShapes() = default;
+
+MultiHeadAttentionWeights MultiHeadAttentionWeights::pytorch(StringRef prefix,
+                                                             bool bias) {
+  std::string p = prefix.empty() ? "" : (prefix + ".").str();
+  MultiHeadAttentionWeights w;
+  w.inProjWeight = p + "in_proj_weight";
+  w.outWeight = p + "out_proj.weight";
+  if (bias) {
+    w.inProjBias = p + "in_proj_bias";
+    w.outBias = p + "out_proj.bias";
+  }
+  return w;
+}
+
+namespace {
+StringRef dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isInteger(64))
+    return "i64";
+  if (t.isInteger(32))
+    return "i32";
+  return "";
+}
+
+bool isIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+} // namespace
+
+ModelBuilder::ModelBuilder(MLIRContext *ctx, StringRef name, Location loc,
+                           WeightShapes *weights)
+    : builder(ctx), module(ModuleOp::create(loc)), modelName(name.str()),
+      weights(weights) {
+  ctx->loadDialect<TfmDialect, func::FuncDialect, tensor::TensorDialect>();
+  builder.setInsertionPointToEnd(module->getBody());
+  func = func::FuncOp::create(builder, loc, name,
+                              builder.getFunctionType({}, {}));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+}
+
+RankedTensorType ModelBuilder::typeOf(ArrayRef<Dim> shape, Type elementType) {
+  SmallVector<int64_t> sizes;
+  for (const Dim &d : shape)
+    sizes.push_back(d.isSymbolic() ? ShapedType::kDynamic : d.size);
+  return RankedTensorType::get(sizes, elementType);
+}
+
+FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
+                                      ArrayRef<Dim> shape, Location loc) {
+  if (llvm::is_contained(inputNames, name))
+    return emitError(loc) << "input '" << name << "' is declared twice";
+  if (dtypeName(elementType).empty())
+    return emitError(loc) << "unsupported input element type " << elementType;
+  SmallVector<Attribute> dims;
+  for (const Dim &d : shape) {
+    if (d.isSymbolic()) {
+      if (!isIdentifier(d.symbol))
+        return emitError(loc) << "bad dimension name '" << d.symbol << "'";
+      if (!llvm::is_contained(symbols, d.symbol))
+        symbols.push_back(d.symbol);
+      dims.push_back(builder.getStringAttr(d.symbol));
+    } else {
+      if (d.size < 0)
+        return emitError(loc) << "negative dimension " << d.size;
+      dims.push_back(builder.getI64IntegerAttr(d.size));
+    }
+  }
+  inputNames.push_back(name.str());
+  inputSignature.push_back(builder.getDictionaryAttr({
+      builder.getNamedAttr("name", builder.getStringAttr(name)),
+      builder.getNamedAttr("dtype", builder.getStringAttr(dtypeName(elementType))),
+      builder.getNamedAttr("shape", builder.getArrayAttr(dims)),
+  }));
+  Value arg = func.getBody().front().addArgument(typeOf(shape, elementType), loc);
+  return Tensor{arg, Shape(shape)};
+}
+
+FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
+  auto cached = weightCache.find(name);
+  if (cached != weightCache.end())
+    return cached->second;
+  std::optional<WeightShapes::Info> info =
+      weights ? weights->lookup(getContext(), name) : std::nullopt;
+  if (!info)
+    return emitError(loc) << "unknown weight '" << name
+                          << "' (not in the weights file, and not declared "
+                             "with 'param')";
+  Shape shape;
+  for (int64_t d : info->shape)
+    shape.push_back(Dim::of(d));
+  OpBuilder::InsertionGuard guard(builder);
+  // Weights go first so that any later use is dominated.
+  builder.setInsertionPointToStart(&func.getBody().front());
+  Value v = WeightOp::create(builder, loc, typeOf(shape, info->elementType),
+                             builder.getStringAttr(name));
+  Tensor t{v, shape};
+  weightCache[name] = t;
+  return t;
+}
+
+LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
+                                   Location loc) {
+  if (llvm::is_contained(outputNames, name))
+    return emitError(loc) << "output '" << name << "' is listed twice";
+  SmallVector<Attribute> dims;
+  for (const Dim &d : value.shape) {
+    if (d.isSymbolic())
+      dims.push_back(builder.getStringAttr(d.symbol));
+    else
+      dims.push_back(builder.getI64IntegerAttr(d.size));
+  }
+  StringRef dtype = dtypeName(value.elementType());
+  outputNames.push_back(name.str());
+  outputSignature.push_back(builder.getDictionaryAttr({
+      builder.getNamedAttr("name", builder.getStringAttr(name)),
+      builder.getNamedAttr("dtype", builder.getStringAttr(dtype)),
+      builder.getNamedAttr("shape", builder.getArrayAttr(dims)),
+  }));
+  outputs.push_back(value.value);
+  return success();
+}
+
+FailureOr<OwningOpRef<ModuleOp>> ModelBuilder::finish(Location loc) {
+  if (outputs.empty())
+    return emitError(loc) << "model '" << modelName << "' has no output";
+  func::ReturnOp::create(builder, loc, outputs);
+  SmallVector<Type> inputTypes(func.getBody().front().getArgumentTypes());
+  SmallVector<Type> outputTypes;
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  func.setFunctionType(builder.getFunctionType(inputTypes, outputTypes));
+  SmallVector<Attribute> symbolAttrs;
+  for (const std::string &s : symbols)
+    symbolAttrs.push_back(builder.getStringAttr(s));
+  func->setAttr("tfm.signature",
+                builder.getDictionaryAttr({
+                    builder.getNamedAttr("model", builder.getStringAttr(modelName)),
+                    builder.getNamedAttr("symbols", builder.getArrayAttr(symbolAttrs)),
+                    builder.getNamedAttr("inputs", builder.getArrayAttr(inputSignature)),
+                    builder.getNamedAttr("outputs", builder.getArrayAttr(outputSignature)),
+                }));
+  if (failed(verify(*module)))
+    return failure();
+  return std::move(module);
+}
+
+FailureOr<int64_t> ModelBuilder::normalizeDim(const Tensor &x, int64_t dim,
+                                              Location loc) {
+  int64_t rank = x.rank();
+  int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    return emitError(loc) << "dimension " << dim << " is out of range for "
+                          << formatShape(x.shape);
+  return d;
+}
+
+FailureOr<Shape> ModelBuilder::broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b,
+                                         Location loc, StringRef what) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape result;
+  for (size_t i = 0; i < rank; ++i) {
+    Dim da = i < rank - a.size() ? Dim::of(1) : a[i - (rank - a.size())];
+    Dim db = i < rank - b.size() ? Dim::of(1) : b[i - (rank - b.size())];
+    if (da == Dim::of(1))
+      result.push_back(db);
+    else if (db == Dim::of(1) || da == db)
+      result.push_back(da);
+    else
+      return emitError(loc) << what << ": shapes " << formatShape(a) << " and "
+                            << formatShape(b) << " do not broadcast ("
+                            << da.str() << " vs " << db.str() << ")";
+  }
+  return result;
+}
+
+static bool sameFloatType(const Tensor &a, const Tensor &b) {
+  return a.elementType() == b.elementType();
+}
+
+FailureOr<Tensor> ModelBuilder::matmul(const Tensor &lhs, const Tensor &rhs,
+                                       Location loc) {
+  if (lhs.rank() < 2 || rhs.rank() < 2)
+    return emitError(loc) << "matmul needs operands of rank 2 or more, got "
+                          << formatShape(lhs.shape) << " @ "
+                          << formatShape(rhs.shape);
+  if (!sameFloatType(lhs, rhs) || !isa<FloatType>(lhs.elementType()))
+    return emitError(loc) << "matmul operands must have the same float type";
+  const Dim &k1 = lhs.shape.back(), &k2 = rhs.shape[rhs.rank() - 2];
+  if (k1 != k2)
+    return emitError(loc) << "matmul: " << formatShape(lhs.shape) << " @ "
+                          << formatShape(rhs.shape)
+                          << " contracts mismatched dimensions " << k1.str()
+                          << " and " << k2.str();
+  FailureOr<Shape> shape =
+      broadcast(ArrayRef(lhs.shape).drop_back(2),
+                ArrayRef(rhs.shape).drop_back(2), loc, "matmul batch dims");
+  if (failed(shape))
+    return failure();
+  shape->push_back(lhs.shape[lhs.rank() - 2]);
+  shape->push_back(rhs.shape.back());
+  Value v = MatmulOp::create(builder, loc, typeOf(*shape, lhs.elementType()),
+                             lhs.value, rhs.value);
+  return Tensor{v, *shape};
+}
+
+FailureOr<Tensor> ModelBuilder::transpose(const Tensor &x, int64_t dim0,
+                                          int64_t dim1, Location loc) {
+  FailureOr<int64_t> d0 = normalizeDim(x, dim0, loc);
+  if (failed(d0))
+    return failure();
+  FailureOr<int64_t> d1 = normalizeDim(x, dim1, loc);
+  if (failed(d1))
+    return failure();
+  Shape shape = x.shape;
+  std::swap(shape[*d0], shape[*d1]);
+  Value v = TransposeOp::create(builder, loc, typeOf(shape, x.elementType()),
+                                x.value, builder.getI64IntegerAttr(dim0),
+                                builder.getI64IntegerAttr(dim1));
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::scale(const Tensor &x, double factor,
+                                      bool divide, Location loc) {
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "can only scale float tensors";
+  if (!std::isfinite(factor) || (divide && factor == 0.0))
+    return emitError(loc) << (divide ? "division" : "multiplication")
+                          << " by " << factor;
+  Value v = ScaleOp::create(builder, loc, x.value.getType(), x.value,
+                            builder.getF64FloatAttr(factor),
+                            divide ? builder.getUnitAttr() : UnitAttr());
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::softmax(const Tensor &x, int64_t dim,
+                                        Location loc) {
+  if (failed(normalizeDim(x, dim, loc)))
+    return failure();
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "softmax needs a float tensor";
+  Value v = SoftmaxOp::create(builder, loc, x.value.getType(), x.value,
+                              builder.getI64IntegerAttr(dim));
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::add(const Tensor &lhs, const Tensor &rhs,
+                                    Location loc) {
+  if (!sameFloatType(lhs, rhs) || !isa<FloatType>(lhs.elementType()))
+    return emitError(loc) << "'+' needs two tensors of the same float type";
+  FailureOr<Shape> shape = broadcast(lhs.shape, rhs.shape, loc, "'+'");
+  if (failed(shape))
+    return failure();
+  Value v = AddOp::create(builder, loc, typeOf(*shape, lhs.elementType()),
+                          lhs.value, rhs.value);
+  return Tensor{v, *shape};
+}
+
+FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
+                                       Location loc) {
+  if (inputs.empty())
+    return emitError(loc) << "concat needs at least one tensor";
+  FailureOr<int64_t> d = normalizeDim(inputs.front(), dim, loc);
+  if (failed(d))
+    return failure();
+  Shape shape = inputs.front().shape;
+  SmallVector<Value> values;
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    values.push_back(t.value);
+    if (t.rank() != int64_t(shape.size()) ||
+        !sameFloatType(t, inputs.front()))
+      return emitError(loc) << "concat: input " << i << " "
+                            << formatShape(t.shape)
+                            << " differs in rank or type from input 0";
+    for (int64_t j = 0; j < t.rank(); ++j) {
+      if (j == *d) {
+        if (t.shape[j].isSymbolic() || (i > 0 && shape[j].isSymbolic()))
+          return emitError(loc)
+                 << "concat along the symbolic dimension '"
+                 << (t.shape[j].isSymbolic() ? t.shape[j] : shape[j]).str()
+                 << "' is not supported";
+        if (i > 0)
+          shape[j].size += t.shape[j].size;
+      } else if (t.shape[j] != shape[j]) {
+        return emitError(loc) << "concat: input " << i << " "
+                              << formatShape(t.shape)
+                              << " disagrees with input 0 "
+                              << formatShape(inputs.front().shape)
+                              << " in dimension " << j;
+      }
+    }
+  }
+  Value v = ConcatOp::create(builder, loc,
+                             typeOf(shape, inputs.front().elementType()),
+                             values, builder.getI64IntegerAttr(dim));
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
+                                       const std::optional<Tensor> &bias,
+                                       Location loc) {
+  if (x.rank() < 1 || weight.rank() != 2)
+    return emitError(loc) << "linear needs an input of rank 1 or more and a "
+                             "weight [out, in], got "
+                          << formatShape(x.shape) << " and "
+                          << formatShape(weight.shape);
+  if (!sameFloatType(x, weight) || !isa<FloatType>(x.elementType()))
+    return emitError(loc) << "linear: input and weight must have the same "
+                             "float type";
+  if (x.shape.back() != weight.shape[1])
+    return emitError(loc) << "linear: input " << formatShape(x.shape)
+                          << " has " << x.shape.back().str()
+                          << " features but the weight "
+                          << formatShape(weight.shape) << " expects "
+                          << weight.shape[1].str() << " (weights are [out, in])";
+  if (bias && (bias->rank() != 1 || bias->shape[0] != weight.shape[0] ||
+               !sameFloatType(*bias, x)))
+    return emitError(loc) << "linear: bias " << formatShape(bias->shape)
+                          << " must be [" << weight.shape[0].str() << "]";
+  Shape shape = x.shape;
+  shape.back() = weight.shape[0];
+  Value v = LinearOp::create(builder, loc, typeOf(shape, x.elementType()),
+                             x.value, weight.value,
+                             bias ? bias->value : Value());
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
+                                          const Tensor &table, Location loc) {
+  if (!ids.elementType().isInteger(64) && !ids.elementType().isInteger(32))
+    return emitError(loc) << "embedding ids must be i64 or i32";
+  if (table.rank() != 2 || !isa<FloatType>(table.elementType()))
+    return emitError(loc) << "embedding table must be a float [num, dim], got "
+                          << formatShape(table.shape);
+  Shape shape = ids.shape;
+  shape.push_back(table.shape[1]);
+  Value v = EmbeddingOp::create(builder, loc,
+                                typeOf(shape, table.elementType()), ids.value,
+                                table.value);
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::positionalEncoding(const Tensor &x,
+                                                   Location loc) {
+  if (x.rank() < 2 || !isa<FloatType>(x.elementType()))
+    return emitError(loc) << "positional_encoding needs a float [..., seq, "
+                             "dim] tensor, got "
+                          << formatShape(x.shape);
+  if (x.shape.back().isSymbolic())
+    return emitError(loc) << "positional_encoding needs a static model "
+                             "dimension, got '"
+                          << x.shape.back().str() << "'";
+  Shape shape(ArrayRef(x.shape).take_back(2));
+  Value v = PositionalEncodingOp::create(
+      builder, loc, typeOf(shape, x.elementType()), x.value);
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
+                                     const Tensor &v,
+                                     std::optional<double> scale,
+                                     Location loc) {
+  if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
+    return emitError(loc) << "sdpa needs query, key and value of the same "
+                             "rank (2 or more), got "
+                          << formatShape(q.shape) << ", "
+                          << formatShape(k.shape) << ", "
+                          << formatShape(v.shape);
+  if (!sameFloatType(q, k) || !sameFloatType(q, v) ||
+      !isa<FloatType>(q.elementType()))
+    return emitError(loc) << "sdpa operands must have the same float type";
+  for (int64_t i = 0; i + 2 < q.rank(); ++i)
+    if (q.shape[i] != k.shape[i] || q.shape[i] != v.shape[i])
+      return emitError(loc) << "sdpa: batch dimension " << i
+                            << " differs between query "
+                            << formatShape(q.shape) << ", key "
+                            << formatShape(k.shape) << " and value "
+                            << formatShape(v.shape);
+  if (q.shape.back() != k.shape.back())
+    return emitError(loc) << "sdpa: query " << formatShape(q.shape)
+                          << " and key " << formatShape(k.shape)
+                          << " differ in the last dimension";
+  if (k.shape[k.rank() - 2] != v.shape[v.rank() - 2])
+    return emitError(loc) << "sdpa: key " << formatShape(k.shape)
+                          << " and value " << formatShape(v.shape)
+                          << " differ in sequence length";
+  if (q.shape.back().isSymbolic())
+    return emitError(loc) << "sdpa needs a static head dimension";
+  if (scale && !std::isfinite(*scale))
+    return emitError(loc) << "sdpa scale must be finite";
+  Shape shape = q.shape;
+  shape.back() = v.shape.back();
+  Value result = SdpaOp::create(builder, loc, typeOf(shape, q.elementType()),
+                                q.value, k.value, v.value,
+                                scale ? builder.getF64FloatAttr(*scale)
+                                      : FloatAttr());
+  return Tensor{result, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::sliceRows(const Tensor &x, int64_t begin,
+                                          int64_t count, Location loc) {
+  Shape shape = x.shape;
+  shape[0] = Dim::of(count);
+  SmallVector<OpFoldResult> offsets(x.rank(), builder.getIndexAttr(0));
+  offsets[0] = builder.getIndexAttr(begin);
+  SmallVector<OpFoldResult> sizes, strides(x.rank(), builder.getIndexAttr(1));
+  for (const Dim &d : shape)
+    sizes.push_back(builder.getIndexAttr(d.size));
+  Value v = tensor::ExtractSliceOp::create(
+      builder, loc, typeOf(shape, x.elementType()), x.value, offsets, sizes,
+      strides);
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::multiHeadAttention(
+    const Tensor &q, const Tensor &k, const Tensor &v, int64_t heads,
+    const MultiHeadAttentionWeights &names, Location loc) {
+  if (q.rank() < 2 || q.rank() > 3 || k.rank() != q.rank() ||
+      v.rank() != q.rank())
+    return emitError(loc) << "multi_head_attention needs query, key and value "
+                             "as [seq, embed] or [batch, seq, embed], got "
+                          << formatShape(q.shape) << ", "
+                          << formatShape(k.shape) << ", "
+                          << formatShape(v.shape);
+  if (q.rank() == 3 && (q.shape[0] != k.shape[0] || q.shape[0] != v.shape[0]))
+    return emitError(loc) << "multi_head_attention: query, key and value "
+                             "disagree on the batch size";
+  if (k.shape[k.rank() - 2] != v.shape[v.rank() - 2])
+    return emitError(loc) << "multi_head_attention: key "
+                          << formatShape(k.shape) << " and value "
+                          << formatShape(v.shape)
+                          << " differ in sequence length";
+  const Dim &embed = q.shape.back();
+  if (embed.isSymbolic() || k.shape.back().isSymbolic() ||
+      v.shape.back().isSymbolic())
+    return emitError(loc) << "multi_head_attention needs static embedding "
+                             "dimensions";
+  if (heads <= 0 || embed.size % heads != 0)
+    return emitError(loc) << "multi_head_attention: embedding dimension "
+                          << embed.size << " is not divisible by " << heads
+                          << " heads";
+  int64_t e = embed.size;
+  auto expect = [&](const Tensor &t, StringRef name,
+                    ArrayRef<int64_t> shape) -> LogicalResult {
+    Shape want;
+    for (int64_t d : shape)
+      want.push_back(Dim::of(d));
+    if (t.shape == want && sameFloatType(t, q))
+      return success();
+    return emitError(loc) << "multi_head_attention: weight '" << name
+                          << "' is " << formatShape(t.shape)
+                          << " but must be " << formatShape(want);
+  };
+
+  Tensor wq, wk, wv, wo;
+  std::optional<Tensor> bq, bk, bv, bo;
+  auto load = [&](StringRef name, Tensor &out) -> LogicalResult {
+    FailureOr<Tensor> t = weight(name, loc);
+    if (failed(t))
+      return failure();
+    out = *t;
+    return success();
+  };
+  auto loadOptional = [&](StringRef name,
+                          std::optional<Tensor> &out) -> LogicalResult {
+    if (name.empty())
+      return success();
+    Tensor t;
+    if (failed(load(name, t)))
+      return failure();
+    out = t;
+    return success();
+  };
+  if (!names.inProjWeight.empty()) {
+    if (k.shape.back().size != e || v.shape.back().size != e)
+      return emitError(loc) << "multi_head_attention: a packed in_proj_weight "
+                               "needs key and value of the query's embedding "
+                               "size; name q/k/v weights separately when "
+                               "kdim or vdim differ";
+    Tensor packed;
+    if (failed(load(names.inProjWeight, packed)) ||
+        failed(expect(packed, names.inProjWeight, {3 * e, e})))
+      return failure();
+    wq = *sliceRows(packed, 0, e, loc);
+    wk = *sliceRows(packed, e, e, loc);
+    wv = *sliceRows(packed, 2 * e, e, loc);
+    if (!names.inProjBias.empty()) {
+      Tensor packedBias;
+      if (failed(load(names.inProjBias, packedBias)) ||
+          failed(expect(packedBias, names.inProjBias, {3 * e})))
+        return failure();
+      bq = *sliceRows(packedBias, 0, e, loc);
+      bk = *sliceRows(packedBias, e, e, loc);
+      bv = *sliceRows(packedBias, 2 * e, e, loc);
+    }
+  } else {
+    if (failed(load(names.qWeight, wq)) || failed(load(names.kWeight, wk)) ||
+        failed(load(names.vWeight, wv)) ||
+        failed(loadOptional(names.qBias, bq)) ||
+        failed(loadOptional(names.kBias, bk)) ||
+        failed(loadOptional(names.vBias, bv)))
+      return failure();
+    if (failed(expect(wq, names.qWeight, {e, e})) ||
+        failed(expect(wk, names.kWeight, {e, k.shape.back().size})) ||
+        failed(expect(wv, names.vWeight, {e, v.shape.back().size})))
+      return failure();
+  }
+  if (failed(load(names.outWeight, wo)) ||
+      failed(loadOptional(names.outBias, bo)) ||
+      failed(expect(wo, names.outWeight, {e, e})))
+    return failure();
+  std::optional<Tensor> biases[] = {bq, bk, bv, bo};
+  int numBiases = llvm::count_if(biases, [](auto &b) { return b.has_value(); });
+  if (numBiases != 0 && numBiases != 4)
+    return emitError(loc) << "multi_head_attention needs all four biases "
+                             "(q, k, v, out) or none";
+  for (auto &b : biases)
+    if (b && failed(expect(*b, "bias", {e})))
+      return failure();
+
+  Shape shape = q.shape;
+  auto resultType = typeOf(shape, q.elementType());
+  MultiHeadAttentionOp op;
+  if (numBiases)
+    op = MultiHeadAttentionOp::create(
+        builder, loc, resultType, q.value, k.value, v.value, wq.value,
+        wk.value, wv.value, wo.value, bq->value, bk->value, bv->value,
+        bo->value, builder.getI64IntegerAttr(heads));
+  else
+    op = MultiHeadAttentionOp::create(
+        builder, loc, resultType, q.value, k.value, v.value, wq.value,
+        wk.value, wv.value, wo.value, Value(), Value(), Value(), Value(),
+        builder.getI64IntegerAttr(heads));
+  return Tensor{op.getResult(), shape};
+}

@@ -1,0 +1,87 @@
+//===- Pipelines.cpp - tfm's named pass pipelines -------------------------===//
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
+                                   const CPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createTfmDecomposeLayers());
+  if (!options.weights.empty())
+    pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
+  pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                    const CPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createTfmDecomposeSoftmax());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Results become caller-provided out-parameters (docs/artifact.md).
+  pm.addPass(tfm::createTfmResultsToOutParams());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createCanonicalizerPass());
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(tfm::createTfmEmitEntryPoints(
+      tfm::TfmEmitEntryPointsOptions{options.exportArtifactMetadata}));
+}
+
+void tfm::buildCPUPipeline(OpPassManager &pm,
+                           const CPUPipelineOptions &options) {
+  buildTfmToLinalgPipeline(pm, options);
+  buildLinalgToLLVMPipeline(pm, options);
+}
+
+void tfm::registerAllPassesAndPipelines() {
+  registerTfmPasses();
+  registerTfmConversionPasses();
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "tfm-to-linalg", "tfm layers to linalg on tensors",
+      buildTfmToLinalgPipeline);
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "tfm-linalg-to-llvm",
+      "linalg on tensors to the LLVM dialect with the artifact entry points",
+      buildLinalgToLLVMPipeline);
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "tfm-cpu-pipeline", "a tfm model to the LLVM dialect for x86-64",
+      buildCPUPipeline);
+}

@@ -1,0 +1,143 @@
+//===- NativeCode.cpp - LLVM dialect to IR, assembly and objects ----------===//
+#include "compiler/Target/NativeCode.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+tfm::createTargetMachine(const CPUTarget &target, std::string &error) {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  LLVMInitializeX86AsmParser();
+
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return failure();
+  std::string cpu = target.cpu, features;
+  if (cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures hostFeatures;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      hostFeatures.AddFeature(feature.first(), feature.second);
+    features = hostFeatures.getString();
+  }
+  const llvm::MCSubtargetInfo *info = nullptr;
+  std::unique_ptr<llvm::TargetMachine> probe(llvmTarget->createTargetMachine(
+      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_));
+  if (probe)
+    info = probe->getMCSubtargetInfo();
+  if (!info || !info->isCPUStringValid(cpu)) {
+    error = "unknown CPU '" + target.cpu +
+            "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, "
+            "znver4 or host)";
+    return failure();
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      llvmTarget->createTargetMachine(triple, cpu, features, options,
+                                      llvm::Reloc::PIC_, std::nullopt,
+                                      llvm::CodeGenOptLevel::Aggressive));
+  return machine;
+}
+
+std::unique_ptr<llvm::Module>
+tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                          llvm::TargetMachine &machine) {
+  registerBuiltinDialectTranslation(*module->getContext());
+  registerLLVMDialectTranslation(*module->getContext());
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", machine.getTargetCPU());
+    if (!machine.getTargetFeatureString().empty())
+      f.addFnAttr("target-features", machine.getTargetFeatureString());
+  }
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder passBuilder(&machine);
+  passBuilder.registerModuleAnalyses(mam);
+  passBuilder.registerCGSCCAnalyses(cgam);
+  passBuilder.registerFunctionAnalyses(fam);
+  passBuilder.registerLoopAnalyses(lam);
+  passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*llvmModule, mam);
+  return llvmModule;
+}
+
+LogicalResult tfm::emitNativeCode(llvm::Module &module,
+                                  llvm::TargetMachine &machine,
+                                  llvm::raw_pwrite_stream &os, bool assembly,
+                                  std::string &error) {
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr,
+                                  assembly ? llvm::CodeGenFileType::AssemblyFile
+                                           : llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit this file type";
+    return failure();
+  }
+  pm.run(module);
+  return success();
+}
+
+LogicalResult tfm::linkSharedLibrary(const std::string &objectPath,
+                                     const std::string &libraryPath,
+                                     std::string &error) {
+  std::string driver;
+  for (const char *candidate : {TFM_LLVM_TOOLS_DIR "/clang", "clang-22",
+                                "clang", "cc"}) {
+    if (llvm::sys::fs::can_execute(candidate)) {
+      driver = candidate;
+      break;
+    }
+    if (auto found = llvm::sys::findProgramByName(candidate)) {
+      driver = *found;
+      break;
+    }
+  }
+  if (driver.empty()) {
+    error = "no C compiler driver (clang or cc) found to link a shared library";
+    return failure();
+  }
+  SmallVector<StringRef> args = {driver,      "-shared", "-o",
+                                 libraryPath, objectPath, "-lm"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  if (rc != 0) {
+    error = "linking " + libraryPath + " with " + driver + " failed" +
+            (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}

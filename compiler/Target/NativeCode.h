@@ -1,0 +1,47 @@
+//===- NativeCode.h - LLVM dialect to IR, assembly and objects --*- C++ -*-===//
+#ifndef TFM_COMPILER_TARGET_NATIVECODE_H
+#define TFM_COMPILER_TARGET_NATIVECODE_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir::tfm {
+
+struct CPUTarget {
+  /// An LLVM CPU name (`x86-64-v2`, `skylake-avx512`, `znver4`) or `host`.
+  std::string cpu = "x86-64-v2";
+};
+
+/// The target machine for x86-64 Linux and `target.cpu`; errors name the CPU.
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const CPUTarget &target, std::string &error);
+
+/// Translates an LLVM-dialect module to LLVM IR and optimizes it at -O3 for
+/// `machine`.
+std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
+                                                   llvm::LLVMContext &context,
+                                                   llvm::TargetMachine &machine);
+
+/// Writes `module` as an object file (or assembly when `assembly` is set).
+LogicalResult emitNativeCode(llvm::Module &module, llvm::TargetMachine &machine,
+                             llvm::raw_pwrite_stream &os, bool assembly,
+                             std::string &error);
+
+/// Links `objectPath` into the shared library `libraryPath` with the system
+/// C compiler driver (clang from LLVM's tools, else cc).
+LogicalResult linkSharedLibrary(const std::string &objectPath,
+                                const std::string &libraryPath,
+                                std::string &error);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_TARGET_NATIVECODE_H

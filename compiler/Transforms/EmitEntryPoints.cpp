@@ -1,0 +1,180 @@
+//===- EmitEntryPoints.cpp - The artifact's C ABI over a lowered model ----===//
+//
+// After conversion to the LLVM dialect every memref argument of the model
+// function is expanded into (allocated, aligned, offset, sizes..., strides...).
+// The entry points built here take plain pointers and symbol values, rebuild
+// dense row-major descriptors and call the model, so that no C caller ever
+// sees MLIR's memref descriptors. See docs/artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/Signature.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMEMITENTRYPOINTS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+struct TfmEmitEntryPointsPass
+    : tfm::impl::TfmEmitEntryPointsBase<TfmEmitEntryPointsPass> {
+  using TfmEmitEntryPointsBase::TfmEmitEntryPointsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<LLVM::LLVMFuncOp> models;
+    module.walk([&](LLVM::LLVMFuncOp f) {
+      if (f->hasAttr("tfm.signature"))
+        models.push_back(f);
+    });
+    if (models.size() != 1) {
+      module.emitError("expected exactly one function with tfm.signature, "
+                       "found ")
+          << models.size();
+      return signalPassFailure();
+    }
+    LLVM::LLVMFuncOp model = models.front();
+    FailureOr<Signature> sig = Signature::read(model);
+    if (failed(sig) || failed(checkArity(model, *sig)))
+      return signalPassFailure();
+    model.setLinkage(LLVM::Linkage::Internal);
+
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    std::string prefix = "tfm_" + sig->model;
+    emitMetadata(b, model.getLoc(), prefix, *sig);
+    emitPacked(b, model, prefix, *sig);
+    emitTyped(b, model, prefix, *sig);
+  }
+
+  LogicalResult checkArity(LLVM::LLVMFuncOp model, const Signature &sig) {
+    size_t expected = 0;
+    for (const auto *list : {&sig.inputs, &sig.outputs})
+      for (const SignatureTensor &t : *list)
+        expected += 3 + 2 * t.dims.size();
+    if (model.getNumArguments() != expected)
+      return model.emitError("model function takes ")
+             << model.getNumArguments()
+             << " arguments but its signature describes " << expected
+             << " (inputs and outputs as memref descriptors)";
+    if (!isa<LLVM::LLVMVoidType>(model.getFunctionType().getReturnType()))
+      return model.emitError("model function must return its results through "
+                             "out-parameters");
+    return success();
+  }
+
+  void emitMetadata(OpBuilder &b, Location loc, StringRef prefix,
+                    const Signature &sig) {
+    std::string json = sig.toJson();
+    json.push_back('\0');
+    auto ctx = b.getContext();
+    auto arrayType =
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), json.size());
+    std::string globalName = (prefix + "_metadata_json").str();
+    LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, globalName,
+                           b.getStringAttr(json));
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto fnType = LLVM::LLVMFunctionType::get(ptrType, {});
+    SmallVector<std::string> names = {(prefix + "_metadata").str()};
+    if (exportArtifactMetadata)
+      names.push_back("tfm_artifact_metadata");
+    for (const std::string &name : names) {
+      OpBuilder::InsertionGuard guard(b);
+      auto fn = LLVM::LLVMFuncOp::create(b, loc, name, fnType);
+      b.setInsertionPointToStart(fn.addEntryBlock(b));
+      Value addr = LLVM::AddressOfOp::create(b, loc, ptrType, globalName);
+      LLVM::ReturnOp::create(b, loc, addr);
+    }
+  }
+
+  /// Calls the model with descriptors built from `buffers` (one pointer per
+  /// input then output) and `symbolValues`, then returns 0.
+  void emitCallAndReturn(OpBuilder &b, Location loc, LLVM::LLVMFuncOp model,
+                         const Signature &sig, ArrayRef<Value> buffers,
+                         ArrayRef<Value> symbolValues) {
+    auto i64 = b.getI64Type();
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    SmallVector<Value> args;
+    size_t bufferIndex = 0;
+    for (const auto *list : {&sig.inputs, &sig.outputs}) {
+      for (const SignatureTensor &t : *list) {
+        Value ptr = buffers[bufferIndex++];
+        SmallVector<Value> sizes;
+        for (const SignatureDim &d : t.dims)
+          sizes.push_back(d.symbol >= 0 ? symbolValues[d.symbol]
+                                        : constant(d.staticSize));
+        SmallVector<Value> strides(sizes.size());
+        Value stride = constant(1);
+        for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; --i) {
+          strides[i] = stride;
+          if (i > 0)
+            stride = LLVM::MulOp::create(b, loc, stride, sizes[i]);
+        }
+        args.append({ptr, ptr, constant(0)});
+        args.append(sizes);
+        args.append(strides);
+      }
+    }
+    LLVM::CallOp::create(b, loc, model, args);
+    Value zero = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                          b.getI32IntegerAttr(0));
+    LLVM::ReturnOp::create(b, loc, zero);
+  }
+
+  void emitPacked(OpBuilder &b, LLVM::LLVMFuncOp model, StringRef prefix,
+                  const Signature &sig) {
+    Location loc = model.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    auto fnType = LLVM::LLVMFunctionType::get(b.getI32Type(),
+                                              {ptrType, ptrType, ptrType});
+    OpBuilder::InsertionGuard guard(b);
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, (prefix + "_run_packed").str(),
+                                       fnType);
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> buffers;
+    size_t numBuffers = sig.inputs.size() + sig.outputs.size();
+    for (size_t i = 0; i < numBuffers; ++i) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
+                                       entry->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      buffers.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+    }
+    SmallVector<Value> symbols;
+    for (size_t i = 0; i < sig.symbols.size(); ++i) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrType, b.getI64Type(),
+                                       entry->getArgument(1),
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      symbols.push_back(LLVM::LoadOp::create(b, loc, b.getI64Type(), slot));
+    }
+    emitCallAndReturn(b, loc, model, sig, buffers, symbols);
+  }
+
+  void emitTyped(OpBuilder &b, LLVM::LLVMFuncOp model, StringRef prefix,
+                 const Signature &sig) {
+    Location loc = model.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    size_t numBuffers = sig.inputs.size() + sig.outputs.size();
+    SmallVector<Type> params(numBuffers, ptrType);
+    params.append(sig.symbols.size(), b.getI64Type());
+    auto fnType = LLVM::LLVMFunctionType::get(b.getI32Type(), params);
+    OpBuilder::InsertionGuard guard(b);
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, (prefix + "_run").str(), fnType);
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> args(entry->getArguments());
+    emitCallAndReturn(b, loc, model, sig, ArrayRef(args).take_front(numBuffers),
+                      ArrayRef(args).drop_front(numBuffers));
+  }
+};
+} // namespace

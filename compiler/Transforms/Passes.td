@@ -1,0 +1,97 @@
+//===- Passes.td - tfm transformation passes ---------------*- tablegen -*-===//
+#ifndef TFM_TRANSFORMS_PASSES_TD
+#define TFM_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
+  let summary = "Lower layer ops (sdpa, multi_head_attention) to tfm primitives";
+  let description = [{
+    Rewrites `tfm.sdpa` into `matmul(softmax(scale(matmul(q, transpose(k)))), v)`
+    and `tfm.multi_head_attention` into projections, a head split, that same
+    attention chain per head, a head merge and the output projection.
+
+    The attention chain is spelled exactly as users write it by hand, so that
+    one fusion pass finds both.
+
+    Before:
+    ```mlir
+    %o = tfm.sdpa %q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    ```
+    After:
+    ```mlir
+    %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
+    %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
+    %ss = tfm.scale %s, 0.35355339059327373 : tensor<?x?xf32>
+    %p = tfm.softmax %ss, -1 : tensor<?x?xf32>
+    %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    ```
+  }];
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
+def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
+  let summary = "Replace tfm.weight ops with constants read from a .safetensors file";
+  let description = [{
+    Every `tfm.weight "name" : tensor<...>` becomes an `arith.constant` holding
+    the named tensor of the file. The file's dtype and shape must match the
+    op's type exactly; a missing name or a mismatch is an error at the op.
+  }];
+  let options = [
+    Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",
+           "Path of the .safetensors file">
+  ];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
+def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
+  let summary = "Lower linalg.softmax to max, exp-sum and divide generics";
+  let description = [{
+    Applies `linalg.softmax`'s own decomposition (its AggregatedOpInterface):
+    a max reduction, `exp(x - max)`, a sum reduction and a division, each a
+    `linalg.generic`. Runs after fusion had its chance to see the softmax.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "math::MathDialect",
+                           "arith::ArithDialect"];
+}
+
+def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
+  let summary = "Return a model's memref results through out-parameters";
+  let description = [{
+    Runs after bufferization on functions with a `tfm.signature`. Each memref
+    result becomes a trailing argument of the same type that the caller
+    allocates, and the function copies its result there. Unlike upstream
+    `buffer-results-to-out-params` it handles dynamic shapes: the caller knows
+    the output shapes from the symbols (docs/artifact.md).
+
+    Before:
+    ```mlir
+    func.func @m(%x: memref<?x2xf32>) -> memref<?x2xf32> attributes {tfm.signature = ...}
+    ```
+    After:
+    ```mlir
+    func.func @m(%x: memref<?x2xf32>, %y: memref<?x2xf32>) attributes {tfm.signature = ...}
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
+  let summary = "Add the artifact's C entry points to a lowered model";
+  let description = [{
+    Runs on the LLVM dialect after the model function (marked with a
+    `tfm.signature` attribute and taking inputs then outputs as memrefs) has
+    been converted. Adds the ABI of docs/artifact.md:
+    `tfm_<model>_run_packed(buffers, symbols, exec)`, the typed
+    `tfm_<model>_run(...)` and `tfm_<model>_metadata()` returning the JSON
+    description, and makes the model function internal.
+  }];
+  let options = [
+    Option<"exportArtifactMetadata", "export-artifact-metadata", "bool",
+           /*default=*/"false",
+           "Also define tfm_artifact_metadata() (for shared libraries)">
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+#endif // TFM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,43 @@
+//===- Signature.h - A model's ABI signature --------------------*- C++ -*-===//
+//
+// The `tfm.signature` attribute on a model function names its inputs and
+// outputs, their dtypes and shapes (static sizes or symbols). The entry-point
+// pass, the header emitter and the metadata JSON all read it from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_TRANSFORMS_SIGNATURE_H
+#define TFM_COMPILER_TRANSFORMS_SIGNATURE_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::tfm {
+
+/// One dimension of a signature tensor: static, or the index of a symbol.
+struct SignatureDim {
+  int64_t staticSize = 0;
+  int64_t symbol = -1;
+};
+
+struct SignatureTensor {
+  std::string name, dtype;
+  SmallVector<SignatureDim> dims;
+};
+
+struct Signature {
+  std::string model;
+  SmallVector<std::string> symbols;
+  SmallVector<SignatureTensor> inputs, outputs;
+
+  /// Reads the `tfm.signature` attribute of `op`, reporting errors at `op`.
+  static FailureOr<Signature> read(Operation *op);
+
+  /// The metadata JSON of docs/artifact.md.
+  std::string toJson() const;
+};
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_TRANSFORMS_SIGNATURE_H

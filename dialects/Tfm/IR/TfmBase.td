@@ -1,0 +1,34 @@
+//===- TfmBase.td - The tfm dialect definition -------------*- tablegen -*-===//
+//
+// The tfm dialect holds transformer layers at the level a model author writes
+// them. Everything here is on tensors; lowering goes to linalg.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_BASE_TD
+#define TFM_BASE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tfm_Dialect : Dialect {
+  let name = "tfm";
+  let summary = "Transformer layers: embeddings, linear layers and attention";
+  let description = [{
+    The `tfm` dialect is the front door of the tfm compiler. The `.tfm` parser
+    and the C++ `ModelBuilder` emit it; `tfm-decompose-layers` lowers the layer
+    ops (`sdpa`, `multi_head_attention`) to primitive ops, and
+    `convert-tfm-to-linalg` lowers the primitives to linalg and tensor ops.
+
+    Shapes follow PyTorch: a linear weight is `[out, in]` and computes
+    `y = x W^T + b`; batch dimensions lead, features are innermost.
+  }];
+  let cppNamespace = "::mlir::tfm";
+}
+
+class Tfm_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tfm_Dialect, mnemonic, traits>;
+
+def Tfm_FloatTensor : RankedTensorOf<[F32, F64]>;
+def Tfm_IndexTensor : RankedTensorOf<[I32, I64]>;
+
+#endif // TFM_BASE_TD

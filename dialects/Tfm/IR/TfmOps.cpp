@@ -1,0 +1,350 @@
+//===- TfmOps.cpp - Verifiers of the tfm operations -----------------------===//
+//
+// Verifiers check static shape agreement only: a dynamic dimension agrees with
+// anything. The frontend tracks symbolic dimensions and reports mismatches
+// between named dimensions before ops are built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+bool dimsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string formatDim(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + formatDim(d);
+  return s + "]";
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Resolves a possibly negative dimension index; returns -1 when out of range.
+int64_t normalizeDim(int64_t dim, int64_t rank) {
+  if (dim < 0)
+    dim += rank;
+  return (dim < 0 || dim >= rank) ? -1 : dim;
+}
+
+/// NumPy broadcasting of two shapes aligned at their trailing dimensions.
+/// Fails when two static dimensions differ and neither is 1.
+LogicalResult broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                              SmallVectorImpl<int64_t> &result) {
+  size_t rank = std::max(a.size(), b.size());
+  result.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == 1)
+      result[i] = db;
+    else if (db == 1)
+      result[i] = da;
+    else if (!dimsAgree(da, db))
+      return failure();
+    else
+      result[i] = ShapedType::isDynamic(da) ? db : da;
+  }
+  return success();
+}
+
+LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
+  ArrayRef<int64_t> actual = shapeOf(op->getResult(0));
+  if (actual.size() == expected.size() &&
+      llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
+        return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+      }))
+    return success();
+  return op->emitOpError("result shape ")
+         << formatShape(actual) << " does not match the inferred shape "
+         << formatShape(expected);
+}
+
+LogicalResult verifySameElementType(Operation *op) {
+  Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type t = getElementTypeOrSelf(operand.get().getType());
+    if (t.isInteger())
+      continue; // Only embedding ids are integers; ODS checks where.
+    if (t != elementType)
+      return op->emitOpError("operand #")
+             << operand.getOperandNumber() << " has element type " << t
+             << " but the result has " << elementType;
+  }
+  return success();
+}
+} // namespace
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty weight name");
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  ArrayRef<int64_t> lhs = shapeOf(getLhs()), rhs = shapeOf(getRhs());
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return emitOpError("expects lhs and rhs of rank 2 or more, got lhs ")
+           << formatShape(lhs) << " and rhs " << formatShape(rhs);
+  if (!dimsAgree(lhs.back(), rhs[rhs.size() - 2]))
+    return emitOpError("lhs ")
+           << formatShape(lhs) << " and rhs " << formatShape(rhs)
+           << " do not agree on the contracted dimension ("
+           << formatDim(lhs.back()) << " vs " << formatDim(rhs[rhs.size() - 2])
+           << ")";
+  SmallVector<int64_t> batch;
+  if (failed(broadcastShapes(lhs.drop_back(2), rhs.drop_back(2), batch)))
+    return emitOpError("batch dimensions of lhs ")
+           << formatShape(lhs) << " and rhs " << formatShape(rhs)
+           << " do not broadcast";
+  batch.push_back(lhs[lhs.size() - 2]);
+  batch.push_back(rhs.back());
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, batch);
+}
+
+std::pair<int64_t, int64_t> TransposeOp::getNormalizedDims() {
+  int64_t rank = getInput().getType().getRank();
+  return {normalizeDim(getDim0(), rank), normalizeDim(getDim1(), rank)};
+}
+
+LogicalResult TransposeOp::verify() {
+  auto [d0, d1] = getNormalizedDims();
+  if (d0 < 0 || d1 < 0)
+    return emitOpError("dimensions (")
+           << getDim0() << ", " << getDim1() << ") out of range for input "
+           << formatShape(shapeOf(getInput()));
+  if (getInput().getType().getElementType() !=
+      getResult().getType().getElementType())
+    return emitOpError("result element type differs from the input's");
+  SmallVector<int64_t> expected(shapeOf(getInput()));
+  std::swap(expected[d0], expected[d1]);
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult ScaleOp::verify() {
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor))
+    return emitOpError("factor must be finite");
+  if (getDivide() && factor == 0.0)
+    return emitOpError("divides by zero");
+  return success();
+}
+
+int64_t SoftmaxOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getInput().getType().getRank());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (getNormalizedDim() < 0)
+    return emitOpError("dimension ")
+           << getDim() << " out of range for input "
+           << formatShape(shapeOf(getInput()));
+  return success();
+}
+
+LogicalResult AddOp::verify() {
+  SmallVector<int64_t> shape;
+  if (failed(broadcastShapes(shapeOf(getLhs()), shapeOf(getRhs()), shape)))
+    return emitOpError("lhs ")
+           << formatShape(shapeOf(getLhs())) << " and rhs "
+           << formatShape(shapeOf(getRhs())) << " do not broadcast";
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, shape);
+}
+
+int64_t ConcatOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getResult().getType().getRank());
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  int64_t dim = getNormalizedDim();
+  if (dim < 0)
+    return emitOpError("dimension ")
+           << getDim() << " out of range for rank "
+           << getResult().getType().getRank();
+  SmallVector<int64_t> expected(shapeOf(getInputs().front()));
+  if (expected.size() != size_t(getResult().getType().getRank()))
+    return emitOpError("input #0 has rank ")
+           << expected.size() << " but the result has rank "
+           << getResult().getType().getRank();
+  for (auto [i, input] : llvm::enumerate(getInputs().drop_front())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    if (shape.size() != expected.size())
+      return emitOpError("input #") << i + 1 << " has rank " << shape.size()
+                                    << " but input #0 has " << expected.size();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (int64_t(d) == dim) {
+        expected[d] = ShapedType::isDynamic(expected[d]) ||
+                              ShapedType::isDynamic(shape[d])
+                          ? ShapedType::kDynamic
+                          : expected[d] + shape[d];
+      } else if (!dimsAgree(expected[d], shape[d])) {
+        return emitOpError("input #")
+               << i + 1 << " " << formatShape(shape)
+               << " disagrees with input #0 in dimension " << d;
+      }
+    }
+  }
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult LinearOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput()), weight = shapeOf(getWeight());
+  if (input.empty())
+    return emitOpError("input must have rank 1 or more");
+  if (weight.size() != 2)
+    return emitOpError("weight must be [out, in], got ") << formatShape(weight);
+  if (!dimsAgree(input.back(), weight[1]))
+    return emitOpError("input ")
+           << formatShape(input) << " has " << formatDim(input.back())
+           << " features but weight " << formatShape(weight) << " expects "
+           << formatDim(weight[1]);
+  if (getBias()) {
+    ArrayRef<int64_t> bias = shapeOf(getBias());
+    if (bias.size() != 1 || !dimsAgree(bias[0], weight[0]))
+      return emitOpError("bias ")
+             << formatShape(bias) << " must be [" << formatDim(weight[0])
+             << "] to match weight " << formatShape(weight);
+  }
+  SmallVector<int64_t> expected(input);
+  expected.back() = weight[0];
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult EmbeddingOp::verify() {
+  ArrayRef<int64_t> weight = shapeOf(getWeight());
+  if (weight.size() != 2)
+    return emitOpError("weight must be [num_embeddings, dim], got ")
+           << formatShape(weight);
+  SmallVector<int64_t> expected(shapeOf(getIndices()));
+  expected.push_back(weight[1]);
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult PositionalEncodingOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  if (input.size() < 2)
+    return emitOpError("input must be [..., seq, dim], got ")
+           << formatShape(input);
+  return verifyResultShape(*this, input.take_back(2));
+}
+
+double SdpaOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(double(shapeOf(getQuery()).back()));
+}
+
+LogicalResult SdpaOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    return emitOpError("query ")
+           << formatShape(q) << ", key " << formatShape(k) << " and value "
+           << formatShape(v) << " must have the same rank, 2 or more";
+  for (size_t d = 0; d + 2 < q.size(); ++d)
+    if (!dimsAgree(q[d], k[d]) || !dimsAgree(q[d], v[d]))
+      return emitOpError("query ")
+             << formatShape(q) << ", key " << formatShape(k) << " and value "
+             << formatShape(v) << " disagree in batch dimension " << d;
+  if (!dimsAgree(q.back(), k.back()))
+    return emitOpError("query ")
+           << formatShape(q) << " and key " << formatShape(k)
+           << " disagree on the head dimension (" << formatDim(q.back())
+           << " vs " << formatDim(k.back()) << ")";
+  if (!dimsAgree(k[k.size() - 2], v[v.size() - 2]))
+    return emitOpError("key ")
+           << formatShape(k) << " and value " << formatShape(v)
+           << " disagree on the key sequence length";
+  if (std::optional<APFloat> scale = getScale())
+    if (!std::isfinite(scale->convertToDouble()))
+      return emitOpError("scale must be finite");
+  SmallVector<int64_t> expected(q);
+  expected.back() = v.back();
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult MultiHeadAttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (q.size() < 2 || q.size() > 3 || k.size() != q.size() ||
+      v.size() != q.size())
+    return emitOpError("query ")
+           << formatShape(q) << ", key " << formatShape(k) << " and value "
+           << formatShape(v)
+           << " must all be [seq, embed] or [batch, seq, embed]";
+  if (q.size() == 3 && (!dimsAgree(q[0], k[0]) || !dimsAgree(q[0], v[0])))
+    return emitOpError("query, key and value disagree on the batch size");
+  if (!dimsAgree(k[k.size() - 2], v[v.size() - 2]))
+    return emitOpError("key ")
+           << formatShape(k) << " and value " << formatShape(v)
+           << " disagree on the key sequence length";
+  int64_t embed = q.back();
+  if (ShapedType::isDynamic(embed))
+    return emitOpError("needs a static embedding dimension");
+  if (embed % getNumHeads() != 0)
+    return emitOpError("embedding dimension ")
+           << embed << " is not divisible by " << getNumHeads() << " heads";
+  auto checkWeight = [&](Value w, StringRef name,
+                         ArrayRef<int64_t> expected) -> LogicalResult {
+    ArrayRef<int64_t> shape = shapeOf(w);
+    if (shape.size() == expected.size() &&
+        llvm::all_of(llvm::zip(shape, expected), [](auto pair) {
+          return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+        }))
+      return success();
+    return emitOpError() << name << " is " << formatShape(shape)
+                         << " but must be " << formatShape(expected);
+  };
+  if (failed(checkWeight(getQWeight(), "q_weight", {embed, embed})) ||
+      failed(checkWeight(getKWeight(), "k_weight", {embed, k.back()})) ||
+      failed(checkWeight(getVWeight(), "v_weight", {embed, v.back()})) ||
+      failed(checkWeight(getOutWeight(), "out_weight", {embed, embed})))
+    return failure();
+  Value biases[] = {getQBias(), getKBias(), getVBias(), getOutBias()};
+  int numBiases = llvm::count_if(biases, [](Value b) { return bool(b); });
+  if (numBiases != 0 && numBiases != 4)
+    return emitOpError("needs all four biases or none");
+  StringRef biasNames[] = {"q_bias", "k_bias", "v_bias", "out_bias"};
+  for (auto [bias, name] : llvm::zip(biases, biasNames))
+    if (bias && failed(checkWeight(bias, name, {embed})))
+      return failure();
+  SmallVector<int64_t> expected(q);
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Tfm/IR/TfmOps.cpp.inc"

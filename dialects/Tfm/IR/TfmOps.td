@@ -1,0 +1,311 @@
+//===- TfmOps.td - Operations of the tfm dialect -----------*- tablegen -*-===//
+//
+// Layer ops (embedding, linear, sdpa, multi_head_attention, ...) and the
+// primitives attention is spelled with by hand (matmul, transpose, scale,
+// softmax, add). All ops are pure functions of tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_OPS_TD
+#define TFM_OPS_TD
+
+include "dialects/Tfm/IR/TfmBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
+  let summary = "A named model parameter";
+  let description = [{
+    Refers to a tensor of the weights file by its PyTorch `state_dict` name.
+    `tfm-bind-weights` replaces it with a constant holding the data, after
+    checking that the file's dtype and shape match the result type.
+
+    Example:
+
+    ```mlir
+    %w = tfm.weight "W_q.weight" : tensor<2x2xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives
+//===----------------------------------------------------------------------===//
+
+def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix product with broadcast batch dimensions";
+  let description = [{
+    `lhs [..., M, K] x rhs [..., K, N] -> [..., M, N]`, like `torch.matmul`
+    for operands of rank 2 or more. Batch dimensions broadcast as in NumPy:
+    a missing leading dimension or a static 1 stretches to the other side.
+
+    Example:
+
+    ```mlir
+    %s = tfm.matmul %q, %kt : tensor<?x24xf32>, tensor<24x?xf32> -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$lhs, Tfm_FloatTensor:$rhs);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_TransposeOp : Tfm_Op<"transpose", [Pure]> {
+  let summary = "Swaps two dimensions";
+  let description = [{
+    Swaps dimensions `dim0` and `dim1` (negative values count from the end),
+    like `torch.transpose`.
+
+    Example:
+
+    ```mlir
+    %kt = tfm.transpose %k, -2, -1 : tensor<?x24xf32> -> tensor<24x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim0, I64Attr:$dim1);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The swapped dimensions with negative values resolved.
+    std::pair<int64_t, int64_t> getNormalizedDims();
+  }];
+}
+
+def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "Multiplies or divides every element by a constant";
+  let description = [{
+    `input * factor`, or `input / factor` when `divide` is set. Division is
+    kept as written so results match `x / sqrt(d)` bit for bit.
+
+    Example:
+
+    ```mlir
+    %s = tfm.scale %x, 1.4142135623730951 {divide} : tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, F64Attr:$factor,
+                       UnitAttr:$divide);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $factor attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "Softmax along one dimension";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `dim` (negative values count
+    from the end), computed stably.
+
+    Example:
+
+    ```mlir
+    %p = tfm.softmax %s, -1 : tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $dim attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `dim` with a negative value resolved.
+    int64_t getNormalizedDim();
+  }];
+}
+
+def Tfm_AddOp : Tfm_Op<"add", [Pure]> {
+  let summary = "Elementwise sum with NumPy broadcasting";
+  let description = [{
+    Operands are aligned at their trailing dimensions; a missing or static-1
+    dimension stretches.
+
+    Example:
+
+    ```mlir
+    %y = tfm.add %x, %pe : tensor<?x?x16xf32>, tensor<?x16xf32> -> tensor<?x?x16xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$lhs, Tfm_FloatTensor:$rhs);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
+  let summary = "Concatenates tensors along one dimension";
+  let description = [{
+    Like `torch.cat(inputs, dim)`. All other dimensions must agree.
+
+    Example:
+
+    ```mlir
+    %c = tfm.concat %a, %b dim -1 : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tfm_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `dim` with a negative value resolved.
+    int64_t getNormalizedDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
+  let summary = "Affine layer with PyTorch's weight layout";
+  let description = [{
+    `y = x W^T + b` with `W [out, in]` and optional `b [out]`, like
+    `torch.nn.Linear`. `x` is `[..., in]`, `y` is `[..., out]`.
+
+    Example:
+
+    ```mlir
+    %q = tfm.linear %x, %w : tensor<?x16xf32>, tensor<24x16xf32> -> tensor<?x24xf32>
+    %h = tfm.linear %x, %w, %b : tensor<?x16xf32>, tensor<24x16xf32>, tensor<24xf32> -> tensor<?x24xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$weight,
+                       Optional<Tfm_FloatTensor>:$bias);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
+  let summary = "Looks up rows of a table by token id";
+  let description = [{
+    `result[..., :] = weight[indices[...], :]` with `weight [num, dim]`, like
+    `torch.nn.Embedding`. An id outside `[0, num)` reads row 0 clamped into
+    range, never outside the table.
+
+    Example:
+
+    ```mlir
+    %e = tfm.embedding %ids, %table : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_IndexTensor:$indices, Tfm_FloatTensor:$weight);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $indices `,` $weight attr-dict `:` type($indices) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_PositionalEncodingOp : Tfm_Op<"positional_encoding", [Pure]> {
+  let summary = "Sinusoidal position encodings shaped like a sequence";
+  let description = [{
+    Produces `pe [S, D]` for `input [..., S, D]` with the formula of
+    "Attention is all you need":
+    `pe[p, 2i] = sin(p / 10000^(2i/D))`, `pe[p, 2i+1] = cos(p / 10000^(2i/D))`.
+    Only the shape of `input` is read. Add the result to the embeddings.
+
+    Example:
+
+    ```mlir
+    %pe = tfm.positional_encoding %x : tensor<?x?x16xf32> -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_SdpaOp : Tfm_Op<"sdpa", [Pure]> {
+  let summary = "Scaled dot-product attention";
+  let description = [{
+    `softmax(Q K^T * scale) V` with `Q [..., Sq, Dk]`, `K [..., Sk, Dk]`,
+    `V [..., Sk, Dv]` and result `[..., Sq, Dv]`. The scale defaults to
+    `1/sqrt(Dk)`. Leading dimensions must agree.
+
+    Example:
+
+    ```mlir
+    %o = tfm.sdpa %q, %k, %v : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$query, Tfm_FloatTensor:$key,
+                       Tfm_FloatTensor:$value, OptionalAttr<F64Attr>:$scale);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale to apply to the scores: the attribute or 1/sqrt(Dk).
+    double getScaleOrDefault();
+  }];
+}
+
+def Tfm_MultiHeadAttentionOp : Tfm_Op<"multi_head_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "Multi-head attention with input and output projections";
+  let description = [{
+    `torch.nn.MultiheadAttention` at inference: `query [..., Sq, E]`,
+    `key [..., Sk, Ek]`, `value [..., Sk, Ev]` (batch-first when a leading
+    batch dimension is present). Each input is projected
+    (`q_weight [E, E]`, `k_weight [E, Ek]`, `v_weight [E, Ev]`, optional
+    biases `[E]`), split into `num_heads` heads of `E / num_heads`, attended
+    with scale `1/sqrt(E / num_heads)`, merged, and projected by
+    `out_weight [E, E]` and optional `out_bias [E]`.
+
+    Example:
+
+    ```mlir
+    %y = tfm.multi_head_attention (%x, %x, %x)
+           weights (%wq, %wk, %wv, %wo) biases (%bq, %bk, %bv, %bo) heads 8
+           : (tensor<?x?x512xf32>, tensor<?x?x512xf32>, tensor<?x?x512xf32>,
+              tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+              tensor<512x512xf32>, tensor<512xf32>, tensor<512xf32>,
+              tensor<512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$query, Tfm_FloatTensor:$key,
+                       Tfm_FloatTensor:$value, Tfm_FloatTensor:$q_weight,
+                       Tfm_FloatTensor:$k_weight, Tfm_FloatTensor:$v_weight,
+                       Tfm_FloatTensor:$out_weight,
+                       Optional<Tfm_FloatTensor>:$q_bias,
+                       Optional<Tfm_FloatTensor>:$k_bias,
+                       Optional<Tfm_FloatTensor>:$v_bias,
+                       Optional<Tfm_FloatTensor>:$out_bias,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    `(` $query `,` $key `,` $value `)`
+    `weights` `(` $q_weight `,` $k_weight `,` $v_weight `,` $out_weight `)`
+    (`biases` `(` $q_bias^ `,` $k_bias `,` $v_bias `,` $out_bias `)`)?
+    `heads` $num_heads attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TFM_OPS_TD

@@ -1,0 +1,210 @@
+/*===- runtime.h - C API of the tfm runtime ----------------------*- C -*-===*\
+|*                                                                            *|
+|* Loads a compiled model (see docs/artifact.md), validates tensors against   *|
+|* its signature and runs it. Also reads and writes .npy files.               *|
+|*                                                                            *|
+|* Conventions, borrowed from IREE:                                           *|
+|*  - Functions that can fail return a tfm_status; NULL means success. A      *|
+|*    non-NULL status is owned by the caller and freed with tfm_status_free.  *|
+|*  - Results come back through `out_` parameters, which are only written     *|
+|*    when documented (on failure, handles are set to NULL).                  *|
+|*  - Objects are opaque handles with a create/release pair.                  *|
+|*  - No function lets a C++ exception escape, and a NULL pointer argument    *|
+|*    is reported as TFM_STATUS_INVALID_ARGUMENT, never dereferenced.         *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef TFM_RUNTIME_H
+#define TFM_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* Status                                                                     *|
+\*===----------------------------------------------------------------------===*/
+
+typedef enum tfm_status_code_t {
+  TFM_STATUS_OK = 0,
+  /* A NULL pointer, a wrong count or dtype, or a bad value from the caller. */
+  TFM_STATUS_INVALID_ARGUMENT = 1,
+  /* A file or a symbol does not exist. */
+  TFM_STATUS_NOT_FOUND = 2,
+  /* Reading or writing a file failed, or memory ran out. */
+  TFM_STATUS_IO_ERROR = 3,
+  /* A file (artifact, metadata, .npy) is malformed or unsupported. */
+  TFM_STATUS_FORMAT_ERROR = 4,
+  /* A tensor's rank or dims disagree with the model's signature. */
+  TFM_STATUS_SHAPE_MISMATCH = 5,
+  /* The compiled code reported an error. */
+  TFM_STATUS_RUNTIME_ERROR = 6,
+} tfm_status_code_t;
+
+/* NULL means OK. Otherwise the caller owns it and must tfm_status_free it.
+   A status is not tied to any thread. */
+typedef struct tfm_status_t *tfm_status;
+
+/* The code of `status`; TFM_STATUS_OK for NULL. */
+tfm_status_code_t tfm_status_code(tfm_status status);
+
+/* A one-line, NUL-terminated description, owned by `status` and valid until
+   it is freed; "OK" for NULL. */
+const char *tfm_status_message(tfm_status status);
+
+/* Frees `status`; NULL is a no-op. */
+void tfm_status_free(tfm_status status);
+
+/* The name of a code, e.g. "INVALID_ARGUMENT"; a static string. */
+const char *tfm_status_code_name(tfm_status_code_t code);
+
+/*===----------------------------------------------------------------------===*\
+|* Element types                                                              *|
+\*===----------------------------------------------------------------------===*/
+
+typedef enum tfm_dtype_t {
+  /* Zero, so that a zero-initialised tensor is rejected, not misread. */
+  TFM_DTYPE_INVALID = 0,
+  TFM_DTYPE_F32 = 1,
+  TFM_DTYPE_F64 = 2,
+  TFM_DTYPE_I32 = 3,
+  TFM_DTYPE_I64 = 4,
+} tfm_dtype;
+
+/* Bytes per element; 0 for an invalid dtype. */
+size_t tfm_dtype_size(tfm_dtype dtype);
+
+/* "f32", "f64", "i32", "i64" as in the metadata; "invalid" otherwise. */
+const char *tfm_dtype_name(tfm_dtype dtype);
+
+/*===----------------------------------------------------------------------===*\
+|* Tensors                                                                    *|
+\*===----------------------------------------------------------------------===*/
+
+#define TFM_MAX_RANK 8
+
+/* A dense, row-major tensor. The struct itself never owns `data`: whoever
+   filled it in decides. Data from tfm_tensor_allocate or tfm_npy_read is
+   released with tfm_tensor_release_data; other data belongs to the caller. */
+typedef struct tfm_tensor_t {
+  tfm_dtype dtype;
+  int32_t rank; /* 0 (a scalar) to TFM_MAX_RANK */
+  int64_t shape[TFM_MAX_RANK];
+  void *data;
+} tfm_tensor;
+
+/* The number of elements (1 for a scalar); -1 when `tensor` is NULL, its rank
+   is out of range, a dim is negative or the count overflows int64_t. */
+int64_t tfm_tensor_element_count(const tfm_tensor *tensor);
+
+/* element count * dtype size; -1 in the cases above or for an invalid
+   dtype. */
+int64_t tfm_tensor_byte_size(const tfm_tensor *tensor);
+
+/* Fills `out_tensor` with `dtype`, `rank`, `shape` and a fresh, zeroed,
+   64-byte aligned buffer (never NULL, even for zero elements). `shape` may be
+   NULL when `rank` is 0. Release the buffer with tfm_tensor_release_data. */
+tfm_status tfm_tensor_allocate(tfm_dtype dtype, int32_t rank,
+                               const int64_t *shape, tfm_tensor *out_tensor);
+
+/* Frees `tensor->data`, which must come from tfm_tensor_allocate or
+   tfm_npy_read (or be NULL), and sets it to NULL. NULL `tensor` is a no-op. */
+void tfm_tensor_release_data(tfm_tensor *tensor);
+
+/*===----------------------------------------------------------------------===*\
+|* .npy files                                                                 *|
+\*===----------------------------------------------------------------------===*/
+
+/* Reads a NumPy .npy file (format 1.0, 2.0 or 3.0) of dtype '<f4', '<f8',
+   '<i4' or '<i8' in C order into a fresh tensor, as tfm_tensor_allocate
+   would. On failure `*out_tensor` has NULL data and nothing to release.
+   Safe to call from several threads at once. */
+tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
+
+/* Writes `tensor` as a format 1.0 .npy file that numpy.load reads (format 2.0
+   if the header would not fit 1.0). */
+tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
+
+/*===----------------------------------------------------------------------===*\
+|* Models                                                                     *|
+\*===----------------------------------------------------------------------===*/
+
+/* A loaded model: its signature and entry point. Immutable once created, so
+   every function below may be called from several threads at once on the
+   same model, provided no call overlaps tfm_model_release. */
+typedef struct tfm_model_t tfm_model;
+
+/* The packed entry point of docs/artifact.md. */
+typedef int32_t (*tfm_run_packed_fn)(void *const *buffers,
+                                     const int64_t *symbols, void *exec);
+
+/* dlopens the artifact at `path` (a .so from tfm-compile), reads its
+   `tfm_artifact_metadata` and looks up its entry point. On success the caller
+   owns `*out_model` and releases it with tfm_model_release; on failure
+   `*out_model` is NULL. */
+tfm_status tfm_model_load(const char *path, tfm_model **out_model);
+
+/* Makes a model of a statically linked artifact from its metadata JSON (which
+   is copied) and its packed entry point. Ownership as for tfm_model_load. */
+tfm_status tfm_model_create_from_symbols(const char *metadata_json,
+                                         tfm_run_packed_fn entry,
+                                         tfm_model **out_model);
+
+/* Releases `model` and, for a loaded one, closes its library: every string
+   the model returned becomes invalid. NULL is a no-op. */
+void tfm_model_release(tfm_model *model);
+
+/* The accessors below return strings owned by the model, valid until it is
+   released. For a NULL model or an index out of range they return NULL, 0,
+   -1 or TFM_DTYPE_INVALID. */
+
+/* The model's name ("model" in the metadata). */
+const char *tfm_model_name(const tfm_model *model);
+
+size_t tfm_model_input_count(const tfm_model *model);
+size_t tfm_model_output_count(const tfm_model *model);
+/* The symbolic dimensions, in the order the entry point takes their values. */
+size_t tfm_model_symbol_count(const tfm_model *model);
+const char *tfm_model_symbol_name(const tfm_model *model, size_t index);
+
+const char *tfm_model_input_name(const tfm_model *model, size_t index);
+const char *tfm_model_output_name(const tfm_model *model, size_t index);
+tfm_dtype tfm_model_input_dtype(const tfm_model *model, size_t index);
+tfm_dtype tfm_model_output_dtype(const tfm_model *model, size_t index);
+int32_t tfm_model_input_rank(const tfm_model *model, size_t index);
+int32_t tfm_model_output_rank(const tfm_model *model, size_t index);
+
+/* The declared size of dim `dim` of an input or output: its static size, or
+   -1 for a symbolic dim, in which case `*out_symbol` (when `out_symbol` is not
+   NULL) is the symbol's name; it is NULL for a static dim or a bad index. */
+int64_t tfm_model_input_dim(const tfm_model *model, size_t index, int32_t dim,
+                            const char **out_symbol);
+int64_t tfm_model_output_dim(const tfm_model *model, size_t index, int32_t dim,
+                             const char **out_symbol);
+
+/* Checks `inputs` against the signature (count, dtype, rank, static dims and
+   a consistent binding of every symbol; `data` is not looked at and may be
+   NULL) and sets dtype, rank and shape of each of the `n_outputs` outputs,
+   leaving their `data` alone. `n_outputs` must be the model's output count. */
+tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
+                                         const tfm_tensor *inputs,
+                                         size_t n_inputs, tfm_tensor *outputs,
+                                         size_t n_outputs);
+
+/* Runs the model: validates `inputs` as tfm_model_infer_output_shapes does,
+   checks that each output view has the derived dtype and shape, that no data
+   pointer is NULL and that no output overlaps another buffer, then calls the
+   entry point, which writes the outputs. Inputs are only read. Concurrent
+   calls are safe when they write distinct outputs. */
+tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
+                         size_t n_inputs, tfm_tensor *outputs,
+                         size_t n_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TFM_RUNTIME_H */

@@ -1,0 +1,92 @@
+//===- safetensors.h - Read and write .safetensors files --------*- C++ -*-===//
+//
+// The format (https://github.com/huggingface/safetensors): an 8-byte
+// little-endian header size N, N bytes of JSON mapping each tensor name to
+// {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
+// data section) plus an optional "__metadata__" string map, then the data.
+//
+// This header is used by the compiler, which is built without exceptions: none
+// of these functions throws, and errors come back as one-line messages that
+// start with the file name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_SAFETENSORS_H
+#define TFM_SAFETENSORS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfm {
+
+/// Bytes per element of a safetensors dtype ("F32", "BF16", "I64", ...), or 0
+/// if the dtype is unknown.
+size_t safeTensorsDtypeSize(std::string_view dtype);
+
+/// One tensor of an open file. `data` points into the file's mapping, so it
+/// lives as long as the SafeTensorsFile. It is only as aligned as the file
+/// makes it (the format guarantees nothing), so copy it or read it with
+/// memcpy rather than casting it to a wider type.
+struct SafeTensorEntry {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t byteSize = 0;
+};
+
+/// A .safetensors file mapped read-only and fully validated on open.
+/// Immutable, so it may be used from several threads at once.
+class SafeTensorsFile {
+public:
+  /// Opens and validates `path`. On failure returns null and sets `error` to a
+  /// one-line message that names the file.
+  static std::unique_ptr<SafeTensorsFile> open(const std::string &path,
+                                               std::string &error);
+  ~SafeTensorsFile();
+  SafeTensorsFile(const SafeTensorsFile &) = delete;
+  SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
+
+  const std::string &path() const { return filePath; }
+  /// The tensors, in the order of their data in the file.
+  const std::vector<SafeTensorEntry> &entries() const { return tensors; }
+  /// The tensor called `name`, or null.
+  const SafeTensorEntry *find(std::string_view name) const;
+  /// The "__metadata__" map, empty if the file has none.
+  const std::map<std::string, std::string> &metadata() const {
+    return fileMetadata;
+  }
+
+private:
+  SafeTensorsFile() = default;
+
+  std::string filePath;
+  void *mapping = nullptr;
+  size_t mappingSize = 0;
+  std::vector<SafeTensorEntry> tensors;
+  std::map<std::string, std::string> fileMetadata;
+};
+
+/// A tensor to write: `data` holds product(shape) elements of `dtype`.
+struct SafeTensorWriteEntry {
+  std::string name;
+  std::string dtype = "F32";
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+};
+
+/// Writes `entries`, in order and without gaps, to `path`. Returns false and
+/// sets `error` (naming the file) on failure.
+bool writeSafeTensors(const std::string &path,
+                      const std::vector<SafeTensorWriteEntry> &entries,
+                      std::string &error,
+                      const std::map<std::string, std::string> &metadata = {});
+
+} // namespace tfm
+
+#endif // TFM_SAFETENSORS_H

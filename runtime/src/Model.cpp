@@ -1,0 +1,349 @@
+//===- Model.cpp - Loading, inspecting and running models -------*- C++ -*-===//
+
+#include "Library.h"
+#include "Signature.h"
+#include "Status.h"
+#include "Tensor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <sys/stat.h>
+
+using namespace tfm::rt;
+
+struct tfm_model_t {
+  Signature signature;
+  /// Null for a model made from symbols linked into the program.
+  std::unique_ptr<Library> library;
+  tfm_run_packed_fn entry = nullptr;
+};
+
+namespace {
+
+constexpr const char *kMetadataSymbol = "tfm_artifact_metadata";
+
+tfm_status nullArgument(const char *function, const char *argument) {
+  return makeStatus(
+      TFM_STATUS_INVALID_ARGUMENT,
+      fmt::format("{}: argument '{}' is NULL", function, argument));
+}
+
+tfm_status loadModel(const std::string &path,
+                     std::unique_ptr<tfm_model_t> &model) {
+  // Tell a missing file from one that is not a library: dlerror does not.
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
+    return makeStatus(errno == ENOENT ? TFM_STATUS_NOT_FOUND
+                                      : TFM_STATUS_IO_ERROR,
+                      fmt::format("{}: {}", path, std::strerror(errno)));
+
+  std::string error;
+  model = std::make_unique<tfm_model_t>();
+  model->library = Library::open(path, error);
+  if (!model->library)
+    return makeStatus(TFM_STATUS_FORMAT_ERROR, error);
+
+  using MetadataFn = const char *(*)();
+  auto metadata =
+      reinterpret_cast<MetadataFn>(model->library->symbol(kMetadataSymbol));
+  if (!metadata)
+    return makeStatus(TFM_STATUS_NOT_FOUND,
+                      fmt::format("{}: no symbol '{}'; is it a tfm artifact "
+                                  "built as a shared library?",
+                                  path, kMetadataSymbol));
+  const char *json = metadata();
+  if (!json)
+    return makeStatus(
+        TFM_STATUS_FORMAT_ERROR,
+        fmt::format("{}: {}() returned NULL", path, kMetadataSymbol));
+  if (!parseSignature(json, model->signature, error))
+    return makeStatus(TFM_STATUS_FORMAT_ERROR,
+                      fmt::format("{}: {}", path, error));
+
+  const std::string &entry = model->signature.entry;
+  model->entry = reinterpret_cast<tfm_run_packed_fn>(
+      model->library->symbol(entry.c_str()));
+  if (!model->entry)
+    return makeStatus(TFM_STATUS_NOT_FOUND,
+                      fmt::format("{}: no symbol '{}', the entry point named "
+                                  "by the metadata",
+                                  path, entry));
+  return nullptr;
+}
+
+const TensorSpec *spec(const tfm_model *model, bool input, size_t index) {
+  if (!model)
+    return nullptr;
+  const auto &list = input ? model->signature.inputs : model->signature.outputs;
+  return index < list.size() ? &list[index] : nullptr;
+}
+
+int64_t declaredDim(const tfm_model *model, bool input, size_t index,
+                    int32_t dim, const char **outSymbol) {
+  if (outSymbol)
+    *outSymbol = nullptr;
+  const TensorSpec *tensor = spec(model, input, index);
+  if (!tensor || dim < 0 || static_cast<size_t>(dim) >= tensor->dims.size())
+    return -1;
+  const DimSpec &dimSpec = tensor->dims[dim];
+  if (dimSpec.symbol < 0)
+    return dimSpec.size;
+  if (outSymbol)
+    *outSymbol = model->signature.symbols[dimSpec.symbol].c_str();
+  return -1;
+}
+
+/// The checks common to infer and run, up to deriving the symbol values.
+tfm_status checkArguments(const char *function, const tfm_model *model,
+                          const tfm_tensor *inputs, size_t inputCount,
+                          const tfm_tensor *outputs, size_t outputCount,
+                          std::vector<int64_t> &symbolValues) {
+  if (!model)
+    return nullArgument(function, "model");
+  if (!inputs && inputCount > 0)
+    return nullArgument(function, "inputs");
+  if (!outputs && outputCount > 0)
+    return nullArgument(function, "outputs");
+  if (tfm_status status =
+          bindInputs(model->signature, inputs, inputCount, symbolValues))
+    return status;
+  const Signature &signature = model->signature;
+  if (outputCount != signature.outputs.size()) {
+    std::string names;
+    for (const TensorSpec &output : signature.outputs)
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", output.name);
+    return makeStatus(
+        TFM_STATUS_INVALID_ARGUMENT,
+        fmt::format("got {} outputs but model '{}' produces {} ({})",
+                    outputCount, signature.model, signature.outputs.size(),
+                    names));
+  }
+  return nullptr;
+}
+
+/// A buffer's byte range, to find outputs that overlap other buffers.
+struct Extent {
+  const char *kind;
+  const std::string *name;
+  uintptr_t begin, end;
+};
+
+tfm_status runModel(const tfm_model *model, const tfm_tensor *inputs,
+                    size_t inputCount, tfm_tensor *outputs,
+                    size_t outputCount) {
+  std::vector<int64_t> symbolValues;
+  if (tfm_status status =
+          checkArguments("tfm_model_run", model, inputs, inputCount, outputs,
+                         outputCount, symbolValues))
+    return status;
+  const Signature &signature = model->signature;
+  std::vector<void *> buffers;
+  std::vector<Extent> extents;
+  for (size_t i = 0; i < inputCount; ++i) {
+    const std::string &name = signature.inputs[i].name;
+    if (!inputs[i].data)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("input '{}': data is NULL", name));
+    auto begin = reinterpret_cast<uintptr_t>(inputs[i].data);
+    // bindInputs has checked the shape, so the size cannot overflow.
+    auto bytes = static_cast<uintptr_t>(tfm_tensor_byte_size(&inputs[i]));
+    buffers.push_back(inputs[i].data);
+    extents.push_back({"input", &name, begin, begin + bytes});
+  }
+  for (size_t o = 0; o < outputCount; ++o) {
+    const TensorSpec &output = signature.outputs[o];
+    const tfm_tensor &view = outputs[o];
+    int64_t shape[TFM_MAX_RANK];
+    outputShape(signature, o, symbolValues, shape);
+    int32_t rank = static_cast<int32_t>(output.dims.size());
+    std::string expected = fmt::format("{}{}", tfm_dtype_name(output.dtype),
+                                       formatShape(shape, rank));
+    if (view.dtype != output.dtype)
+      return makeStatus(
+          TFM_STATUS_INVALID_ARGUMENT,
+          fmt::format("output '{}': dtype is {} but the model produces {}",
+                      output.name, tfm_dtype_name(view.dtype), expected));
+    bool sameShape = view.rank == rank;
+    for (int32_t d = 0; sameShape && d < rank; ++d)
+      sameShape = view.shape[d] == shape[d];
+    if (!sameShape) {
+      int32_t shownRank = std::max(0, std::min(view.rank, TFM_MAX_RANK));
+      return makeStatus(
+          TFM_STATUS_SHAPE_MISMATCH,
+          fmt::format("output '{}': shape is {}{} but the model produces {} "
+                      "for these inputs",
+                      output.name, tfm_dtype_name(view.dtype),
+                      formatShape(view.shape, shownRank), expected));
+    }
+    int64_t bytes = tfm_tensor_byte_size(&view);
+    if (bytes < 0)
+      return makeStatus(
+          TFM_STATUS_INVALID_ARGUMENT,
+          fmt::format("output '{}': shape {} has too many elements",
+                      output.name, formatShape(shape, rank)));
+    if (!view.data)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("output '{}': data is NULL", output.name));
+    auto begin = reinterpret_cast<uintptr_t>(view.data);
+    Extent extent{"output", &output.name, begin,
+                  begin + static_cast<uintptr_t>(bytes)};
+    // The compiled code may write an output before it reads everything else.
+    for (const Extent &other : extents)
+      if (extent.begin < extent.end && other.begin < other.end &&
+          extent.begin < other.end && other.begin < extent.end)
+        return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                          fmt::format("output '{}' overlaps {} '{}' in memory",
+                                      output.name, other.kind, *other.name));
+    extents.push_back(extent);
+    buffers.push_back(view.data);
+  }
+
+  int32_t result = model->entry(
+      buffers.data(), symbolValues.empty() ? nullptr : symbolValues.data(),
+      /*exec=*/nullptr);
+  if (result != 0)
+    return makeStatus(TFM_STATUS_RUNTIME_ERROR,
+                      fmt::format("model '{}': {} returned error code {}",
+                                  signature.model, signature.entry, result));
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+tfm_status tfm_model_load(const char *path, tfm_model **out_model) {
+  return guard("tfm_model_load", [&]() -> tfm_status {
+    if (!out_model)
+      return nullArgument("tfm_model_load", "out_model");
+    *out_model = nullptr;
+    if (!path)
+      return nullArgument("tfm_model_load", "path");
+    std::unique_ptr<tfm_model_t> model;
+    if (tfm_status status = loadModel(path, model))
+      return status;
+    *out_model = model.release();
+    return nullptr;
+  });
+}
+
+tfm_status tfm_model_create_from_symbols(const char *metadata_json,
+                                         tfm_run_packed_fn entry,
+                                         tfm_model **out_model) {
+  const char *function = "tfm_model_create_from_symbols";
+  return guard(function, [&]() -> tfm_status {
+    if (!out_model)
+      return nullArgument(function, "out_model");
+    *out_model = nullptr;
+    if (!metadata_json)
+      return nullArgument(function, "metadata_json");
+    if (!entry)
+      return nullArgument(function, "entry");
+    auto model = std::make_unique<tfm_model_t>();
+    std::string error;
+    if (!parseSignature(metadata_json, model->signature, error))
+      return makeStatus(TFM_STATUS_FORMAT_ERROR,
+                        fmt::format("{}: {}", function, error));
+    model->entry = entry;
+    *out_model = model.release();
+    return nullptr;
+  });
+}
+
+void tfm_model_release(tfm_model *model) { delete model; }
+
+const char *tfm_model_name(const tfm_model *model) {
+  return model ? model->signature.model.c_str() : nullptr;
+}
+
+size_t tfm_model_input_count(const tfm_model *model) {
+  return model ? model->signature.inputs.size() : 0;
+}
+
+size_t tfm_model_output_count(const tfm_model *model) {
+  return model ? model->signature.outputs.size() : 0;
+}
+
+size_t tfm_model_symbol_count(const tfm_model *model) {
+  return model ? model->signature.symbols.size() : 0;
+}
+
+const char *tfm_model_symbol_name(const tfm_model *model, size_t index) {
+  if (!model || index >= model->signature.symbols.size())
+    return nullptr;
+  return model->signature.symbols[index].c_str();
+}
+
+const char *tfm_model_input_name(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, true, index);
+  return tensor ? tensor->name.c_str() : nullptr;
+}
+
+const char *tfm_model_output_name(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, false, index);
+  return tensor ? tensor->name.c_str() : nullptr;
+}
+
+tfm_dtype tfm_model_input_dtype(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, true, index);
+  return tensor ? tensor->dtype : TFM_DTYPE_INVALID;
+}
+
+tfm_dtype tfm_model_output_dtype(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, false, index);
+  return tensor ? tensor->dtype : TFM_DTYPE_INVALID;
+}
+
+int32_t tfm_model_input_rank(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, true, index);
+  return tensor ? static_cast<int32_t>(tensor->dims.size()) : -1;
+}
+
+int32_t tfm_model_output_rank(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, false, index);
+  return tensor ? static_cast<int32_t>(tensor->dims.size()) : -1;
+}
+
+int64_t tfm_model_input_dim(const tfm_model *model, size_t index, int32_t dim,
+                            const char **out_symbol) {
+  return declaredDim(model, true, index, dim, out_symbol);
+}
+
+int64_t tfm_model_output_dim(const tfm_model *model, size_t index, int32_t dim,
+                             const char **out_symbol) {
+  return declaredDim(model, false, index, dim, out_symbol);
+}
+
+tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
+                                         const tfm_tensor *inputs,
+                                         size_t n_inputs, tfm_tensor *outputs,
+                                         size_t n_outputs) {
+  const char *function = "tfm_model_infer_output_shapes";
+  return guard(function, [&]() -> tfm_status {
+    std::vector<int64_t> symbolValues;
+    if (tfm_status status = checkArguments(function, model, inputs, n_inputs,
+                                           outputs, n_outputs, symbolValues))
+      return status;
+    for (size_t o = 0; o < n_outputs; ++o) {
+      const TensorSpec &output = model->signature.outputs[o];
+      outputs[o].dtype = output.dtype;
+      outputs[o].rank = static_cast<int32_t>(output.dims.size());
+      outputShape(model->signature, o, symbolValues, outputs[o].shape);
+    }
+    return nullptr;
+  });
+}
+
+tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
+                         size_t n_inputs, tfm_tensor *outputs,
+                         size_t n_outputs) {
+  return guard("tfm_model_run", [&]() -> tfm_status {
+    return runModel(model, inputs, n_inputs, outputs, n_outputs);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,165 @@
+//===- Tensor.cpp - Element types and tensor buffers ------------*- C++ -*-===//
+
+#include "Tensor.h"
+#include "Status.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace tfm::rt {
+
+namespace {
+constexpr int64_t kAlignment = 64;
+} // namespace
+
+std::optional<tfm_dtype> parseDtypeName(std::string_view name) {
+  for (tfm_dtype dtype :
+       {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32, TFM_DTYPE_I64})
+    if (name == tfm_dtype_name(dtype))
+      return dtype;
+  return std::nullopt;
+}
+
+std::optional<int64_t> elementCount(const int64_t *dims, int64_t rank) {
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0)
+      return std::nullopt;
+    // Keep checking the remaining dims for negatives even after a zero.
+    if (dims[i] != 0 && count > std::numeric_limits<int64_t>::max() / dims[i])
+      return std::nullopt;
+    count *= dims[i];
+  }
+  return count;
+}
+
+std::optional<int64_t> byteSize(int64_t count, size_t elementSize) {
+  if (count < 0 || elementSize == 0 ||
+      count > std::numeric_limits<int64_t>::max() /
+                  static_cast<int64_t>(elementSize))
+    return std::nullopt;
+  return count * static_cast<int64_t>(elementSize);
+}
+
+std::string formatShape(const int64_t *dims, int64_t rank) {
+  std::string text = "[";
+  for (int64_t i = 0; i < rank; ++i)
+    text += fmt::format("{}{}", i ? ", " : "", dims[i]);
+  return text + "]";
+}
+
+void *allocateAligned(int64_t bytes) noexcept {
+  if (bytes < 0 || bytes > std::numeric_limits<int64_t>::max() - kAlignment)
+    return nullptr;
+  // aligned_alloc wants a multiple of the alignment.
+  size_t rounded = static_cast<size_t>(
+      bytes == 0 ? kAlignment
+                 : (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  void *data = std::aligned_alloc(kAlignment, rounded);
+  if (data)
+    std::memset(data, 0, rounded);
+  return data;
+}
+
+} // namespace tfm::rt
+
+using namespace tfm::rt;
+
+extern "C" {
+
+size_t tfm_dtype_size(tfm_dtype dtype) {
+  switch (dtype) {
+  case TFM_DTYPE_F32:
+  case TFM_DTYPE_I32:
+    return 4;
+  case TFM_DTYPE_F64:
+  case TFM_DTYPE_I64:
+    return 8;
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+  return 0;
+}
+
+const char *tfm_dtype_name(tfm_dtype dtype) {
+  switch (dtype) {
+  case TFM_DTYPE_F32:
+    return "f32";
+  case TFM_DTYPE_F64:
+    return "f64";
+  case TFM_DTYPE_I32:
+    return "i32";
+  case TFM_DTYPE_I64:
+    return "i64";
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+  return "invalid";
+}
+
+int64_t tfm_tensor_element_count(const tfm_tensor *tensor) {
+  if (!tensor || tensor->rank < 0 || tensor->rank > TFM_MAX_RANK)
+    return -1;
+  return elementCount(tensor->shape, tensor->rank).value_or(-1);
+}
+
+int64_t tfm_tensor_byte_size(const tfm_tensor *tensor) {
+  int64_t count = tfm_tensor_element_count(tensor);
+  if (count < 0)
+    return -1;
+  return byteSize(count, tfm_dtype_size(tensor->dtype)).value_or(-1);
+}
+
+tfm_status tfm_tensor_allocate(tfm_dtype dtype, int32_t rank,
+                               const int64_t *shape, tfm_tensor *out_tensor) {
+  return guard("tfm_tensor_allocate", [&]() -> tfm_status {
+    if (!out_tensor)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        "tfm_tensor_allocate: argument 'out_tensor' is NULL");
+    out_tensor->data = nullptr;
+    if (tfm_dtype_size(dtype) == 0)
+      return makeStatus(
+          TFM_STATUS_INVALID_ARGUMENT,
+          fmt::format("tfm_tensor_allocate: invalid dtype {}", int(dtype)));
+    if (rank < 0 || rank > TFM_MAX_RANK)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("tfm_tensor_allocate: rank {} is not in "
+                                    "[0, {}]",
+                                    rank, TFM_MAX_RANK));
+    if (rank > 0 && !shape)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        "tfm_tensor_allocate: argument 'shape' is NULL");
+    std::optional<int64_t> count = elementCount(shape, rank);
+    std::optional<int64_t> bytes =
+        count ? byteSize(*count, tfm_dtype_size(dtype)) : std::nullopt;
+    if (!bytes)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("tfm_tensor_allocate: invalid shape {}",
+                                    formatShape(shape, rank)));
+    void *data = allocateAligned(*bytes);
+    if (!data)
+      return makeStatus(TFM_STATUS_IO_ERROR,
+                        fmt::format("tfm_tensor_allocate: out of memory "
+                                    "allocating {} bytes for {}{}",
+                                    *bytes, tfm_dtype_name(dtype),
+                                    formatShape(shape, rank)));
+    out_tensor->dtype = dtype;
+    out_tensor->rank = rank;
+    for (int32_t i = 0; i < TFM_MAX_RANK; ++i)
+      out_tensor->shape[i] = i < rank ? shape[i] : 0;
+    out_tensor->data = data;
+    return nullptr;
+  });
+}
+
+void tfm_tensor_release_data(tfm_tensor *tensor) {
+  if (!tensor)
+    return;
+  std::free(tensor->data);
+  tensor->data = nullptr;
+}
+
+} // extern "C"

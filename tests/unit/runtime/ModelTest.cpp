@@ -1,0 +1,454 @@
+//===- ModelTest.cpp - Tests of model validation and loading ----*- C++ -*-===//
+
+#include "tfm/runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *const kAddMetadata = R"({
+  "abi": 1,
+  "model": "add",
+  "entry": "tfm_add_run_packed",
+  "symbols": ["seq"],
+  "inputs": [{"name": "x", "dtype": "f32", "shape": ["seq", 2]},
+             {"name": "y", "dtype": "f32", "shape": ["seq", 2]}],
+  "outputs": [{"name": "z", "dtype": "f32", "shape": ["seq", 2]}]
+})";
+
+int entryCalls = 0;
+
+int32_t addEntry(void *const *buffers, const int64_t *symbols, void *exec) {
+  ++entryCalls;
+  if (exec)
+    return 9;
+  const float *x = static_cast<const float *>(buffers[0]);
+  const float *y = static_cast<const float *>(buffers[1]);
+  float *z = static_cast<float *>(buffers[2]);
+  for (int64_t i = 0; i < symbols[0] * 2; ++i)
+    z[i] = x[i] + y[i];
+  return 0;
+}
+
+int32_t failingEntry(void *const *, const int64_t *, void *) { return 7; }
+
+int32_t throwingEntry(void *const *, const int64_t *, void *) {
+  throw std::runtime_error("boom");
+}
+
+/// Takes ownership of a status and exposes its code and message.
+struct Status {
+  explicit Status(tfm_status status)
+      : code(tfm_status_code(status)), message(tfm_status_message(status)) {
+    tfm_status_free(status);
+  }
+  tfm_status_code_t code;
+  std::string message;
+};
+
+struct Model {
+  explicit Model(tfm_run_packed_fn entry = addEntry,
+                 const char *metadata = kAddMetadata) {
+    Status status(tfm_model_create_from_symbols(metadata, entry, &model));
+    INFO(status.message);
+    REQUIRE(status.code == TFM_STATUS_OK);
+    REQUIRE(model);
+  }
+  ~Model() { tfm_model_release(model); }
+  tfm_model *model = nullptr;
+};
+
+tfm_tensor view(tfm_dtype dtype, std::vector<int64_t> shape, void *data) {
+  tfm_tensor tensor{};
+  tensor.dtype = dtype;
+  tensor.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    tensor.shape[d] = shape[d];
+  tensor.data = data;
+  return tensor;
+}
+
+/// Buffers and views for the add model with seq = 3.
+struct AddArguments {
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  float y[6] = {10, 20, 30, 40, 50, 60};
+  float z[6] = {};
+  tfm_tensor inputs[2] = {view(TFM_DTYPE_F32, {3, 2}, x),
+                          view(TFM_DTYPE_F32, {3, 2}, y)};
+  tfm_tensor outputs[1] = {view(TFM_DTYPE_F32, {3, 2}, z)};
+
+  Status run(const tfm_model *model) {
+    return Status(tfm_model_run(model, inputs, 2, outputs, 1));
+  }
+};
+
+Status createWithMetadata(const char *metadata) {
+  tfm_model *model = reinterpret_cast<tfm_model *>(1);
+  Status status(tfm_model_create_from_symbols(metadata, addEntry, &model));
+  CHECK(model == nullptr);
+  return status;
+}
+
+std::string tempPath(const std::string &name) {
+  return std::string(TFM_TEST_TMPDIR) + "/model-" + name;
+}
+
+} // namespace
+
+TEST_CASE("status basics", "[model]") {
+  CHECK(tfm_status_code(nullptr) == TFM_STATUS_OK);
+  CHECK(std::string(tfm_status_message(nullptr)) == "OK");
+  tfm_status_free(nullptr);
+  CHECK(std::string(tfm_status_code_name(TFM_STATUS_SHAPE_MISMATCH)) ==
+        "SHAPE_MISMATCH");
+  CHECK(tfm_dtype_size(TFM_DTYPE_F64) == 8);
+  CHECK(tfm_dtype_size(TFM_DTYPE_INVALID) == 0);
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_I32)) == "i32");
+}
+
+TEST_CASE("tensor allocation", "[model]") {
+  tfm_tensor tensor{};
+  int64_t shape[] = {3, 5};
+  REQUIRE(tfm_tensor_allocate(TFM_DTYPE_F64, 2, shape, &tensor) == nullptr);
+  CHECK(reinterpret_cast<uintptr_t>(tensor.data) % 64 == 0);
+  CHECK(tfm_tensor_element_count(&tensor) == 15);
+  CHECK(tfm_tensor_byte_size(&tensor) == 120);
+  CHECK(static_cast<double *>(tensor.data)[14] == 0.0);
+  tfm_tensor_release_data(&tensor);
+  CHECK(tensor.data == nullptr);
+
+  int64_t empty[] = {0, 4};
+  REQUIRE(tfm_tensor_allocate(TFM_DTYPE_I32, 2, empty, &tensor) == nullptr);
+  CHECK(tensor.data != nullptr);
+  tfm_tensor_release_data(&tensor);
+
+  REQUIRE(tfm_tensor_allocate(TFM_DTYPE_I64, 0, nullptr, &tensor) == nullptr);
+  CHECK(tfm_tensor_element_count(&tensor) == 1);
+  tfm_tensor_release_data(&tensor);
+
+  int64_t negative[] = {2, -1};
+  Status bad(tfm_tensor_allocate(TFM_DTYPE_F32, 2, negative, &tensor));
+  CHECK(bad.code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(tensor.data == nullptr);
+  int64_t huge[] = {INT64_MAX / 2, 3};
+  CHECK(Status(tfm_tensor_allocate(TFM_DTYPE_F32, 2, huge, &tensor)).code ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_tensor_allocate(TFM_DTYPE_INVALID, 0, nullptr, &tensor))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_tensor_allocate(TFM_DTYPE_F32, 9, shape, &tensor)).code ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_tensor_allocate(TFM_DTYPE_F32, 2, nullptr, &tensor)).code ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_tensor_allocate(TFM_DTYPE_F32, 2, shape, nullptr)).code ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(tfm_tensor_element_count(nullptr) == -1);
+  tfm_tensor_release_data(nullptr);
+}
+
+TEST_CASE("a model from symbols describes its signature", "[model]") {
+  Model add;
+  tfm_model *model = add.model;
+  CHECK(std::string(tfm_model_name(model)) == "add");
+  CHECK(tfm_model_input_count(model) == 2);
+  CHECK(tfm_model_output_count(model) == 1);
+  CHECK(tfm_model_symbol_count(model) == 1);
+  CHECK(std::string(tfm_model_symbol_name(model, 0)) == "seq");
+  CHECK(tfm_model_symbol_name(model, 1) == nullptr);
+  CHECK(std::string(tfm_model_input_name(model, 1)) == "y");
+  CHECK(std::string(tfm_model_output_name(model, 0)) == "z");
+  CHECK(tfm_model_input_name(model, 2) == nullptr);
+  CHECK(tfm_model_output_dtype(model, 0) == TFM_DTYPE_F32);
+  CHECK(tfm_model_output_dtype(model, 1) == TFM_DTYPE_INVALID);
+  CHECK(tfm_model_input_rank(model, 0) == 2);
+  CHECK(tfm_model_output_rank(model, 5) == -1);
+
+  const char *symbol = "unset";
+  CHECK(tfm_model_input_dim(model, 0, 0, &symbol) == -1);
+  CHECK(std::string(symbol) == "seq");
+  CHECK(tfm_model_input_dim(model, 0, 1, &symbol) == 2);
+  CHECK(symbol == nullptr);
+  CHECK(tfm_model_output_dim(model, 0, 2, &symbol) == -1);
+  CHECK(symbol == nullptr);
+  CHECK(tfm_model_input_dim(model, 0, 1, nullptr) == 2);
+
+  CHECK(tfm_model_name(nullptr) == nullptr);
+  CHECK(tfm_model_input_count(nullptr) == 0);
+  CHECK(tfm_model_input_dim(nullptr, 0, 0, &symbol) == -1);
+}
+
+TEST_CASE("a model runs and infers its output shapes", "[model]") {
+  Model add;
+  AddArguments args;
+  tfm_tensor inferred[1] = {};
+  Status infer(
+      tfm_model_infer_output_shapes(add.model, args.inputs, 2, inferred, 1));
+  REQUIRE(infer.code == TFM_STATUS_OK);
+  CHECK(inferred[0].dtype == TFM_DTYPE_F32);
+  CHECK(inferred[0].rank == 2);
+  CHECK(inferred[0].shape[0] == 3);
+  CHECK(inferred[0].shape[1] == 2);
+
+  Status run = args.run(add.model);
+  INFO(run.message);
+  REQUIRE(run.code == TFM_STATUS_OK);
+  const float expected[6] = {11, 22, 33, 44, 55, 66};
+  CHECK(std::memcmp(args.z, expected, sizeof(expected)) == 0);
+
+  // Shape inference ignores the data pointers.
+  args.inputs[0].data = nullptr;
+  CHECK(Status(tfm_model_infer_output_shapes(add.model, args.inputs, 2,
+                                             inferred, 1))
+            .code == TFM_STATUS_OK);
+
+  // Zero-sized inputs are valid.
+  AddArguments empty;
+  for (tfm_tensor &t : empty.inputs)
+    t.shape[0] = 0;
+  empty.outputs[0].shape[0] = 0;
+  CHECK(empty.run(add.model).code == TFM_STATUS_OK);
+}
+
+TEST_CASE("run rejects tensors that do not fit the signature", "[model]") {
+  Model add;
+  int callsBefore = entryCalls;
+
+  SECTION("wrong dtype") {
+    AddArguments args;
+    args.inputs[1].dtype = TFM_DTYPE_I32;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message ==
+          "input 'y': dtype is i32 but the model expects f32[seq, 2]");
+  }
+  SECTION("wrong rank") {
+    AddArguments args;
+    args.inputs[0].rank = 3;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_SHAPE_MISMATCH);
+    CHECK(status.message ==
+          "input 'x': rank is 3 but the model expects f32[seq, 2]");
+  }
+  SECTION("wrong static dim") {
+    AddArguments args;
+    args.inputs[0].shape[0] = 2;
+    args.inputs[0].shape[1] = 3;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_SHAPE_MISMATCH);
+    CHECK(status.message ==
+          "input 'x' dim 1 is 3 but the model expects f32[seq, 2]");
+  }
+  SECTION("inconsistent symbol binding") {
+    AddArguments args;
+    args.inputs[1].shape[0] = 2;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_SHAPE_MISMATCH);
+    CHECK(status.message == "input 'y' dim 0 is 2 but symbol 'seq' was bound "
+                            "to 3 by input 'x'");
+  }
+  SECTION("negative dim") {
+    AddArguments args;
+    args.inputs[0].shape[0] = -3;
+    args.inputs[1].shape[0] = -3;
+    CHECK(args.run(add.model).code == TFM_STATUS_INVALID_ARGUMENT);
+  }
+  SECTION("wrong output shape") {
+    AddArguments args;
+    args.outputs[0].shape[0] = 2;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_SHAPE_MISMATCH);
+    CHECK(status.message == "output 'z': shape is f32[2, 2] but the model "
+                            "produces f32[3, 2] for these inputs");
+  }
+  SECTION("wrong output rank") {
+    AddArguments args;
+    args.outputs[0].rank = 1;
+    CHECK(args.run(add.model).code == TFM_STATUS_SHAPE_MISMATCH);
+    args.outputs[0].rank = 100;
+    CHECK(args.run(add.model).code == TFM_STATUS_SHAPE_MISMATCH);
+  }
+  SECTION("wrong output dtype") {
+    AddArguments args;
+    args.outputs[0].dtype = TFM_DTYPE_F64;
+    CHECK(args.run(add.model).code == TFM_STATUS_INVALID_ARGUMENT);
+  }
+  SECTION("wrong counts") {
+    AddArguments args;
+    Status status(tfm_model_run(add.model, args.inputs, 1, args.outputs, 1));
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message == "got 1 inputs but model 'add' takes 2 (x, y)");
+    Status outputs(tfm_model_run(add.model, args.inputs, 2, args.outputs, 2));
+    CHECK(outputs.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(outputs.message == "got 2 outputs but model 'add' produces 1 (z)");
+  }
+  SECTION("NULL pointers") {
+    AddArguments args;
+    Status model(tfm_model_run(nullptr, args.inputs, 2, args.outputs, 1));
+    CHECK(model.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(model.message == "tfm_model_run: argument 'model' is NULL");
+    Status inputs(tfm_model_run(add.model, nullptr, 2, args.outputs, 1));
+    CHECK(inputs.message == "tfm_model_run: argument 'inputs' is NULL");
+    Status outputs(tfm_model_run(add.model, args.inputs, 2, nullptr, 1));
+    CHECK(outputs.message == "tfm_model_run: argument 'outputs' is NULL");
+    CHECK(Status(tfm_model_infer_output_shapes(add.model, args.inputs, 2,
+                                               nullptr, 1))
+              .code == TFM_STATUS_INVALID_ARGUMENT);
+
+    args.inputs[1].data = nullptr;
+    Status inputData = args.run(add.model);
+    CHECK(inputData.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(inputData.message == "input 'y': data is NULL");
+    args.inputs[1].data = args.y;
+    args.outputs[0].data = nullptr;
+    CHECK(args.run(add.model).message == "output 'z': data is NULL");
+  }
+  SECTION("an output overlapping an input") {
+    AddArguments args;
+    args.outputs[0].data = args.x + 1;
+    Status status = args.run(add.model);
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message == "output 'z' overlaps input 'x' in memory");
+  }
+  // None of these may reach the compiled code.
+  CHECK(entryCalls == callsBefore);
+}
+
+TEST_CASE("errors of the entry point become statuses", "[model]") {
+  AddArguments args;
+  SECTION("non-zero return") {
+    Model failing(failingEntry);
+    Status status = args.run(failing.model);
+    CHECK(status.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK(status.message ==
+          "model 'add': tfm_add_run_packed returned error code 7");
+  }
+  SECTION("an exception does not escape the C API") {
+    Model throwing(throwingEntry);
+    Status status = args.run(throwing.model);
+    CHECK(status.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK(status.message == "tfm_model_run: internal error: boom");
+  }
+}
+
+TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
+  auto formatError = [](const char *metadata, const std::string &needle) {
+    Status status = createWithMetadata(metadata);
+    INFO(status.message);
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message.find(needle) != std::string::npos);
+  };
+  formatError("not json", "not a JSON object");
+  formatError("[1, 2]", "not a JSON object");
+  formatError(R"({"abi": 2, "model": "m", "entry": "e", "inputs": [],
+                  "outputs": []})",
+              "\"abi\" is 2");
+  formatError(R"({"abi": 1, "entry": "e", "inputs": [], "outputs": []})",
+              "\"model\" and \"entry\"");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": []})",
+              "no \"inputs\" array");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "x", "dtype": "f16", "shape": []}]})",
+              "inputs[0] ('x'): \"dtype\" must be one of");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}]})",
+              "names 'n', which is not in \"symbols\"");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "x", "dtype": "f32", "shape": [-1]}]})",
+              "dim 0 is -1");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "x", "dtype": "f32",
+                              "shape": [1,1,1,1,1,1,1,1,1]}]})",
+              "rank 9");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "symbols": ["n"],
+                  "inputs": [],
+                  "outputs": [{"name": "y", "dtype": "f32", "shape": ["n"]}]})",
+              "symbol 'n' occurs in no input shape");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "x", "dtype": "f32", "shape": []},
+                             {"name": "x", "dtype": "f32", "shape": []}]})",
+              "the name 'x' is used twice");
+
+  tfm_model *model = nullptr;
+  CHECK(Status(tfm_model_create_from_symbols(nullptr, addEntry, &model)).code ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_model_create_from_symbols(kAddMetadata, nullptr, &model))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(tfm_model_create_from_symbols(kAddMetadata, addEntry, nullptr))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  tfm_model_release(nullptr);
+}
+
+TEST_CASE("a model without symbols or inputs runs", "[model]") {
+  Model constant(
+      [](void *const *buffers, const int64_t *symbols, void *) -> int32_t {
+        if (symbols)
+          return 1;
+        *static_cast<int64_t *>(buffers[0]) = 42;
+        return 0;
+      },
+      R"({"abi": 1, "model": "answer", "entry": "e", "inputs": [],
+          "outputs": [{"name": "a", "dtype": "i64", "shape": []}]})");
+  int64_t answer = 0;
+  tfm_tensor output = view(TFM_DTYPE_I64, {}, &answer);
+  Status status(tfm_model_run(constant.model, nullptr, 0, &output, 1));
+  INFO(status.message);
+  CHECK(status.code == TFM_STATUS_OK);
+  CHECK(answer == 42);
+}
+
+TEST_CASE("loading fails cleanly on files that are not artifacts",
+          "[model][load]") {
+  tfm_model *model = reinterpret_cast<tfm_model *>(1);
+  SECTION("a missing file") {
+    Status status(tfm_model_load("/nonexistent/model.so", &model));
+    CHECK(status.code == TFM_STATUS_NOT_FOUND);
+    CHECK(status.message == "/nonexistent/model.so: No such file or directory");
+  }
+  SECTION("a text file") {
+    std::string path = tempPath("text.so");
+    std::ofstream(path) << "not a shared library\n";
+    Status status(tfm_model_load(path.c_str(), &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message.rfind(path + ": cannot load the shared library: ",
+                               0) == 0);
+  }
+  SECTION("a library without metadata") {
+    Status status(tfm_model_load(TFM_TEST_NOT_AN_ARTIFACT, &model));
+    CHECK(status.code == TFM_STATUS_NOT_FOUND);
+    CHECK(status.message.find("no symbol 'tfm_artifact_metadata'") !=
+          std::string::npos);
+  }
+  SECTION("NULL arguments") {
+    CHECK(Status(tfm_model_load(nullptr, &model)).code ==
+          TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(Status(tfm_model_load(TFM_TEST_MODEL, nullptr)).code ==
+          TFM_STATUS_INVALID_ARGUMENT);
+  }
+  CHECK(model == nullptr);
+}
+
+TEST_CASE("a shared-library artifact loads and runs", "[model][load]") {
+  tfm_model *model = nullptr;
+  Status load(tfm_model_load(TFM_TEST_MODEL, &model));
+  INFO(load.message);
+  REQUIRE(load.code == TFM_STATUS_OK);
+  CHECK(std::string(tfm_model_name(model)) == "add");
+  AddArguments args;
+  Status run = args.run(model);
+  CHECK(run.code == TFM_STATUS_OK);
+  CHECK(args.z[5] == 66.0f);
+
+  // The test artifact fails for seq == 7.
+  std::vector<float> x(14), y(14), z(14);
+  tfm_tensor inputs[2] = {view(TFM_DTYPE_F32, {7, 2}, x.data()),
+                          view(TFM_DTYPE_F32, {7, 2}, y.data())};
+  tfm_tensor output = view(TFM_DTYPE_F32, {7, 2}, z.data());
+  Status failed(tfm_model_run(model, inputs, 2, &output, 1));
+  CHECK(failed.code == TFM_STATUS_RUNTIME_ERROR);
+  tfm_model_release(model);
+}

@@ -1,0 +1,203 @@
+//===- RuntimeFixtures.cpp - .npy files for the tfm-run tests ---*- C++ -*-===//
+//
+// A test helper with four commands:
+//   add DIR            inputs and expected outputs for the TestModel artifact
+//   arange DIR         arrays that the numpy test checks (see CMakeLists.txt)
+//   check DIR PREFIX   checks PREFIX<name>.npy written by numpy, and that the
+//                      layouts numpy can write but tfm cannot are rejected
+//   equal A B          whether two .npy files hold the same tensor
+// It exits 0 on success and 1 with a message otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/runtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void fail(const std::string &message) {
+  fmt::print(stderr, "tfm-runtime-fixtures: {}\n", message);
+  std::exit(1);
+}
+
+void check(tfm_status status) {
+  if (status) {
+    std::string message = tfm_status_message(status);
+    tfm_status_free(status);
+    fail(message);
+  }
+}
+
+void write(const std::string &path, tfm_dtype dtype,
+           const std::vector<int64_t> &shape, const void *data) {
+  tfm_tensor tensor{};
+  tensor.dtype = dtype;
+  tensor.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    tensor.shape[d] = shape[d];
+  tensor.data = const_cast<void *>(data);
+  check(tfm_npy_write(path.c_str(), &tensor));
+}
+
+void writeAdd(const std::string &dir) {
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  std::vector<float> y = {0.5f, -1, 0.25f, 10, -20, 1e-3f};
+  std::vector<float> sum(6);
+  for (size_t i = 0; i < sum.size(); ++i)
+    sum[i] = x[i] + y[i];
+  write(dir + "/x.npy", TFM_DTYPE_F32, {3, 2}, x.data());
+  write(dir + "/y.npy", TFM_DTYPE_F32, {3, 2}, y.data());
+  write(dir + "/sum.npy", TFM_DTYPE_F32, {3, 2}, sum.data());
+  std::vector<float> wrong = sum;
+  wrong[3] += 0.01f;
+  write(dir + "/wrong.npy", TFM_DTYPE_F32, {3, 2}, wrong.data());
+  write(dir + "/short.npy", TFM_DTYPE_F32, {2, 2}, sum.data());
+  std::vector<int32_t> ints = {1, 2, 3, 4, 5, 6};
+  write(dir + "/x_i32.npy", TFM_DTYPE_I32, {3, 2}, ints.data());
+  // The test artifact fails when seq is 7.
+  std::vector<float> seven(14, 1.0f);
+  write(dir + "/x7.npy", TFM_DTYPE_F32, {7, 2}, seven.data());
+  // More than 1000 elements, so tfm-run summarises it.
+  std::vector<float> big(1200);
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i);
+  write(dir + "/big.npy", TFM_DTYPE_F32, {600, 2}, big.data());
+}
+
+struct Case {
+  const char *name;
+  tfm_dtype dtype;
+  std::vector<int64_t> shape;
+};
+
+// Keep in sync with the numpy commands in CMakeLists.txt.
+const std::vector<Case> kCases = {
+    {"f32_2x3", TFM_DTYPE_F32, {2, 3}},
+    {"f64_4", TFM_DTYPE_F64, {4}},
+    {"i32_scalar", TFM_DTYPE_I32, {}},
+    {"i64_2x0x3", TFM_DTYPE_I64, {2, 0, 3}},
+    {"f32_2x3x4", TFM_DTYPE_F32, {2, 3, 4}},
+    {"i64_5", TFM_DTYPE_I64, {5}},
+};
+
+/// Element i of every case: arange * 0.5 - 1 for floats, * 3 - 4 for ints.
+double caseValue(tfm_dtype dtype, int64_t i) {
+  bool isFloat = dtype == TFM_DTYPE_F32 || dtype == TFM_DTYPE_F64;
+  return isFloat ? static_cast<double>(i) * 0.5 - 1
+                 : static_cast<double>(i * 3 - 4);
+}
+
+void setValue(tfm_tensor &tensor, int64_t i, double value) {
+  switch (tensor.dtype) {
+  case TFM_DTYPE_F32:
+    static_cast<float *>(tensor.data)[i] = static_cast<float>(value);
+    break;
+  case TFM_DTYPE_F64:
+    static_cast<double *>(tensor.data)[i] = value;
+    break;
+  case TFM_DTYPE_I32:
+    static_cast<int32_t *>(tensor.data)[i] = static_cast<int32_t>(value);
+    break;
+  case TFM_DTYPE_I64:
+    static_cast<int64_t *>(tensor.data)[i] = static_cast<int64_t>(value);
+    break;
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+}
+
+double getValue(const tfm_tensor &tensor, int64_t i) {
+  switch (tensor.dtype) {
+  case TFM_DTYPE_F32:
+    return static_cast<const float *>(tensor.data)[i];
+  case TFM_DTYPE_F64:
+    return static_cast<const double *>(tensor.data)[i];
+  case TFM_DTYPE_I32:
+    return static_cast<const int32_t *>(tensor.data)[i];
+  case TFM_DTYPE_I64:
+    return static_cast<double>(static_cast<const int64_t *>(tensor.data)[i]);
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+  return 0;
+}
+
+void writeArange(const std::string &dir) {
+  for (const Case &c : kCases) {
+    tfm_tensor tensor{};
+    check(tfm_tensor_allocate(c.dtype, static_cast<int32_t>(c.shape.size()),
+                              c.shape.data(), &tensor));
+    for (int64_t i = 0; i < tfm_tensor_element_count(&tensor); ++i)
+      setValue(tensor, i, caseValue(c.dtype, i));
+    check(tfm_npy_write(fmt::format("{}/arange_{}.npy", dir, c.name).c_str(),
+                        &tensor));
+    tfm_tensor_release_data(&tensor);
+  }
+}
+
+void checkNumpyFiles(const std::string &dir, const std::string &prefix) {
+  for (const Case &c : kCases) {
+    std::string path = fmt::format("{}/{}{}.npy", dir, prefix, c.name);
+    tfm_tensor tensor{};
+    check(tfm_npy_read(path.c_str(), &tensor));
+    if (tensor.dtype != c.dtype ||
+        tensor.rank != static_cast<int32_t>(c.shape.size()) ||
+        !std::equal(c.shape.begin(), c.shape.end(), tensor.shape))
+      fail(fmt::format("{}: wrong dtype or shape", path));
+    for (int64_t i = 0; i < tfm_tensor_element_count(&tensor); ++i)
+      if (getValue(tensor, i) != caseValue(c.dtype, i))
+        fail(fmt::format("{}: element {} is {}, expected {}", path, i,
+                         getValue(tensor, i), caseValue(c.dtype, i)));
+    tfm_tensor_release_data(&tensor);
+  }
+  for (const char *name : {"fortran", "big_endian", "f16"}) {
+    std::string path = fmt::format("{}/{}{}.npy", dir, prefix, name);
+    tfm_tensor tensor{};
+    tfm_status status = tfm_npy_read(path.c_str(), &tensor);
+    tfm_status_code_t code = tfm_status_code(status);
+    fmt::print("{}\n", tfm_status_message(status));
+    tfm_status_free(status);
+    if (code != TFM_STATUS_FORMAT_ERROR)
+      fail(fmt::format("{}: expected a format error", path));
+  }
+}
+
+void checkEqual(const std::string &a, const std::string &b) {
+  tfm_tensor left{}, right{};
+  check(tfm_npy_read(a.c_str(), &left));
+  check(tfm_npy_read(b.c_str(), &right));
+  bool same =
+      left.dtype == right.dtype && left.rank == right.rank &&
+      std::equal(left.shape, left.shape + left.rank, right.shape) &&
+      std::memcmp(left.data, right.data,
+                  static_cast<size_t>(tfm_tensor_byte_size(&left))) == 0;
+  tfm_tensor_release_data(&left);
+  tfm_tensor_release_data(&right);
+  if (!same)
+    fail(fmt::format("{} and {} differ", a, b));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 2 && args[0] == "add")
+    writeAdd(args[1]);
+  else if (args.size() == 2 && args[0] == "arange")
+    writeArange(args[1]);
+  else if (args.size() == 3 && args[0] == "check")
+    checkNumpyFiles(args[1], args[2]);
+  else if (args.size() == 3 && args[0] == "equal")
+    checkEqual(args[1], args[2]);
+  else
+    fail("usage: tfm-runtime-fixtures add|arange DIR | check DIR PREFIX | "
+         "equal A B");
+  return 0;
+}

@@ -1,0 +1,63 @@
+//===- tfm-compile.cpp - Compile a .tfm model to native code --------------===//
+#include "compiler/Driver/Driver.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("tfm-compile options");
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.tfm"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string>
+    weightsPath("weights", cl::desc("Weights (.safetensors, PyTorch names)"),
+                cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Output: OUT.so, OUT.o, OUT.h, or a text stage "
+                             "('-' for stdout)"),
+               cl::value_desc("OUT"), cl::init("-"), cl::cat(category));
+static cl::opt<std::string>
+    headerPath("header", cl::desc("Also write the model's C header here"),
+               cl::value_desc("FILE.h"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stage to emit: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, "
+                  "so, header (default: from the output's extension)"),
+         cl::cat(category));
+static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cpu("cpu", cl::desc("CPU to generate code for (LLVM name, or 'host')"),
+        cl::init("x86-64-v2"), cl::cat(category));
+static cl::opt<bool> printWeights("print-weights",
+                                  cl::desc("Print weights in full in IR stages"),
+                                  cl::cat(category));
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tfm-compile: compile a transformer model\n");
+  mlir::tfm::CompileOptions options;
+  options.modelPath = modelPath;
+  options.weightsPath = weightsPath;
+  options.outputPath = outputPath;
+  options.headerPath = headerPath;
+  options.cpu = cpu;
+  options.printWeights = printWeights;
+  if (target != "cpu") {
+    errs() << "tfm-compile: error: unknown target '" << target
+           << "' (this build supports: cpu)\n";
+    return 2;
+  }
+  if (!emit.empty()) {
+    options.emit = mlir::tfm::parseEmitKind(emit);
+    if (!options.emit) {
+      errs() << "tfm-compile: error: unknown --emit stage '" << emit
+             << "' (tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so, header)\n";
+      return 2;
+    }
+  }
+  return mlir::succeeded(mlir::tfm::compileModel(options)) ? 0 : 1;
+}

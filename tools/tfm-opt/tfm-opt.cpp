@@ -1,0 +1,27 @@
+//===- tfm-opt.cpp - The mlir-opt of tfm ----------------------------------===//
+//
+// Every upstream dialect and pass, plus tfm's dialect, passes and named
+// pipelines: the driver of the lit tests and a tool to look at the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::tfm::registerAllPassesAndPipelines();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::tfm::TfmDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));
+}

@@ -1,0 +1,448 @@
+//===- tfm-run.cpp - Run a compiled model on .npy files ---------*- C++ -*-===//
+//
+// tfm-run ARTIFACT.so --input NAME=FILE.npy ... [--output NAME=FILE.npy ...]
+//         [--expected NAME=FILE.npy ...] [--rtol R] [--atol A] [--bench N]
+//         [--quiet]
+//
+// Exit codes: 0 success, 1 an output does not match --expected, 2 any other
+// error (usage, files, the model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/runtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitError = 2;
+// numpy's print options: summarise above 1000 elements, showing 3 at each
+// edge, and wrap lines at 75 columns.
+constexpr int64_t kSummaryThreshold = 1000;
+constexpr int64_t kEdgeItems = 3;
+constexpr size_t kLineWidth = 75;
+
+const char *const kUsage =
+    "usage: tfm-run ARTIFACT.so --input NAME=FILE.npy ...\n"
+    "               [--output NAME=FILE.npy ...] [--expected NAME=FILE.npy "
+    "...]\n"
+    "               [--rtol R] [--atol A] [--bench N] [--quiet]\n"
+    "\n"
+    "Runs a model compiled by tfm-compile on .npy inputs and prints its "
+    "outputs.\n"
+    "  --input NAME=FILE     an input of the model (every input is required)\n"
+    "  --output NAME=FILE    also write an output to a .npy file\n"
+    "  --expected NAME=FILE  compare an output with a .npy file; exit 1 on a\n"
+    "                        mismatch (|out - exp| > atol + rtol * |exp|)\n"
+    "  --rtol R, --atol A    tolerances for --expected (default 1e-4, 1e-5)\n"
+    "  --bench N             time N runs after one warm-up run\n"
+    "  --quiet               do not print the output values\n";
+
+/// Reports an error and exits: tfm-run has nothing to clean up that the OS
+/// does not.
+[[noreturn]] void fail(const std::string &message) {
+  fmt::print(stderr, "tfm-run: error: {}\n", message);
+  std::exit(kExitError);
+}
+
+void check(tfm_status status) {
+  if (status) {
+    std::string message = tfm_status_message(status);
+    tfm_status_free(status);
+    fail(message);
+  }
+}
+
+/// A tensor whose data the runtime allocated.
+struct OwnedTensor {
+  tfm_tensor tensor{};
+  OwnedTensor() = default;
+  OwnedTensor(const OwnedTensor &) = delete;
+  OwnedTensor &operator=(const OwnedTensor &) = delete;
+  ~OwnedTensor() { tfm_tensor_release_data(&tensor); }
+};
+
+struct ModelDeleter {
+  void operator()(tfm_model *model) const { tfm_model_release(model); }
+};
+using ModelPtr = std::unique_ptr<tfm_model, ModelDeleter>;
+
+struct NamedFile {
+  std::string name;
+  std::string path;
+};
+
+struct Options {
+  std::string artifact;
+  std::vector<NamedFile> inputs, outputs, expected;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  long bench = 0;
+  bool quiet = false;
+};
+
+NamedFile parseNamedFile(const std::string &flag, const std::string &value) {
+  size_t equals = value.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == value.size())
+    fail(fmt::format("{} expects NAME=FILE.npy, got '{}'", flag, value));
+  return {value.substr(0, equals), value.substr(equals + 1)};
+}
+
+double parseNumber(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  double number = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(number) || number < 0)
+    fail(
+        fmt::format("{} expects a non-negative number, got '{}'", flag, value));
+  return number;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", kUsage);
+      std::exit(0);
+    }
+    if (arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!options.artifact.empty())
+        fail(fmt::format("unexpected argument '{}' (the artifact is '{}')", arg,
+                         options.artifact));
+      options.artifact = arg;
+      continue;
+    }
+    // Both "--flag value" and "--flag=value".
+    std::string flag = arg, value;
+    if (size_t equals = arg.find('='); equals != std::string::npos) {
+      flag = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      fail(fmt::format("{} needs a value\n{}", flag, kUsage));
+    }
+    if (flag == "--input")
+      options.inputs.push_back(parseNamedFile(flag, value));
+    else if (flag == "--output")
+      options.outputs.push_back(parseNamedFile(flag, value));
+    else if (flag == "--expected")
+      options.expected.push_back(parseNamedFile(flag, value));
+    else if (flag == "--rtol")
+      options.rtol = parseNumber(flag, value);
+    else if (flag == "--atol")
+      options.atol = parseNumber(flag, value);
+    else if (flag == "--bench") {
+      char *end = nullptr;
+      options.bench = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || options.bench < 1)
+        fail(fmt::format("--bench expects a positive count, got '{}'", value));
+    } else
+      fail(fmt::format("unknown option '{}'\n{}", flag, kUsage));
+  }
+  if (options.artifact.empty())
+    fail(fmt::format("no artifact given\n{}", kUsage));
+  return options;
+}
+
+std::string describe(const tfm_tensor &tensor) {
+  std::string dims;
+  for (int32_t d = 0; d < tensor.rank; ++d)
+    dims += fmt::format("{}{}", d ? ", " : "", tensor.shape[d]);
+  return fmt::format("{}[{}]", tfm_dtype_name(tensor.dtype), dims);
+}
+
+double valueAt(const tfm_tensor &tensor, int64_t index) {
+  switch (tensor.dtype) {
+  case TFM_DTYPE_F32:
+    return static_cast<const float *>(tensor.data)[index];
+  case TFM_DTYPE_F64:
+    return static_cast<const double *>(tensor.data)[index];
+  case TFM_DTYPE_I32:
+    return static_cast<const int32_t *>(tensor.data)[index];
+  case TFM_DTYPE_I64:
+    return static_cast<double>(
+        static_cast<const int64_t *>(tensor.data)[index]);
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+  return 0;
+}
+
+/// Prints a tensor the way numpy does with precision=4, floatmode='fixed'.
+class TensorPrinter {
+public:
+  explicit TensorPrinter(const tfm_tensor &tensor) : tensor(tensor) {}
+
+  std::string print() {
+    int64_t count = tfm_tensor_element_count(&tensor);
+    if (count == 0)
+      return "[]";
+    bool summarise = count > kSummaryThreshold;
+    // The indices shown along each dim; -1 stands for "...".
+    shown.resize(tensor.rank);
+    strides.assign(tensor.rank, 1);
+    for (int32_t d = tensor.rank - 1; d >= 0; --d) {
+      int64_t size = tensor.shape[d];
+      if (d + 1 < tensor.rank)
+        strides[d] = strides[d + 1] * tensor.shape[d + 1];
+      for (int64_t i = 0; i < size; ++i) {
+        if (summarise && size > 2 * kEdgeItems && i == kEdgeItems) {
+          shown[d].push_back(-1);
+          i = size - kEdgeItems;
+        }
+        shown[d].push_back(i);
+      }
+    }
+    chooseFormat(0, 0);
+    return block(0, 0, "");
+  }
+
+private:
+  std::string element(int64_t index) const {
+    double value = valueAt(tensor, index);
+    switch (tensor.dtype) {
+    case TFM_DTYPE_I32:
+    case TFM_DTYPE_I64:
+      return fmt::format("{}", static_cast<int64_t>(value));
+    default:
+      return scientific ? fmt::format("{:.4e}", value)
+                        : fmt::format("{:.4f}", value);
+    }
+  }
+
+  /// Like numpy, switches to scientific notation when fixed would hide
+  /// digits or the magnitudes differ by more than 1000x, and pads every
+  /// element to the width of the widest shown one.
+  void chooseFormat(int32_t dim, int64_t offset) {
+    if (dim == tensor.rank) {
+      double magnitude = std::fabs(valueAt(tensor, offset));
+      if (std::isfinite(magnitude) && magnitude != 0) {
+        minMagnitude = std::min(minMagnitude, magnitude);
+        maxMagnitude = std::max(maxMagnitude, magnitude);
+      }
+      return;
+    }
+    for (int64_t i : shown[dim])
+      if (i >= 0)
+        chooseFormat(dim + 1, offset + i * strides[dim]);
+    if (dim != 0)
+      return;
+    scientific =
+        maxMagnitude > 0 && (maxMagnitude >= 1e8 || minMagnitude < 1e-4 ||
+                             maxMagnitude / minMagnitude > 1e3);
+    measure(0, 0);
+  }
+
+  void measure(int32_t dim, int64_t offset) {
+    if (dim == tensor.rank) {
+      width = std::max(width, element(offset).size());
+      return;
+    }
+    for (int64_t i : shown[dim])
+      if (i >= 0)
+        measure(dim + 1, offset + i * strides[dim]);
+  }
+
+  std::string block(int32_t dim, int64_t offset, const std::string &indent) {
+    if (dim == tensor.rank)
+      return fmt::format("{:>{}}", element(offset), width);
+    std::string out = "[";
+    std::string childIndent = indent + " ";
+    bool innermost = dim + 1 == tensor.rank;
+    // The line starts with one bracket or space per enclosing dim.
+    size_t column = indent.size() + 1;
+    for (size_t k = 0; k < shown[dim].size(); ++k) {
+      int64_t i = shown[dim][k];
+      std::string child =
+          i < 0 ? "..."
+                : block(dim + 1, offset + i * strides[dim], childIndent);
+      if (k > 0 && innermost) {
+        // Wrap long rows, leaving room for the closing brackets.
+        if (column + 1 + child.size() + dim + 1 > kLineWidth) {
+          out += "\n" + childIndent;
+          column = childIndent.size();
+        } else {
+          out += " ";
+          ++column;
+        }
+      } else if (k > 0) {
+        out += std::string(tensor.rank - dim - 1, '\n') + childIndent;
+      }
+      out += child;
+      column += child.size();
+    }
+    return out + "]";
+  }
+
+  const tfm_tensor &tensor;
+  std::vector<std::vector<int64_t>> shown;
+  std::vector<int64_t> strides;
+  double minMagnitude = INFINITY, maxMagnitude = 0;
+  bool scientific = false;
+  size_t width = 0;
+};
+
+/// Compares with numpy.allclose's rule; returns true when every element is
+/// close. NaN is never close, equal infinities are.
+bool compare(const std::string &name, const tfm_tensor &actual,
+             const tfm_tensor &expected, double rtol, double atol) {
+  bool sameShape = actual.rank == expected.rank;
+  for (int32_t d = 0; sameShape && d < actual.rank; ++d)
+    sameShape = actual.shape[d] == expected.shape[d];
+  if (!sameShape) {
+    fmt::print("{}: shape {} but expected {}: MISMATCH\n", name,
+               describe(actual), describe(expected));
+    return false;
+  }
+  double maxAbs = 0, maxRel = 0;
+  bool close = true;
+  int64_t count = tfm_tensor_element_count(&actual);
+  for (int64_t i = 0; i < count; ++i) {
+    double a = valueAt(actual, i), e = valueAt(expected, i);
+    if (a == e)
+      continue;
+    double diff = std::fabs(a - e);
+    if (std::isnan(diff))
+      diff = INFINITY;
+    close = close && diff <= atol + rtol * std::fabs(e);
+    maxAbs = std::max(maxAbs, diff);
+    maxRel = std::max(maxRel, e == 0 ? INFINITY : diff / std::fabs(e));
+  }
+  fmt::print("{}: max abs err {:.1e}, max rel err {:.1e} (rtol {:g}, atol "
+             "{:g}): {}\n",
+             name, maxAbs, maxRel, rtol, atol, close ? "ok" : "MISMATCH");
+  return close;
+}
+
+/// The index of `name` among the model's inputs or outputs, or a failure
+/// that lists the names it could have been.
+size_t findTensor(const tfm_model *model, bool input, const std::string &name,
+                  const char *flag) {
+  size_t count =
+      input ? tfm_model_input_count(model) : tfm_model_output_count(model);
+  std::string names;
+  for (size_t i = 0; i < count; ++i) {
+    const char *candidate = input ? tfm_model_input_name(model, i)
+                                  : tfm_model_output_name(model, i);
+    if (name == candidate)
+      return i;
+    names += fmt::format("{}{}", i ? ", " : "", candidate);
+  }
+  fail(fmt::format("{}: model '{}' has no {} '{}' (its {}s: {})", flag,
+                   tfm_model_name(model), input ? "input" : "output", name,
+                   input ? "input" : "output", names));
+}
+
+double milliseconds(std::chrono::steady_clock::duration duration) {
+  return std::chrono::duration<double, std::milli>(duration).count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseOptions(argc, argv);
+
+  tfm_model *rawModel = nullptr;
+  check(tfm_model_load(options.artifact.c_str(), &rawModel));
+  ModelPtr model(rawModel);
+
+  size_t inputCount = tfm_model_input_count(model.get());
+  std::vector<OwnedTensor> inputFiles(inputCount);
+  std::vector<bool> given(inputCount, false);
+  for (const NamedFile &input : options.inputs) {
+    size_t index = findTensor(model.get(), true, input.name, "--input");
+    if (given[index])
+      fail(fmt::format("--input: '{}' is given twice", input.name));
+    given[index] = true;
+    check(tfm_npy_read(input.path.c_str(), &inputFiles[index].tensor));
+  }
+  std::string missing, all;
+  for (size_t i = 0; i < inputCount; ++i) {
+    const char *name = tfm_model_input_name(model.get(), i);
+    all += fmt::format("{}{}", i ? ", " : "", name);
+    if (!given[i])
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
+  }
+  if (!missing.empty())
+    fail(fmt::format("missing --input for {} (model '{}' takes: {})", missing,
+                     tfm_model_name(model.get()), all));
+
+  std::vector<tfm_tensor> inputs;
+  for (const OwnedTensor &input : inputFiles)
+    inputs.push_back(input.tensor);
+  size_t outputCount = tfm_model_output_count(model.get());
+  std::vector<OwnedTensor> outputFiles(outputCount);
+  std::vector<tfm_tensor> outputs(outputCount);
+  check(tfm_model_infer_output_shapes(model.get(), inputs.data(), inputCount,
+                                      outputs.data(), outputCount));
+  for (size_t o = 0; o < outputCount; ++o) {
+    check(tfm_tensor_allocate(outputs[o].dtype, outputs[o].rank,
+                              outputs[o].shape, &outputFiles[o].tensor));
+    outputs[o] = outputFiles[o].tensor;
+  }
+  // Resolve the names of --output and --expected before the (maybe long) run.
+  std::vector<std::pair<size_t, std::string>> writes, comparisons;
+  for (const NamedFile &output : options.outputs)
+    writes.emplace_back(findTensor(model.get(), false, output.name, "--output"),
+                        output.path);
+  for (const NamedFile &expected : options.expected)
+    comparisons.emplace_back(
+        findTensor(model.get(), false, expected.name, "--expected"),
+        expected.path);
+
+  check(tfm_model_run(model.get(), inputs.data(), inputCount, outputs.data(),
+                      outputCount));
+
+  if (!options.quiet) {
+    for (size_t o = 0; o < outputCount; ++o)
+      fmt::print("{}: {}\n{}\n", tfm_model_output_name(model.get(), o),
+                 describe(outputs[o]), TensorPrinter(outputs[o]).print());
+  }
+  for (const auto &[index, path] : writes)
+    check(tfm_npy_write(path.c_str(), &outputs[index]));
+  bool allClose = true;
+  for (const auto &[index, path] : comparisons) {
+    OwnedTensor expected;
+    check(tfm_npy_read(path.c_str(), &expected.tensor));
+    allClose &=
+        compare(tfm_model_output_name(model.get(), index), outputs[index],
+                expected.tensor, options.rtol, options.atol);
+  }
+
+  if (options.bench > 0) {
+    using Clock = std::chrono::steady_clock;
+    // The run above was the warm-up.
+    std::vector<double> times;
+    for (long i = 0; i < options.bench; ++i) {
+      Clock::time_point start = Clock::now();
+      check(tfm_model_run(model.get(), inputs.data(), inputCount,
+                          outputs.data(), outputCount));
+      times.push_back(milliseconds(Clock::now() - start));
+    }
+    std::sort(times.begin(), times.end());
+    double median =
+        times.size() % 2
+            ? times[times.size() / 2]
+            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    fmt::print("bench: {} runs, min {:.4f} ms, median {:.4f} ms\n",
+               options.bench, times.front(), median);
+  }
+  std::fflush(stdout);
+  return allClose ? 0 : kExitMismatch;
+}
