@@ -76,6 +76,18 @@ def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
+  let summary = "Turn memref.copy between non-contiguous views into loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a copy between non-contiguous memrefs
+    (subviews, as concatenation leaves them) to a call into MLIR's C runner
+    library, which a compiled model must not depend on. This pass rewrites
+    such copies as `linalg.copy`, which becomes plain loops; copies between
+    contiguous memrefs stay and become `memcpy`.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
   let summary = "Add the artifact's C entry points to a lowered model";
   let description = [{
