@@ -1,0 +1,198 @@
+//===- FrontendTest.cpp - The .tfm parser: models and errors --------------===//
+#include "FrontendTestUtils.h"
+
+#include "compiler/Frontend/WeightShapes.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+#include "tfm/safetensors.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir;
+using tfm::test::parse;
+using tfm::test::TableWeights;
+
+namespace {
+template <typename OpTy> int count(ModuleOp module) {
+  int n = 0;
+  module.walk([&](OpTy) { ++n; });
+  return n;
+}
+
+std::string signatureOf(ModuleOp module) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  module.walk([&](func::FuncOp f) { os << f->getAttr("tfm.signature"); });
+  return s;
+}
+} // namespace
+
+TEST_CASE("hand-written attention parses into tfm primitives", "[frontend]") {
+  MLIRContext ctx;
+  TableWeights weights;
+  weights.shapes = {{"W_q.weight", {2, 2}}, {"W_k.weight", {2, 2}},
+                    {"W_v.weight", {2, 2}}};
+  auto result = parse(ctx, R"(model self_attention
+input x: f32[batch, seq, 2]
+q = linear(x, weight = "W_q.weight")
+k = linear(x, weight = "W_k.weight")
+v = linear(x, weight = "W_v.weight")
+y = softmax(q @ transpose(k, 1, 2) / sqrt(2), dim = 2) @ v
+output y
+)",
+                      &weights);
+  INFO(result.error);
+  REQUIRE(result.module);
+  ModuleOp m = *result.module;
+  CHECK(count<tfm::WeightOp>(m) == 3);
+  CHECK(count<tfm::LinearOp>(m) == 3);
+  CHECK(count<tfm::MatmulOp>(m) == 2);
+  CHECK(count<tfm::TransposeOp>(m) == 1);
+  CHECK(count<tfm::SoftmaxOp>(m) == 1);
+  int divides = 0;
+  m.walk([&](tfm::ScaleOp op) {
+    CHECK(op.getFactor().convertToDouble() == Approx(std::sqrt(2.0)));
+    divides += op.getDivide();
+  });
+  CHECK(divides == 1);
+  std::string sig = signatureOf(m);
+  CHECK(sig.find("symbols = [\"batch\", \"seq\"]") != std::string::npos);
+  CHECK(sig.find("shape = [\"batch\", \"seq\", 2]") != std::string::npos);
+}
+
+TEST_CASE("every seed model parses against its weights", "[frontend]") {
+  for (const char *seed :
+       {"000_self_attention", "001_embedding_attention", "002_numpy_attention",
+        "003_multi_head", "004_multi_headed"}) {
+    std::string dir = std::string(TFM_SOURCE_DIR) + "/examples/seeds/" + seed;
+    auto buffer = llvm::MemoryBuffer::getFile(dir + "/model.tfm");
+    REQUIRE(buffer);
+    std::string error;
+    auto file = ::tfm::SafeTensorsFile::open(dir + "/weights.safetensors", error);
+    INFO(seed << ": " << error);
+    REQUIRE(file);
+    mlir::tfm::SafeTensorsWeightShapes weights(*file);
+    MLIRContext ctx;
+    auto result = parse(ctx, (*buffer)->getBuffer().str(), &weights);
+    INFO(result.error);
+    CHECK(result.module);
+    // Without weights, the first weight reference is the error.
+    MLIRContext bare;
+    auto unbound = parse(bare, (*buffer)->getBuffer().str());
+    CHECK(unbound.error.find("unknown weight") != std::string::npos);
+  }
+}
+
+TEST_CASE("param declares weight shapes without a file", "[frontend]") {
+  MLIRContext ctx;
+  auto result = parse(ctx, R"(model m
+param "w": f32[4, 3]
+param "b": f32[4]
+input x: f32[n, 3]
+y = linear(x, weight = "w", bias = "b")
+output y
+)");
+  INFO(result.error);
+  REQUIRE(result.module);
+  CHECK(count<tfm::LinearOp>(*result.module) == 1);
+}
+
+TEST_CASE("layers: embedding, positional encoding, sdpa, mha, concat",
+          "[frontend]") {
+  MLIRContext ctx;
+  TableWeights weights;
+  weights.shapes = {{"embed", {10, 8}},
+                    {"mha.in_proj_weight", {24, 8}},
+                    {"mha.in_proj_bias", {24}},
+                    {"mha.out_proj.weight", {8, 8}},
+                    {"mha.out_proj.bias", {8}}};
+  auto result = parse(ctx, R"(model encoder
+input tokens: i64[batch, seq]
+x = embedding(tokens, weight = "embed")
+x2 = x + positional_encoding(x)
+a = multi_head_attention(x2, x2, x2, heads = 2, weights = "mha")
+s = sdpa(a, a, a, scale = 0.5)
+c = concat(a, s, dim = -1)
+output c
+)",
+                      &weights);
+  INFO(result.error);
+  REQUIRE(result.module);
+  ModuleOp m = *result.module;
+  CHECK(count<tfm::EmbeddingOp>(m) == 1);
+  CHECK(count<tfm::PositionalEncodingOp>(m) == 1);
+  CHECK(count<tfm::AddOp>(m) == 1);
+  CHECK(count<tfm::MultiHeadAttentionOp>(m) == 1);
+  CHECK(count<tfm::SdpaOp>(m) == 1);
+  CHECK(count<tfm::ConcatOp>(m) == 1);
+  m.walk([](tfm::ConcatOp op) {
+    CHECK(op.getResult().getType().getShape().back() == 16);
+  });
+}
+
+struct ErrorCase {
+  const char *name;
+  const char *source;
+  const char *expected; // "line:col: substring"
+};
+
+TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
+  const ErrorCase cases[] = {
+      {"empty file", "\n# nothing\n", "2:10: empty model file"},
+      {"no model line", "input x: f32[2]\n", "1:1: a model file starts with"},
+      {"bad dtype", "model m\ninput x: f16[2]\n", "2:10: expected an element type"},
+      {"bad dim", "model m\ninput x: f32[2, -1]\n", "2:17: expected a dimension"},
+      {"unknown name", "model m\ninput x: f32[2, 2]\ny = x @ z\noutput y\n",
+       "3:9: unknown value 'z'"},
+      {"unknown function",
+       "model m\ninput x: f32[2, 2]\ny = gelu(x)\noutput y\n",
+       "3:5: unknown function 'gelu'"},
+      {"named dims differ",
+       "model m\ninput a: f32[seq, 4]\ninput b: f32[3, 4]\n"
+       "y = a @ transpose(b)\ny2 = transpose(b) @ a\noutput y2\n",
+       "5:19: matmul: [4, 3] @ [seq, 4] contracts mismatched dimensions 3 and seq"},
+      {"unterminated string",
+       "model m\ninput x: f32[2, 2]\ny = linear(x, weight = \"w)\noutput y\n",
+       "3:24: expected an expression but the string is not closed"},
+      {"missing paren", "model m\ninput x: f32[2, 2]\ny = softmax(x\noutput y\n",
+       "4:1: expected ',' or ')'"},
+      {"redefinition",
+       "model m\ninput x: f32[2, 2]\nx = softmax(x)\noutput x\n",
+       "3:1: 'x' is already defined"},
+      {"no output", "model m\ninput x: f32[2, 2]\ny = softmax(x)\n",
+       "no 'output' statement"},
+      {"softmax dim", "model m\ninput x: f32[2, 2]\ny = softmax(x, dim = 2)\noutput y\n",
+       "3:5: dimension 2 is out of range for [2, 2]"},
+      {"tensor times tensor",
+       "model m\ninput x: f32[2, 2]\ny = x * x\noutput y\n",
+       "3:7: '*' multiplies a tensor by a number"},
+      {"unknown keyword",
+       "model m\ninput x: f32[2, 2]\ny = softmax(x, axis = 1)\noutput y\n",
+       "3:23: softmax() has no argument 'axis'"},
+      {"unknown weight",
+       "model m\ninput x: f32[2, 2]\ny = linear(x, weight = \"nope\")\noutput y\n",
+       "3:24: unknown weight 'nope'"},
+      {"linear feature mismatch",
+       "model m\nparam \"w\": f32[4, 3]\ninput x: f32[seq, 5]\n"
+       "y = linear(x, weight = \"w\")\noutput y\n",
+       "4:5: linear: input [seq, 5] has 5 features but the weight [4, 3] "
+       "expects 3"},
+      {"mha heads",
+       "model m\ninput x: f32[s, 6]\nparam \"in_proj_weight\": f32[18, 6]\n"
+       "param \"out_proj.weight\": f32[6, 6]\n"
+       "y = multi_head_attention(x, x, x, heads = 4, bias = false)\noutput y\n",
+       "5:5: multi_head_attention: embedding dimension 6 is not divisible by 4"},
+      {"stray character", "model m\ninput x: f32[2, 2] $\n",
+       "2:20: expected the end of the statement but found '$'"},
+      {"two models", "model a\nmodel b\n", "2:1: a file holds one model"},
+  };
+  for (const ErrorCase &c : cases) {
+    MLIRContext ctx;
+    auto result = tfm::test::parse(ctx, c.source);
+    INFO(c.name << "\n  got: " << result.error << "\n  expected: " << c.expected);
+    CHECK_FALSE(result.module);
+    CHECK(result.error.find(c.expected) != std::string::npos);
+  }
+}

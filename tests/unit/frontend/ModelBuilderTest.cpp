@@ -1,0 +1,78 @@
+//===- ModelBuilderTest.cpp - The C++ model-building API ------------------===//
+#include "FrontendTestUtils.h"
+
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/IR/Verifier.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+TEST_CASE("ModelBuilder builds seed 001's attention from C++", "[builder]") {
+  MLIRContext ctx;
+  ::tfm::test::TableWeights weights;
+  weights.shapes = {{"embed.weight", {6, 16}},
+                    {"W_query", {24, 16}},
+                    {"W_key", {24, 16}},
+                    {"W_value", {28, 16}}};
+  Location loc = UnknownLoc::get(&ctx);
+  ModelBuilder b(&ctx, "embedding_attention", loc, &weights);
+  auto tokens =
+      b.input("tokens", IntegerType::get(&ctx, 64), {Dim::named("seq")}, loc);
+  REQUIRE(succeeded(tokens));
+  auto embedded = b.embedding(*tokens, *b.weight("embed.weight", loc), loc);
+  REQUIRE(succeeded(embedded));
+  auto q = b.linear(*embedded, *b.weight("W_query", loc), std::nullopt, loc);
+  auto k = b.linear(*embedded, *b.weight("W_key", loc), std::nullopt, loc);
+  auto v = b.linear(*embedded, *b.weight("W_value", loc), std::nullopt, loc);
+  REQUIRE((succeeded(q) && succeeded(k) && succeeded(v)));
+  auto context = b.sdpa(*q, *k, *v, std::nullopt, loc);
+  REQUIRE(succeeded(context));
+  CHECK(formatShape(context->shape) == "[seq, 28]");
+  REQUIRE(succeeded(b.output("context", *context, loc)));
+  auto module = b.finish(loc);
+  REQUIRE(succeeded(module));
+  CHECK(succeeded(verify(module->get())));
+  int sdpas = 0;
+  module->get().walk([&](SdpaOp op) {
+    ++sdpas;
+    CHECK(op.getScaleOrDefault() == Approx(1.0 / std::sqrt(24.0)));
+  });
+  CHECK(sdpas == 1);
+}
+
+TEST_CASE("ModelBuilder rejects bad shapes with a diagnostic", "[builder]") {
+  MLIRContext ctx;
+  std::string message;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  Location loc = UnknownLoc::get(&ctx);
+  ModelBuilder b(&ctx, "m", loc, nullptr);
+  auto f32 = Float32Type::get(&ctx);
+  auto x = b.input("x", f32, {Dim::named("seq"), Dim::of(8)}, loc);
+  auto y = b.input("y", f32, {Dim::named("len"), Dim::of(8)}, loc);
+  REQUIRE((succeeded(x) && succeeded(y)));
+
+  // seq and len are different run-time sizes: adding them cannot be allowed.
+  CHECK(failed(b.add(*x, *y, loc)));
+  CHECK(message.find("do not broadcast (seq vs len)") != std::string::npos);
+
+  CHECK(failed(b.sdpa(*x, *y, *x, std::nullopt, loc)));
+  CHECK(message.find("differ in sequence length") != std::string::npos);
+
+  CHECK(failed(b.scale(*x, 0.0, /*divide=*/true, loc)));
+  CHECK(message.find("division by 0") != std::string::npos);
+
+  CHECK(failed(b.weight("missing", loc)));
+  CHECK(message.find("unknown weight 'missing'") != std::string::npos);
+
+  CHECK(failed(b.input("x", f32, {Dim::of(1)}, loc)));
+  CHECK(message.find("declared twice") != std::string::npos);
+
+  CHECK(failed(b.finish(loc)));
+  CHECK(message.find("has no output") != std::string::npos);
+}
