@@ -118,10 +118,15 @@ FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
   for (int64_t d : info->shape)
     shape.push_back(Dim::of(d));
   OpBuilder::InsertionGuard guard(builder);
-  // Weights go first so that any later use is dominated.
-  builder.setInsertionPointToStart(&func.getBody().front());
-  Value v = WeightOp::create(builder, loc, typeOf(shape, info->elementType),
+  // Weights go first, in order of first use, so any later use is dominated.
+  if (lastWeight)
+    builder.setInsertionPointAfter(lastWeight);
+  else
+    builder.setInsertionPointToStart(&func.getBody().front());
+  auto op = WeightOp::create(builder, loc, typeOf(shape, info->elementType),
                              builder.getStringAttr(name));
+  lastWeight = op;
+  Value v = op;
   Tensor t{v, shape};
   weightCache[name] = t;
   return t;

@@ -131,6 +131,7 @@ private:
   SmallVector<Attribute> inputSignature, outputSignature;
   SmallVector<Value> outputs;
   llvm::StringMap<Tensor> weightCache;
+  Operation *lastWeight = nullptr;
 };
 
 } // namespace mlir::tfm

@@ -11,8 +11,8 @@
 #include <catch2/catch.hpp>
 
 using namespace mlir;
-using tfm::test::parse;
-using tfm::test::TableWeights;
+using tfmtest::parse;
+using tfmtest::TableWeights;
 
 namespace {
 template <typename OpTy> int count(ModuleOp module) {
@@ -46,13 +46,13 @@ output y
   INFO(result.error);
   REQUIRE(result.module);
   ModuleOp m = *result.module;
-  CHECK(count<tfm::WeightOp>(m) == 3);
-  CHECK(count<tfm::LinearOp>(m) == 3);
-  CHECK(count<tfm::MatmulOp>(m) == 2);
-  CHECK(count<tfm::TransposeOp>(m) == 1);
-  CHECK(count<tfm::SoftmaxOp>(m) == 1);
+  CHECK(count<mlir::tfm::WeightOp>(m) == 3);
+  CHECK(count<mlir::tfm::LinearOp>(m) == 3);
+  CHECK(count<mlir::tfm::MatmulOp>(m) == 2);
+  CHECK(count<mlir::tfm::TransposeOp>(m) == 1);
+  CHECK(count<mlir::tfm::SoftmaxOp>(m) == 1);
   int divides = 0;
-  m.walk([&](tfm::ScaleOp op) {
+  m.walk([&](mlir::tfm::ScaleOp op) {
     CHECK(op.getFactor().convertToDouble() == Approx(std::sqrt(2.0)));
     divides += op.getDivide();
   });
@@ -96,7 +96,7 @@ output y
 )");
   INFO(result.error);
   REQUIRE(result.module);
-  CHECK(count<tfm::LinearOp>(*result.module) == 1);
+  CHECK(count<mlir::tfm::LinearOp>(*result.module) == 1);
 }
 
 TEST_CASE("layers: embedding, positional encoding, sdpa, mha, concat",
@@ -121,13 +121,13 @@ output c
   INFO(result.error);
   REQUIRE(result.module);
   ModuleOp m = *result.module;
-  CHECK(count<tfm::EmbeddingOp>(m) == 1);
-  CHECK(count<tfm::PositionalEncodingOp>(m) == 1);
-  CHECK(count<tfm::AddOp>(m) == 1);
-  CHECK(count<tfm::MultiHeadAttentionOp>(m) == 1);
-  CHECK(count<tfm::SdpaOp>(m) == 1);
-  CHECK(count<tfm::ConcatOp>(m) == 1);
-  m.walk([](tfm::ConcatOp op) {
+  CHECK(count<mlir::tfm::EmbeddingOp>(m) == 1);
+  CHECK(count<mlir::tfm::PositionalEncodingOp>(m) == 1);
+  CHECK(count<mlir::tfm::AddOp>(m) == 1);
+  CHECK(count<mlir::tfm::MultiHeadAttentionOp>(m) == 1);
+  CHECK(count<mlir::tfm::SdpaOp>(m) == 1);
+  CHECK(count<mlir::tfm::ConcatOp>(m) == 1);
+  m.walk([](mlir::tfm::ConcatOp op) {
     CHECK(op.getResult().getType().getShape().back() == 16);
   });
 }
@@ -140,7 +140,7 @@ struct ErrorCase {
 
 TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
   const ErrorCase cases[] = {
-      {"empty file", "\n# nothing\n", "2:10: empty model file"},
+      {"empty file", "\n# nothing\n", "3:1: empty model file"},
       {"no model line", "input x: f32[2]\n", "1:1: a model file starts with"},
       {"bad dtype", "model m\ninput x: f16[2]\n", "2:10: expected an element type"},
       {"bad dim", "model m\ninput x: f32[2, -1]\n", "2:17: expected a dimension"},
@@ -190,7 +190,7 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
   };
   for (const ErrorCase &c : cases) {
     MLIRContext ctx;
-    auto result = tfm::test::parse(ctx, c.source);
+    auto result = tfmtest::parse(ctx, c.source);
     INFO(c.name << "\n  got: " << result.error << "\n  expected: " << c.expected);
     CHECK_FALSE(result.module);
     CHECK(result.error.find(c.expected) != std::string::npos);

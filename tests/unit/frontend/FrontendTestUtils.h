@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-namespace tfm::test {
+namespace tfmtest {
 
 /// Weight shapes from a fixed table, so tests need no files.
 class TableWeights : public mlir::tfm::WeightShapes {
@@ -60,6 +60,6 @@ inline ParseResult parse(mlir::MLIRContext &ctx, const std::string &text,
   return result;
 }
 
-} // namespace tfm::test
+} // namespace tfmtest
 
 #endif // TFM_TESTS_UNIT_FRONTEND_FRONTENDTESTUTILS_H

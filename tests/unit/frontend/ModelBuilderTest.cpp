@@ -12,7 +12,7 @@ using namespace mlir::tfm;
 
 TEST_CASE("ModelBuilder builds seed 001's attention from C++", "[builder]") {
   MLIRContext ctx;
-  ::tfm::test::TableWeights weights;
+  tfmtest::TableWeights weights;
   weights.shapes = {{"embed.weight", {6, 16}},
                     {"W_query", {24, 16}},
                     {"W_key", {24, 16}},
