@@ -55,11 +55,62 @@ std::optional<EmitKind> mlir::tfm::emitKindForPath(StringRef path) {
 }
 
 namespace {
+/// The innermost file location of `loc`, if it has one.
+std::optional<FileLineColLoc> findFileLocation(Location loc) {
+  std::optional<FileLineColLoc> found;
+  loc->walk([&](Location l) {
+    if (auto file = dyn_cast<FileLineColLoc>(l)) {
+      found = file;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// One line per diagnostic, `file:line:col: error: message`, as compilers
+/// print them; the IR dumps that pass failures attach as notes are dropped.
+void printDiagnostic(Diagnostic &diag) {
+  auto print = [](Location loc, DiagnosticSeverity severity,
+                  const std::string &message) {
+    if (std::optional<FileLineColLoc> file = findFileLocation(loc))
+      llvm::errs() << file->getFilename().getValue() << ":" << file->getLine()
+                   << ":" << file->getColumn() << ": ";
+    else
+      llvm::errs() << "tfm-compile: ";
+    switch (severity) {
+    case DiagnosticSeverity::Error:
+      llvm::errs() << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      llvm::errs() << "warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      llvm::errs() << "note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      llvm::errs() << "remark: ";
+      break;
+    }
+    llvm::errs() << message << "\n";
+  };
+  print(diag.getLocation(), diag.getSeverity(), diag.str());
+  for (Diagnostic &note : diag.getNotes()) {
+    std::string text = note.str();
+    if (StringRef(text).starts_with("see current operation"))
+      continue;
+    print(note.getLocation(), note.getSeverity(), text);
+  }
+}
+
 class Compilation {
 public:
   explicit Compilation(const CompileOptions &options)
       : options(options), context(makeRegistry()),
-        handler(sourceMgr, &context) {}
+        handler(&context, [](Diagnostic &diag) {
+          printDiagnostic(diag);
+          return success();
+        }) {}
 
   LogicalResult run();
 
@@ -83,7 +134,7 @@ private:
   const CompileOptions &options;
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler;
+  ScopedDiagnosticHandler handler;
 };
 
 LogicalResult Compilation::writeText(StringRef path,
