@@ -32,7 +32,7 @@ struct ConvertTfmToLinalgPass
       return signalPassFailure();
 
     WalkResult leftover = getOperation().walk([](Operation *op) {
-      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp>(op)) {
+      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp, AttentionOp>(op)) {
         op->emitError("could not lower '")
             << op->getName() << "' to linalg"
             << (isa<SdpaOp, MultiHeadAttentionOp>(op)

@@ -213,6 +213,30 @@ LogicalResult ConcatOp::verify() {
   return verifyResultShape(*this, expected);
 }
 
+LogicalResult MaskedFillOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput()), mask = shapeOf(getMask());
+  if (mask.size() > input.size())
+    return emitOpError("mask ") << formatShape(mask)
+                                << " has more dimensions than the input "
+                                << formatShape(input);
+  for (size_t i = 0; i < mask.size(); ++i) {
+    int64_t d = input[input.size() - mask.size() + i];
+    if (mask[i] != 1 && !dimsAgree(mask[i], d))
+      return emitOpError("mask ") << formatShape(mask)
+                                  << " does not broadcast to the input "
+                                  << formatShape(input);
+  }
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getInput().getType().getRank() < 2)
+    return emitOpError("input must be [..., Sq, Sk]");
+  return success();
+}
+
 LogicalResult LinearOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput()), weight = shapeOf(getWeight());
   if (input.empty())
@@ -344,6 +368,88 @@ LogicalResult MultiHeadAttentionOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
   return verifyResultShape(*this, expected);
+}
+
+LogicalResult AttentionOp::verify() {
+  auto shapeOfAny = [](Value v) {
+    return cast<ShapedType>(v.getType()).getShape();
+  };
+  bool tensors = isa<RankedTensorType>(getInit().getType());
+  for (Value v : getOperation()->getOperands()) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    if (!type || !type.hasRank() || isa<RankedTensorType>(type) != tensors)
+      return emitOpError("operands must all be ranked tensors or all memrefs");
+  }
+  if (tensors != (getNumResults() == 1))
+    return emitOpError(tensors ? "on tensors must return one result"
+                               : "on memrefs returns nothing");
+  ArrayRef<int64_t> q = shapeOfAny(getQuery()), k = shapeOfAny(getKey()),
+                    v = shapeOfAny(getValue()), o = shapeOfAny(getInit());
+  size_t rank = q.size();
+  if (rank < 2 || k.size() != rank || v.size() != rank || o.size() != rank)
+    return emitOpError("query, key, value and init must have the same rank, "
+                       "2 or more");
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!dimsAgree(q[d], k[d]) || !dimsAgree(q[d], v[d]) ||
+        !dimsAgree(q[d], o[d]))
+      return emitOpError("query, key, value and init disagree in batch "
+                         "dimension ")
+             << d;
+  if (!dimsAgree(q.back(), k.back()))
+    return emitOpError("query ") << formatShape(q) << " and key "
+                                 << formatShape(k)
+                                 << " disagree on the head dimension";
+  if (!dimsAgree(k[rank - 2], v[rank - 2]))
+    return emitOpError("key ") << formatShape(k) << " and value "
+                               << formatShape(v)
+                               << " disagree on the key sequence length";
+  if (!dimsAgree(o[rank - 2], q[rank - 2]) || !dimsAgree(o.back(), v.back()))
+    return emitOpError("init ") << formatShape(o) << " must be [..., "
+                                << formatDim(q[rank - 2]) << ", "
+                                << formatDim(v.back()) << "]";
+  Type elementType = cast<ShapedType>(getQuery().getType()).getElementType();
+  for (Value x : {getKey(), getValue(), getInit()})
+    if (cast<ShapedType>(x.getType()).getElementType() != elementType)
+      return emitOpError("query, key, value and init must share an element "
+                         "type");
+  if (!isa<FloatType>(elementType))
+    return emitOpError("needs a float element type");
+  if (Value mask = getMask()) {
+    auto maskType = cast<ShapedType>(mask.getType());
+    Type maskElement = maskType.getElementType();
+    if (maskElement != elementType && !maskElement.isInteger(1))
+      return emitOpError("mask must be i1 or ") << elementType;
+    ArrayRef<int64_t> m = maskType.getShape();
+    if (m.size() > rank)
+      return emitOpError("mask has more dimensions than the scores");
+    SmallVector<int64_t> scores(q.drop_back());
+    scores.push_back(k[rank - 2]);
+    for (size_t i = 0; i < m.size(); ++i) {
+      int64_t s = scores[rank - m.size() + i];
+      if (m[i] != 1 && !dimsAgree(m[i], s))
+        return emitOpError("mask ")
+               << formatShape(m) << " does not broadcast to the scores "
+               << formatShape(scores);
+    }
+  }
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite");
+  return success();
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!hasPureBufferSemantics())
+    return;
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (&operand == &getInitMutable())
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
 }
 
 #define GET_OP_CLASSES

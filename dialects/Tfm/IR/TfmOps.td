@@ -10,6 +10,7 @@
 #define TFM_OPS_TD
 
 include "dialects/Tfm/IR/TfmBase.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
@@ -171,6 +172,50 @@ def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
   }];
 }
 
+def Tfm_MaskedFillOp : Tfm_Op<"masked_fill", [Pure]> {
+  let summary = "Replaces elements where a boolean mask is true";
+  let description = [{
+    `result = mask ? value : input`, like `Tensor.masked_fill`. The `i1`
+    mask aligns with `input` at its trailing dims and broadcasts where it has
+    a static 1 or lacks a dim. Filling attention scores with `-inf` is how a
+    boolean attention mask is written (true = masked out, as in
+    `nn.MultiheadAttention`).
+
+    Example:
+
+    ```mlir
+    %m = tfm.masked_fill %s, %mask, 0xFF800000 : tensor<?x?xf32>, tensor<?x?xi1> -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, RankedTensorOf<[I1]>:$mask,
+                       F64Attr:$value);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $mask `,` $value attr-dict `:` type($input) `,` type($mask)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_CausalMaskOp : Tfm_Op<"causal_mask", [Pure, SameOperandsAndResultType]> {
+  let summary = "Masks the scores of future keys with -inf";
+  let description = [{
+    For scores `[..., Sq, Sk]`, sets element `(i, j)` to `-inf` where
+    `j > i` (causal masking aligned at the top left, as PyTorch's
+    `is_causal` for equal lengths) and keeps the rest.
+
+    Example:
+
+    ```mlir
+    %c = tfm.causal_mask %s : tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Layers
 //===----------------------------------------------------------------------===//
@@ -306,6 +351,59 @@ def Tfm_MultiHeadAttentionOp : Tfm_Op<"multi_head_attention",
     `heads` $num_heads attr-dict `:` functional-type(operands, $result)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused attention
+//===----------------------------------------------------------------------===//
+
+def Tfm_AttentionOp : Tfm_Op<"attention", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Fused scaled dot-product attention (flash attention)";
+  let description = [{
+    `init = softmax(scale * Q K^T + mask) V` computed without materializing
+    the `[Sq, Sk]` scores: the one op every attention chain is fused into
+    (`tfm-fuse-attention`) and the only one with per-target lowerings.
+
+    `Q [..., Sq, Dk]`, `K [..., Sk, Dk]`, `V [..., Sk, Dv]` and
+    `init [..., Sq, Dv]` share their leading (batch, head) dimensions.
+    The optional `mask` is aligned with the scores at its trailing dims and
+    broadcasts where it has a static 1 or lacks a dim: a float mask is added
+    to the scaled scores, an `i1` mask removes the scores where it is true
+    (the polarity of `masked_fill` and `nn.MultiheadAttention`'s mask). `causal` masks key `j > i` for query `i`
+    (aligned top-left). A query row with every key masked yields zeros.
+
+    Destination-style like linalg: on tensors it returns the result, on
+    memrefs (after bufferization) it writes `init` and returns nothing.
+
+    Example:
+
+    ```mlir
+    %o = tfm.attention ins(%q, %k, %v : tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>)
+           outs(%init : tensor<?x8x?x64xf32>) scale 0.125 {causal} -> tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
+                       Optional<AnyShaped>:$mask, AnyShaped:$init,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+    type($value) `)` (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `outs` `(` $init `:` type($init) `)` `scale` $scale attr-dict
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getInitMutable());
+    }
+    /// True once bufferized: operands are memrefs and there is no result.
+    bool hasPureBufferSemantics() {
+      return isa<MemRefType>(getInit().getType());
+    }
+  }];
 }
 
 #endif // TFM_OPS_TD
