@@ -7,6 +7,7 @@
 #include "compiler/Target/NativeCode.h"
 #include "compiler/Transforms/Signature.h"
 #include "dialects/Tfm/IR/TfmDialect.h"
+#include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -120,6 +121,7 @@ private:
     registerAllDialects(registry);
     registerAllExtensions(registry);
     registry.insert<TfmDialect>();
+    registerBufferizableOpInterfaceExternalModels(registry);
     return registry;
   }
   LogicalResult fail(const Twine &message) {

@@ -16,6 +16,25 @@ namespace tfm {
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<std::string> weights{
       *this, "weights", llvm::cl::desc("The .safetensors file to bind")};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Vector register width of the target (128, 256, 512)"),
+      llvm::cl::init(512)};
+  PassOptions::Option<int64_t> attentionBlockQ{
+      *this, "attention-block-q",
+      llvm::cl::desc("Query rows per flash-attention block"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> attentionMicroRows{
+      *this, "attention-micro-rows",
+      llvm::cl::desc("Query rows per flash-attention micro-kernel"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> attentionKeyVectors{
+      *this, "attention-key-vectors",
+      llvm::cl::desc("Vectors of keys per flash-attention block"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> attentionValueVectors{
+      *this, "attention-value-vectors",
+      llvm::cl::desc("Value vectors accumulated at once"), llvm::cl::init(4)};
   PassOptions::Option<bool> exportArtifactMetadata{
       *this, "export-artifact-metadata",
       llvm::cl::desc("Define tfm_artifact_metadata() (shared libraries)"),

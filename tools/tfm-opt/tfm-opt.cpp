@@ -7,6 +7,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Tfm/IR/TfmDialect.h"
+#include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::tfm::TfmDialect>();
+  mlir::tfm::registerBufferizableOpInterfaceExternalModels(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));
 }

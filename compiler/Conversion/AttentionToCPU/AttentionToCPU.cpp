@@ -1,0 +1,516 @@
+//===- AttentionToCPU.cpp - Flash attention loops for x86 CPUs ------------===//
+//
+// Lowers bufferized tfm.attention to the flash-attention loop nest:
+//
+//   for bh in batch*heads, for i0 in query blocks of blockQ rows:
+//     m = -inf, l = 0, acc = 0
+//     for j0 in key blocks of keyVectors*W columns (causal: up to the diagonal)
+//       Kt = K[j0 : j0+Bk, :]^T                      (packed, so rows load as vectors)
+//       S  = scale * Q[i0 : i0+Bq, :] Kt              (micro-rows x keyVectors FMA tile)
+//       S  = masks, causal and key tail -> -inf
+//       mNew = max(m, rowmax S); P = exp(S - mNew); alpha = exp(m - mNew)
+//       l = l*alpha + rowsum P; acc = acc*alpha + P V[j0 : j0+Bk, :]
+//     O[i0 : i0+Bq, :] = acc / l                    (0 where every key was masked)
+//
+// Everything lives in stack tiles sized by the options, so extra memory does
+// not grow with the sequence length. Exponentials are vector math.exp ops,
+// turned into polynomials by this pass so that LLVM never scalarizes them into
+// expf calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_CONVERTATTENTIONTOCPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+struct Tiling {
+  int64_t lanes;        ///< elements per vector register
+  int64_t blockQ;       ///< query rows per block
+  int64_t microRows;    ///< query rows per micro-kernel
+  int64_t keyVectors;   ///< vectors of keys per block
+  int64_t valueVectors; ///< value vectors accumulated at once
+  int64_t blockK() const { return keyVectors * lanes; }
+};
+
+/// Views `buffer` as [batch*heads, seq, dim].
+Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  if (rank == 3)
+    return buffer;
+  if (rank == 2) {
+    SmallVector<int64_t> shape = {1, type.getShape()[0], type.getShape()[1]};
+    auto resultType = MemRefType::get(shape, type.getElementType());
+    return memref::ExpandShapeOp::create(
+        b, loc, resultType, buffer,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  }
+  ReassociationIndices batch;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    batch.push_back(i);
+  return memref::CollapseShapeOp::create(
+      b, loc, buffer,
+      ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+}
+
+/// Emits the loop nest for one attention op. Builder helpers keep the
+/// arithmetic readable; every value is an index unless named otherwise.
+class FlashAttentionEmitter {
+public:
+  FlashAttentionEmitter(AttentionOp op, const Tiling &tiling)
+      : op(op), tiling(tiling), b(op), loc(op.getLoc()) {}
+
+  LogicalResult emit();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value fconst(double v) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, v));
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vectorType, scalar);
+  }
+  Value laneMask(Value validLanes) {
+    auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+    return vector::CreateMaskOp::create(b, loc, maskType,
+                                        ValueRange{validLanes});
+  }
+  Value loadVector(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, loc, vectorType, memref, indices);
+  }
+  void storeVector(Value value, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, loc, value, memref, indices);
+  }
+  template <typename Fn> void forLoop(Value lb, Value ub, Value step, Fn body) {
+    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPointToStart(nested.getBlock());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
+  LogicalResult analyzeMask();
+  void allocateTiles();
+  void emitQueryBlock(Value bh, Value i0);
+  void emitPackKeys(Value bh, Value j0);
+  void emitScores(Value bh, Value i0, Value rows);
+  void emitOnlineSoftmax(Value bh, Value i0, Value j0, Value rows);
+  Value loadMaskVector(Value bh, Value i, Value j, Value validLanes);
+  void emitAccumulate(Value bh, Value j0, Value rows, Value validKeys);
+  void emitStoreOutput(Value bh, Value i0, Value rows);
+
+  AttentionOp op;
+  Tiling tiling;
+  OpBuilder b;
+  Location loc;
+
+  Type elementType;
+  VectorType vectorType;
+  Value q, k, v, o;        // [BH, S, D] views
+  Value sq, sk;            // sequence lengths
+  int64_t headDim = 0;     // Dk
+  int64_t valueDim = 0;    // Dv
+  int64_t valueVectors = 0; // ceil(Dv / lanes)
+
+  // Mask addressing: element (bh, i, j) of the flattened mask is at
+  // bh*maskBatchStride + i*maskRowStride + j*(maskColumnsContiguous ? 1 : 0).
+  Value mask, maskBatchStride, maskRowStride;
+  bool maskIsBoolean = false, maskColumnsContiguous = false;
+
+  // Stack tiles.
+  Value keysT, scores, acc, rowMax, rowSum, rowScale;
+};
+
+LogicalResult FlashAttentionEmitter::analyzeMask() {
+  if (!op.getMask())
+    return success();
+  auto maskType = cast<MemRefType>(op.getMask().getType());
+  auto qType = cast<MemRefType>(op.getQuery().getType());
+  if (!maskType.getLayout().isIdentity())
+    return op.emitOpError("needs a contiguous mask buffer");
+  maskIsBoolean = maskType.getElementType().isInteger(1);
+  ArrayRef<int64_t> shape = maskType.getShape();
+  int64_t rank = shape.size(), qRank = qType.getRank();
+  auto dimOrOne = [&](int64_t fromEnd, Value full) -> std::pair<Value, bool> {
+    if (rank < fromEnd || shape[rank - fromEnd] == 1)
+      return {idx(1), false};
+    return {full, true};
+  };
+  auto [columns, hasColumns] = dimOrOne(1, sk);
+  auto [rowsValue, hasRows] = dimOrOne(2, sq);
+  maskColumnsContiguous = hasColumns;
+  maskRowStride = hasRows ? columns : idx(0);
+  // Leading dims broadcast all together or not at all.
+  bool anyBatch = false, allBatch = rank > 2;
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    bool broadcast = shape[d] == 1 && qType.getShape()[d + qRank - rank] != 1;
+    anyBatch |= !broadcast;
+    allBatch &= !broadcast;
+  }
+  if (anyBatch && (!allBatch || rank != qRank))
+    return op.emitOpError("mask must broadcast over all leading dimensions or "
+                          "none (got ")
+           << maskType << ")";
+  maskBatchStride = allBatch ? mul(rowsValue, columns) : idx(0);
+  Value flat = op.getMask();
+  if (rank != 1) {
+    ReassociationIndices all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    flat = memref::CollapseShapeOp::create(b, loc, flat,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+  mask = flat;
+  return success();
+}
+
+void FlashAttentionEmitter::allocateTiles() {
+  // Tiles go at the function entry so that no loop grows the stack.
+  OpBuilder::InsertionGuard guard(b);
+  auto func = op->getParentOfType<func::FuncOp>();
+  b.setInsertionPointToStart(&func.getBody().front());
+  int64_t bq = tiling.blockQ, bk = tiling.blockK();
+  auto tile = [&](ArrayRef<int64_t> shape) {
+    return memref::AllocaOp::create(
+        b, loc, MemRefType::get(shape, elementType),
+        b.getI64IntegerAttr(64));
+  };
+  keysT = tile({headDim, bk});
+  scores = tile({bq, bk});
+  acc = tile({bq, valueVectors * tiling.lanes});
+  rowMax = tile({bq});
+  rowSum = tile({bq});
+  rowScale = tile({bq});
+}
+
+LogicalResult FlashAttentionEmitter::emit() {
+  auto qType = cast<MemRefType>(op.getQuery().getType());
+  auto vType = cast<MemRefType>(op.getValue().getType());
+  elementType = qType.getElementType();
+  headDim = qType.getShape().back();
+  valueDim = vType.getShape().back();
+  if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
+    return op.emitOpError("needs static head dimensions to lower to CPU");
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue(),
+                        op.getInit()})
+    if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
+      return op.emitOpError("needs contiguous buffers to lower to CPU");
+  vectorType = VectorType::get({tiling.lanes}, elementType);
+  valueVectors = llvm::divideCeil(valueDim, tiling.lanes);
+
+  q = viewAs3D(b, loc, op.getQuery());
+  k = viewAs3D(b, loc, op.getKey());
+  v = viewAs3D(b, loc, op.getValue());
+  o = viewAs3D(b, loc, op.getInit());
+  Value batch = memref::DimOp::create(b, loc, q, 0);
+  sq = memref::DimOp::create(b, loc, q, 1);
+  sk = memref::DimOp::create(b, loc, k, 1);
+  if (failed(analyzeMask()))
+    return failure();
+  allocateTiles();
+
+  forLoop(idx(0), batch, idx(1), [&](Value bh) {
+    forLoop(idx(0), sq, idx(tiling.blockQ),
+            [&](Value i0) { emitQueryBlock(bh, i0); });
+  });
+  op.erase();
+  return success();
+}
+
+void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
+  Value rows = min(idx(tiling.blockQ), sub(sq, i0));
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  Value zero = fconst(0.0), one = fconst(1.0);
+  forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
+    memref::StoreOp::create(b, loc, negInf, rowMax, ValueRange{r});
+    memref::StoreOp::create(b, loc, zero, rowSum, ValueRange{r});
+    memref::StoreOp::create(b, loc, one, rowScale, ValueRange{r});
+    for (int64_t n = 0; n < valueVectors; ++n)
+      storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
+  });
+
+  // Causal: keys past the block's last query row are masked for every row.
+  Value keyEnd = op.getCausal() ? min(sk, add(i0, rows)) : sk;
+  forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
+    Value validKeys = min(idx(tiling.blockK()), sub(sk, j0));
+    emitPackKeys(bh, j0);
+    emitScores(bh, i0, rows);
+    emitOnlineSoftmax(bh, i0, j0, rows);
+    emitAccumulate(bh, j0, rows, validKeys);
+  });
+  emitStoreOutput(bh, i0, rows);
+}
+
+void FlashAttentionEmitter::emitPackKeys(Value bh, Value j0) {
+  // Rows past the end read the last row: finite values whose scores the
+  // key-tail mask removes.
+  Value lastKey = sub(sk, idx(1));
+  forLoop(idx(0), idx(tiling.blockK()), idx(1), [&](Value jj) {
+    Value row = min(add(j0, jj), lastKey);
+    forLoop(idx(0), idx(headDim), idx(1), [&](Value d) {
+      Value x = memref::LoadOp::create(b, loc, k, ValueRange{bh, row, d});
+      memref::StoreOp::create(b, loc, x, keysT, ValueRange{d, jj});
+    });
+  });
+}
+
+void FlashAttentionEmitter::emitScores(Value bh, Value i0, Value rows) {
+  int64_t mr = tiling.microRows, nr = tiling.keyVectors;
+  Value lastQuery = sub(sq, idx(1));
+  Value scale = splat(fconst(op.getScale().convertToDouble()));
+  forLoop(idx(0), rows, idx(mr), [&](Value r0) {
+    SmallVector<Value> queryRows;
+    for (int64_t r = 0; r < mr; ++r)
+      queryRows.push_back(min(add(i0, add(r0, idx(r))), lastQuery));
+    SmallVector<Value> init(mr * nr, splat(fconst(0.0)));
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), idx(headDim), idx(1), init,
+        [&](OpBuilder &nested, Location, Value d, ValueRange c) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          SmallVector<Value> keys;
+          for (int64_t n = 0; n < nr; ++n)
+            keys.push_back(loadVector(keysT, {d, idx(n * tiling.lanes)}));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < mr; ++r) {
+            Value x = splat(memref::LoadOp::create(
+                b, loc, q, ValueRange{bh, queryRows[r], d}));
+            for (int64_t n = 0; n < nr; ++n)
+              next.push_back(
+                  vector::FMAOp::create(b, loc, x, keys[n], c[r * nr + n]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t n = 0; n < nr; ++n) {
+        Value scaled = arith::MulFOp::create(
+            b, loc, loop.getResult(r * nr + n), scale);
+        storeVector(scaled, scores,
+                    {add(r0, idx(r)), idx(n * tiling.lanes)});
+      }
+  });
+}
+
+Value FlashAttentionEmitter::loadMaskVector(Value bh, Value i, Value j,
+                                            Value validLanes) {
+  Value offset = add(mul(bh, maskBatchStride), mul(i, maskRowStride));
+  if (!maskColumnsContiguous) {
+    Value x = memref::LoadOp::create(b, loc, mask, ValueRange{offset});
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({tiling.lanes}, x.getType()), x);
+  }
+  offset = add(offset, j);
+  if (!maskIsBoolean) {
+    Value passthru = splat(fconst(0.0));
+    return vector::MaskedLoadOp::create(b, loc, vectorType, mask,
+                                        ValueRange{offset},
+                                        laneMask(validLanes), passthru);
+  }
+  // i1 buffers hold a byte per element, which a vector<Nxi1> load would read
+  // as packed bits: gather the lanes one by one (clamped into range).
+  Value last = sub(add(offset, validLanes), idx(1));
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < tiling.lanes; ++l) {
+    Value at = arith::MaxSIOp::create(b, loc, min(add(offset, idx(l)), last),
+                                      offset);
+    lanes.push_back(memref::LoadOp::create(b, loc, mask, ValueRange{at}));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({tiling.lanes}, b.getI1Type()), lanes);
+}
+
+void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
+                                              Value rows) {
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  Value negInfVector = splat(negInf);
+  forLoop(idx(0), rows, idx(1), [&](Value r) {
+    Value i = add(i0, r);
+    Value keyLimit = op.getCausal() ? min(sk, add(i, idx(1))) : sk;
+    Value validColumns = sub(keyLimit, j0);
+    Value blockMax = negInfVector;
+    for (int64_t n = 0; n < tiling.keyVectors; ++n) {
+      Value column = idx(n * tiling.lanes);
+      Value s = loadVector(scores, {r, column});
+      Value validLanes = sub(validColumns, column);
+      if (mask) {
+        Value m = loadMaskVector(bh, i, add(j0, column), validLanes);
+        if (maskIsBoolean)
+          s = arith::SelectOp::create(b, loc, m, negInfVector, s);
+        else
+          s = arith::AddFOp::create(b, loc, s, m);
+      }
+      s = arith::SelectOp::create(b, loc, laneMask(validLanes), s,
+                                  negInfVector);
+      storeVector(s, scores, {r, column});
+      blockMax = arith::MaximumFOp::create(b, loc, blockMax, s);
+    }
+    Value maxOld = memref::LoadOp::create(b, loc, rowMax, ValueRange{r});
+    Value maxNew = arith::MaximumFOp::create(
+        b, loc, maxOld,
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
+                                    blockMax));
+    // While every key so far is masked, subtract 0 instead of -inf so that
+    // exp gives 0 rather than NaN.
+    Value allMasked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                            maxNew, negInf);
+    Value pivot = arith::SelectOp::create(b, loc, allMasked, fconst(0.0),
+                                          maxNew);
+    Value correction =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
+    Value pivotVector = splat(pivot);
+    Value sum = splat(fconst(0.0));
+    for (int64_t n = 0; n < tiling.keyVectors; ++n) {
+      Value column = idx(n * tiling.lanes);
+      Value s = loadVector(scores, {r, column});
+      Value p = math::ExpOp::create(
+          b, loc, arith::SubFOp::create(b, loc, s, pivotVector));
+      storeVector(p, scores, {r, column});
+      sum = arith::AddFOp::create(b, loc, sum, p);
+    }
+    Value sumOld = memref::LoadOp::create(b, loc, rowSum, ValueRange{r});
+    Value sumNew = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, sumOld, correction),
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum));
+    memref::StoreOp::create(b, loc, sumNew, rowSum, ValueRange{r});
+    memref::StoreOp::create(b, loc, maxNew, rowMax, ValueRange{r});
+    memref::StoreOp::create(b, loc, correction, rowScale, ValueRange{r});
+  });
+}
+
+void FlashAttentionEmitter::emitAccumulate(Value bh, Value j0, Value rows,
+                                           Value validKeys) {
+  int64_t mr = tiling.microRows;
+  forLoop(idx(0), rows, idx(mr), [&](Value r0) {
+    for (int64_t c0 = 0; c0 < valueVectors; c0 += tiling.valueVectors) {
+      int64_t nv = std::min(tiling.valueVectors, valueVectors - c0);
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < mr; ++r) {
+        Value row = add(r0, idx(r));
+        Value correction =
+            splat(memref::LoadOp::create(b, loc, rowScale, ValueRange{row}));
+        for (int64_t n = 0; n < nv; ++n)
+          init.push_back(arith::MulFOp::create(
+              b, loc,
+              loadVector(acc, {row, idx((c0 + n) * tiling.lanes)}),
+              correction));
+      }
+      auto loop = scf::ForOp::create(
+          b, loc, idx(0), validKeys, idx(1), init,
+          [&](OpBuilder &nested, Location, Value j, ValueRange c) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(nested.getBlock());
+            Value key = add(j0, j);
+            SmallVector<Value> values;
+            for (int64_t n = 0; n < nv; ++n) {
+              int64_t column = (c0 + n) * tiling.lanes;
+              if (column + tiling.lanes <= valueDim) {
+                values.push_back(loadVector(v, {bh, key, idx(column)}));
+                continue;
+              }
+              values.push_back(vector::MaskedLoadOp::create(
+                  b, loc, vectorType, v, ValueRange{bh, key, idx(column)},
+                  laneMask(idx(valueDim - column)), splat(fconst(0.0))));
+            }
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < mr; ++r) {
+              Value p = splat(memref::LoadOp::create(
+                  b, loc, scores, ValueRange{add(r0, idx(r)), j}));
+              for (int64_t n = 0; n < nv; ++n)
+                next.push_back(
+                    vector::FMAOp::create(b, loc, p, values[n], c[r * nv + n]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t n = 0; n < nv; ++n)
+          storeVector(loop.getResult(r * nv + n), acc,
+                      {add(r0, idx(r)), idx((c0 + n) * tiling.lanes)});
+    }
+  });
+}
+
+void FlashAttentionEmitter::emitStoreOutput(Value bh, Value i0, Value rows) {
+  forLoop(idx(0), rows, idx(1), [&](Value r) {
+    Value sum = memref::LoadOp::create(b, loc, rowSum, ValueRange{r});
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, sum,
+                                        fconst(0.0));
+    Value inverse = arith::SelectOp::create(
+        b, loc, empty, fconst(0.0),
+        arith::DivFOp::create(b, loc, fconst(1.0), sum));
+    Value inverseVector = splat(inverse);
+    Value i = add(i0, r);
+    for (int64_t n = 0; n < valueVectors; ++n) {
+      int64_t column = n * tiling.lanes;
+      Value out = arith::MulFOp::create(
+          b, loc, loadVector(acc, {r, idx(column)}), inverseVector);
+      if (column + tiling.lanes <= valueDim)
+        storeVector(out, o, {bh, i, idx(column)});
+      else
+        vector::MaskedStoreOp::create(b, loc, o, ValueRange{bh, i, idx(column)},
+                                      laneMask(idx(valueDim - column)), out);
+    }
+  });
+}
+
+struct ConvertAttentionToCPUPass
+    : tfm::impl::ConvertAttentionToCPUBase<ConvertAttentionToCPUPass> {
+  using ConvertAttentionToCPUBase::ConvertAttentionToCPUBase;
+
+  void runOnOperation() override {
+    if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512) {
+      getOperation().emitError("vector-bits must be 128, 256 or 512");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitOpError("must be bufferized before convert-attention-to-cpu");
+        return signalPassFailure();
+      }
+      unsigned bits =
+          cast<MemRefType>(op.getQuery().getType()).getElementTypeBitWidth();
+      Tiling tiling{vectorBits / bits, 0, std::max<int64_t>(1, microRows),
+                    std::max<int64_t>(1, keyVectors),
+                    std::max<int64_t>(1, valueVectors)};
+      tiling.blockQ =
+          llvm::alignTo(std::max<int64_t>(blockQ, 1), tiling.microRows);
+      if (failed(FlashAttentionEmitter(op, tiling).emit()))
+        return signalPassFailure();
+    }
+    // Vector exponentials as polynomials: LLVM would scalarize them into
+    // expf calls otherwise.
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return name == "exp"; });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
