@@ -71,6 +71,7 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(tfm::createTfmDispatchTasks());
   pm.addPass(tfm::createTfmEmitEntryPoints(
       tfm::TfmEmitEntryPointsOptions{options.exportArtifactMetadata}));
 }

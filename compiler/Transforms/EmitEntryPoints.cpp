@@ -28,6 +28,9 @@ struct TfmEmitEntryPointsPass
     : tfm::impl::TfmEmitEntryPointsBase<TfmEmitEntryPointsPass> {
   using TfmEmitEntryPointsBase::TfmEmitEntryPointsBase;
 
+  /// Whether the model function takes a trailing tfm_exec pointer.
+  bool hasExec = false;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<LLVM::LLVMFuncOp> models;
@@ -59,7 +62,11 @@ struct TfmEmitEntryPointsPass
     for (const auto *list : {&sig.inputs, &sig.outputs})
       for (const SignatureTensor &t : *list)
         expected += 3 + 2 * t.dims.size();
-    if (model.getNumArguments() != expected)
+    // tfm-dispatch-tasks appends the exec pointer.
+    hasExec = model.getNumArguments() == expected + 1 &&
+              isa<LLVM::LLVMPointerType>(
+                  model.getArgumentTypes().back());
+    if (model.getNumArguments() != expected && !hasExec)
       return model.emitError("model function takes ")
              << model.getNumArguments()
              << " arguments but its signature describes " << expected
@@ -99,7 +106,7 @@ struct TfmEmitEntryPointsPass
   /// input then output) and `symbolValues`, then returns 0.
   void emitCallAndReturn(OpBuilder &b, Location loc, LLVM::LLVMFuncOp model,
                          const Signature &sig, ArrayRef<Value> buffers,
-                         ArrayRef<Value> symbolValues) {
+                         ArrayRef<Value> symbolValues, Value exec) {
     auto i64 = b.getI64Type();
     auto constant = [&](int64_t v) -> Value {
       return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
@@ -125,6 +132,11 @@ struct TfmEmitEntryPointsPass
         args.append(strides);
       }
     }
+    if (hasExec)
+      args.push_back(exec ? exec
+                          : LLVM::ZeroOp::create(
+                                b, loc, LLVM::LLVMPointerType::get(
+                                            b.getContext())).getResult());
     LLVM::CallOp::create(b, loc, model, args);
     Value zero = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
                                           b.getI32IntegerAttr(0));
@@ -157,7 +169,8 @@ struct TfmEmitEntryPointsPass
                                        ArrayRef<LLVM::GEPArg>{int32_t(i)});
       symbols.push_back(LLVM::LoadOp::create(b, loc, b.getI64Type(), slot));
     }
-    emitCallAndReturn(b, loc, model, sig, buffers, symbols);
+    emitCallAndReturn(b, loc, model, sig, buffers, symbols,
+                      entry->getArgument(2));
   }
 
   void emitTyped(OpBuilder &b, LLVM::LLVMFuncOp model, StringRef prefix,
@@ -174,7 +187,7 @@ struct TfmEmitEntryPointsPass
     b.setInsertionPointToStart(entry);
     SmallVector<Value> args(entry->getArguments());
     emitCallAndReturn(b, loc, model, sig, ArrayRef(args).take_front(numBuffers),
-                      ArrayRef(args).drop_front(numBuffers));
+                      ArrayRef(args).drop_front(numBuffers), Value());
   }
 };
 } // namespace

@@ -88,6 +88,22 @@ def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TfmDispatchTasks : Pass<"tfm-dispatch-tasks", "ModuleOp"> {
+  let summary = "Run outlined task ranges on the caller's threads";
+  let description = [{
+    Runs on the LLVM dialect. Lowerings outline parallel work into functions
+    named `__tfm_task_*` that take their operands then a `[begin, end)` task
+    range, and call them once over all tasks. This pass gives the model
+    function a trailing `exec` pointer (the `tfm_exec` of docs/artifact.md)
+    and turns each such call into: when `exec` and its `parallel_for` are
+    set, `parallel_for(context, count, trampoline, args)` with the operands
+    packed in a stack struct, so that the app's thread pool runs sub-ranges;
+    otherwise the plain call, so a NULL `exec` runs everything on the
+    calling thread with no thread library at all.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
   let summary = "Add the artifact's C entry points to a lowered model";
   let description = [{

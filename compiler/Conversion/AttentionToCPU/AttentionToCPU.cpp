@@ -79,6 +79,8 @@ class FlashAttentionEmitter {
 public:
   FlashAttentionEmitter(AttentionOp op, const Tiling &tiling)
       : op(op), tiling(tiling), b(op), loc(op.getLoc()) {}
+  /// The outlined task function, once emitted.
+  func::FuncOp getTask() { return task; }
 
   LogicalResult emit();
 
@@ -115,6 +117,8 @@ private:
                        });
   }
 
+  Value countTasks();
+  LogicalResult createTaskFunction(ArrayRef<Value> operands);
   LogicalResult analyzeMask();
   void allocateTiles();
   void emitQueryBlock(Value bh, Value i0);
@@ -142,6 +146,9 @@ private:
   // bh*maskBatchStride + i*maskRowStride + j*(maskColumnsContiguous ? 1 : 0).
   Value mask, maskBatchStride, maskRowStride;
   bool maskIsBoolean = false, maskColumnsContiguous = false;
+
+  func::FuncOp task;
+  Value maskArg; // the mask buffer as the task function receives it
 
   // Stack tiles.
   Value keysT, scores, acc, rowMax, rowSum, rowScale;
@@ -178,7 +185,7 @@ LogicalResult FlashAttentionEmitter::analyzeMask() {
                           "none (got ")
            << maskType << ")";
   maskBatchStride = allBatch ? mul(rowsValue, columns) : idx(0);
-  Value flat = op.getMask();
+  Value flat = maskArg;
   if (rank != 1) {
     ReassociationIndices all;
     for (int64_t d = 0; d < rank; ++d)
@@ -191,10 +198,10 @@ LogicalResult FlashAttentionEmitter::analyzeMask() {
 }
 
 void FlashAttentionEmitter::allocateTiles() {
-  // Tiles go at the function entry so that no loop grows the stack.
+  // Tiles go at the task's entry so that no loop grows the stack, and each
+  // thread running tasks has its own.
   OpBuilder::InsertionGuard guard(b);
-  auto func = op->getParentOfType<func::FuncOp>();
-  b.setInsertionPointToStart(&func.getBody().front());
+  b.setInsertionPointToStart(&task.getBody().front());
   int64_t bq = tiling.blockQ, bk = tiling.blockK();
   auto tile = [&](ArrayRef<int64_t> shape) {
     return memref::AllocaOp::create(
@@ -217,29 +224,77 @@ LogicalResult FlashAttentionEmitter::emit() {
   valueDim = vType.getShape().back();
   if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
     return op.emitOpError("needs static head dimensions to lower to CPU");
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue(),
-                        op.getInit()})
+  for (Value operand : op->getOperands())
     if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
       return op.emitOpError("needs contiguous buffers to lower to CPU");
   vectorType = VectorType::get({tiling.lanes}, elementType);
   valueVectors = llvm::divideCeil(valueDim, tiling.lanes);
 
-  q = viewAs3D(b, loc, op.getQuery());
-  k = viewAs3D(b, loc, op.getKey());
-  v = viewAs3D(b, loc, op.getValue());
-  o = viewAs3D(b, loc, op.getInit());
-  Value batch = memref::DimOp::create(b, loc, q, 0);
+  // The work is split into tasks, one per (batch*head, query block), run by
+  // an outlined function over a range of tasks. tfm-dispatch-tasks later
+  // hands that range to the caller's thread pool, or runs it inline.
+  SmallVector<Value> operands(op->getOperands());
+  Value numTasks = countTasks();
+  if (failed(createTaskFunction(operands)))
+    return failure();
+  b.setInsertionPoint(op);
+  SmallVector<Value> args(operands);
+  args.push_back(idx(0));
+  args.push_back(numTasks);
+  func::CallOp::create(b, loc, task, args);
+  op.erase();
+  return success();
+}
+
+Value FlashAttentionEmitter::countTasks() {
+  Value q3 = viewAs3D(b, loc, op.getQuery());
+  Value batch = memref::DimOp::create(b, loc, q3, 0);
+  Value queries = memref::DimOp::create(b, loc, q3, 1);
+  Value blocks = arith::CeilDivSIOp::create(b, loc, queries,
+                                            idx(tiling.blockQ));
+  return mul(batch, blocks);
+}
+
+LogicalResult
+FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name;
+  for (unsigned n = 0;; ++n) {
+    name = "__tfm_task_attention_" + std::to_string(n);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  SmallVector<Type> types;
+  for (Value v : operands)
+    types.push_back(v.getType());
+  types.append({b.getIndexType(), b.getIndexType()});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
+  task.setPrivate();
+  Block *entry = task.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ArrayRef<BlockArgument> args = entry->getArguments();
+  size_t numOperands = operands.size();
+  bool hasMask = bool(op.getMask());
+  q = viewAs3D(b, loc, args[0]);
+  k = viewAs3D(b, loc, args[1]);
+  v = viewAs3D(b, loc, args[2]);
+  maskArg = hasMask ? Value(args[3]) : Value();
+  o = viewAs3D(b, loc, args[numOperands - 1]);
   sq = memref::DimOp::create(b, loc, q, 1);
   sk = memref::DimOp::create(b, loc, k, 1);
   if (failed(analyzeMask()))
     return failure();
   allocateTiles();
-
-  forLoop(idx(0), batch, idx(1), [&](Value bh) {
-    forLoop(idx(0), sq, idx(tiling.blockQ),
-            [&](Value i0) { emitQueryBlock(bh, i0); });
+  Value blocks = arith::CeilDivSIOp::create(b, loc, sq, idx(tiling.blockQ));
+  forLoop(args[numOperands], args[numOperands + 1], idx(1), [&](Value t) {
+    Value bh = arith::DivUIOp::create(b, loc, t, blocks);
+    Value i0 = mul(arith::RemUIOp::create(b, loc, t, blocks),
+                   idx(tiling.blockQ));
+    emitQueryBlock(bh, i0);
   });
-  op.erase();
+  func::ReturnOp::create(b, loc);
   return success();
 }
 

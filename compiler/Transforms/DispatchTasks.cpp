@@ -1,0 +1,183 @@
+//===- DispatchTasks.cpp - Outlined tasks onto the caller's threads -------===//
+//
+// The generated code owns no threads: the app (or tfm's runtime) passes a
+// `tfm_exec` with a parallel_for callback, and each outlined task range is
+// handed to it through a trampoline taking a pointer to the packed operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMDISPATCHTASKS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+constexpr StringLiteral kTaskPrefix = "__tfm_task_";
+
+/// struct tfm_exec { uint32_t abi; uint32_t threads;
+///                   void (*parallel_for)(...); void *context; }
+LLVM::LLVMStructType execStructType(MLIRContext *ctx) {
+  auto i32 = IntegerType::get(ctx, 32);
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  return LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, ptr, ptr});
+}
+
+struct TfmDispatchTasksPass
+    : tfm::impl::TfmDispatchTasksBase<TfmDispatchTasksPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<LLVM::LLVMFuncOp> models;
+    module.walk([&](LLVM::LLVMFuncOp f) {
+      if (f->hasAttr("tfm.signature"))
+        models.push_back(f);
+    });
+    for (LLVM::LLVMFuncOp model : models) {
+      Value exec = addExecArgument(model);
+      SmallVector<LLVM::CallOp> calls;
+      model.walk([&](LLVM::CallOp call) {
+        std::optional<StringRef> callee = call.getCallee();
+        if (callee && callee->starts_with(kTaskPrefix))
+          calls.push_back(call);
+      });
+      for (LLVM::CallOp call : calls)
+        if (failed(dispatch(model, call, exec)))
+          return signalPassFailure();
+    }
+  }
+
+  Value addExecArgument(LLVM::LLVMFuncOp model) {
+    auto ptr = LLVM::LLVMPointerType::get(model.getContext());
+    LLVM::LLVMFunctionType type = model.getFunctionType();
+    SmallVector<Type> params(type.getParams());
+    params.push_back(ptr);
+    model.setFunctionType(
+        LLVM::LLVMFunctionType::get(type.getReturnType(), params));
+    return model.getBody().front().addArgument(ptr, model.getLoc());
+  }
+
+  /// `<task>_trampoline(ptr args, i64 begin, i64 end)`: unpacks the operands
+  /// and runs tasks [offset + begin, offset + end).
+  LLVM::LLVMFuncOp getOrCreateTrampoline(LLVM::LLVMFuncOp task,
+                                         LLVM::LLVMStructType packed) {
+    auto module = task->getParentOfType<ModuleOp>();
+    std::string name = (task.getName() + "_trampoline").str();
+    if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return existing;
+    MLIRContext *ctx = task.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    OpBuilder b(task);
+    b.setInsertionPointAfter(task);
+    Location loc = task.getLoc();
+    auto fn = LLVM::LLVMFuncOp::create(
+        b, loc, name,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                    {ptr, i64, i64}));
+    fn.setLinkage(LLVM::Linkage::Internal);
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> args;
+    ArrayRef<Type> fields = packed.getBody();
+    for (auto [i, type] : llvm::enumerate(fields)) {
+      Value slot = LLVM::GEPOp::create(
+          b, loc, ptr, packed, entry->getArgument(0),
+          ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      args.push_back(LLVM::LoadOp::create(b, loc, type, slot));
+    }
+    // The last packed field is the range's offset.
+    Value offset = args.pop_back_val();
+    args.push_back(LLVM::AddOp::create(b, loc, offset, entry->getArgument(1)));
+    args.push_back(LLVM::AddOp::create(b, loc, offset, entry->getArgument(2)));
+    LLVM::CallOp::create(b, loc, task, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    return fn;
+  }
+
+  LogicalResult dispatch(LLVM::LLVMFuncOp model, LLVM::CallOp call,
+                         Value exec) {
+    auto module = model->getParentOfType<ModuleOp>();
+    auto task = module.lookupSymbol<LLVM::LLVMFuncOp>(*call.getCallee());
+    if (!task || call.getNumOperands() < 2)
+      return call.emitError("malformed task call");
+    MLIRContext *ctx = call.getContext();
+    Location loc = call.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    SmallVector<Value> operands(call.getOperands());
+    Value end = operands.pop_back_val();
+    Value begin = operands.pop_back_val();
+    if (!begin.getType().isInteger(64) || !end.getType().isInteger(64))
+      return call.emitError("task ranges must be i64");
+
+    SmallVector<Type> fields;
+    for (Value v : operands)
+      fields.push_back(v.getType());
+    fields.push_back(i64); // range offset
+    auto packed = LLVM::LLVMStructType::getLiteral(ctx, fields);
+    LLVM::LLVMFuncOp trampoline = getOrCreateTrampoline(task, packed);
+
+    // The packed operands live in the model's entry block: a stack slot per
+    // call site, never one per loop iteration.
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(&model.getBody().front());
+    Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+    Value argsSlot = LLVM::AllocaOp::create(b, loc, ptr, packed, one);
+
+    Block *before = call->getBlock();
+    Block *join = before->splitBlock(call->getNextNode());
+    Block *serial = new Block(), *check = new Block(), *parallel = new Block();
+    Region &region = model.getBody();
+    region.getBlocks().insertAfter(before->getIterator(), check);
+    region.getBlocks().insertAfter(check->getIterator(), parallel);
+    region.getBlocks().insertAfter(parallel->getIterator(), serial);
+
+    // Serial path: the original call, moved.
+    call->moveBefore(serial, serial->end());
+    b.setInsertionPointToEnd(serial);
+    LLVM::BrOp::create(b, loc, join);
+
+    b.setInsertionPointToEnd(before);
+    Value null = LLVM::ZeroOp::create(b, loc, ptr);
+    Value noExec = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, exec,
+                                        null);
+    LLVM::CondBrOp::create(b, loc, noExec, serial, check);
+
+    b.setInsertionPointToEnd(check);
+    auto execType = execStructType(ctx);
+    Value forSlot = LLVM::GEPOp::create(b, loc, ptr, execType, exec,
+                                        ArrayRef<LLVM::GEPArg>{0, 2});
+    Value parallelFor = LLVM::LoadOp::create(b, loc, ptr, forSlot);
+    Value noParallelFor = LLVM::ICmpOp::create(
+        b, loc, LLVM::ICmpPredicate::eq, parallelFor, null);
+    LLVM::CondBrOp::create(b, loc, noParallelFor, serial, parallel);
+
+    b.setInsertionPointToEnd(parallel);
+    Value contextSlot = LLVM::GEPOp::create(b, loc, ptr, execType, exec,
+                                            ArrayRef<LLVM::GEPArg>{0, 3});
+    Value context = LLVM::LoadOp::create(b, loc, ptr, contextSlot);
+    SmallVector<Value> values(operands);
+    values.push_back(begin);
+    for (auto [i, value] : llvm::enumerate(values)) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, packed, argsSlot,
+                                       ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      LLVM::StoreOp::create(b, loc, value, slot);
+    }
+    Value count = LLVM::SubOp::create(b, loc, end, begin);
+    Value fn = LLVM::AddressOfOp::create(b, loc, ptr, trampoline.getName());
+    auto parallelForType = LLVM::LLVMFunctionType::get(
+        LLVM::LLVMVoidType::get(ctx), {ptr, i64, ptr, ptr});
+    LLVM::CallOp::create(b, loc, parallelForType,
+                         ValueRange{parallelFor, context, count, fn, argsSlot});
+    LLVM::BrOp::create(b, loc, join);
+    return success();
+  }
+};
+} // namespace
