@@ -45,6 +45,17 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
      << ". Do not edit. */\n";
   os << "#ifndef " << macro << "_H\n#define " << macro << "_H\n\n";
   os << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  os << "#ifndef TFM_EXEC_DEFINED\n#define TFM_EXEC_DEFINED\n"
+        "/* How a model runs its parallel work (docs/artifact.md); the same\n"
+        " * declaration as in tfm/runtime.h. */\n"
+        "typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);\n"
+        "typedef struct tfm_exec {\n"
+        "  uint32_t abi_version; /* 1 */\n"
+        "  uint32_t num_threads;\n"
+        "  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,\n"
+        "                       void *args);\n"
+        "  void *context;\n"
+        "} tfm_exec;\n#endif\n\n";
   os << "/* Model '" << sig.model << "'.\n";
   if (!sig.symbols.empty())
     os << " * Symbolic dimensions (passed at run time): "
@@ -72,7 +83,7 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   for (const SignatureTensor &t : sig.outputs)
     tensorMacros(t);
 
-  os << "\n/* Runs the model. Returns 0 on success. */\n";
+  os << "\n/* Runs the model on the calling thread. Returns 0 on success. */\n";
   os << "int32_t " << prefix << "_run(";
   SmallVector<std::string> params;
   for (const SignatureTensor &t : sig.inputs)
@@ -83,10 +94,11 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
     params.push_back("int64_t " + s);
   os << llvm::join(params, ", ") << ");\n\n";
   os << "/* The same, with buffers (inputs then outputs) and symbol values in\n"
-        " * arrays; exec is reserved and must be NULL. */\n";
+        " * arrays, and parallel work handed to exec->parallel_for (NULL: run\n"
+        " * everything on the calling thread). */\n";
   os << "int32_t " << prefix
      << "_run_packed(void *const *buffers, const int64_t *symbols, "
-        "void *exec);\n\n";
+        "const tfm_exec *exec);\n\n";
   os << "/* JSON description of the model (docs/artifact.md). */\n";
   os << "const char *" << prefix << "_metadata(void);\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << macro << "_H */\n";
