@@ -42,22 +42,26 @@ def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "func::FuncOp"> {
     `Sq x Sk`. With `causal`, key blocks entirely above the diagonal are
     skipped.
 
-    Tile sizes come from the options (the driver derives them from the
-    target's vector width); all sequence lengths may be dynamic, head
-    dimensions must be static.
+    Tile sizes follow the vector width (the driver derives it from the
+    target CPU): micro-kernels keep their accumulators in registers (4 rows
+    x 4 vectors with AVX-512's 32 registers, 4 x 2 with AVX2's 16), and
+    every size can be overridden for experiments. All sequence lengths may
+    be dynamic; head dimensions must be static.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of the target's vector registers in bits (128, 256, 512)">,
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per block (a multiple of micro-rows)">,
-    Option<"microRows", "micro-rows", "int64_t", /*default=*/"4",
-           "Query rows per micro-kernel">,
-    Option<"keyVectors", "key-vectors", "int64_t", /*default=*/"4",
-           "Vectors of keys per block (the key block is this times the "
-           "vector length)">,
-    Option<"valueVectors", "value-vectors", "int64_t", /*default=*/"4",
-           "Vectors of the value dimension accumulated at once">
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Query rows per block, a multiple of micro-rows (0: from the "
+           "vector width)">,
+    Option<"microRows", "micro-rows", "int64_t", /*default=*/"0",
+           "Query rows per micro-kernel (0: from the vector width)">,
+    Option<"keyVectors", "key-vectors", "int64_t", /*default=*/"0",
+           "Vectors of keys per block; the key block is this times the "
+           "vector length (0: from the vector width)">,
+    Option<"valueVectors", "value-vectors", "int64_t", /*default=*/"0",
+           "Vectors of the value dimension accumulated at once (0: from "
+           "the vector width)">
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",

@@ -218,9 +218,16 @@ LogicalResult Compilation::run() {
   if (!options.headerPath.empty() && failed(writeHeader(options.headerPath)))
     return failure();
 
+  // The target decides the vector width the kernels are tiled for.
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(CPUTarget{options.cpu}, error);
+  if (failed(machine))
+    return fail(error);
+
   CPUPipelineOptions pipeline;
   pipeline.weights = options.weightsPath;
   pipeline.exportArtifactMetadata = *emit == EmitKind::SharedLibrary;
+  pipeline.vectorBits = getVectorBits(**machine);
   if (failed(runPipeline(module, [&](OpPassManager &pm) {
         buildTfmToLinalgPipeline(pm, pipeline);
       })))
@@ -234,10 +241,6 @@ LogicalResult Compilation::run() {
   if (*emit == EmitKind::LLVMMlir)
     return printIR(module);
 
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(CPUTarget{options.cpu}, error);
-  if (failed(machine))
-    return fail(error);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateAndOptimize(module, llvmContext, **machine);

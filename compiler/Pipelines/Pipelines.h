@@ -23,18 +23,19 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> attentionBlockQ{
       *this, "attention-block-q",
       llvm::cl::desc("Query rows per flash-attention block"),
-      llvm::cl::init(64)};
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> attentionMicroRows{
       *this, "attention-micro-rows",
       llvm::cl::desc("Query rows per flash-attention micro-kernel"),
-      llvm::cl::init(4)};
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> attentionKeyVectors{
       *this, "attention-key-vectors",
       llvm::cl::desc("Vectors of keys per flash-attention block"),
-      llvm::cl::init(4)};
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> attentionValueVectors{
       *this, "attention-value-vectors",
-      llvm::cl::desc("Value vectors accumulated at once"), llvm::cl::init(4)};
+      llvm::cl::desc("Value vectors accumulated at once (0: auto)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> exportArtifactMetadata{
       *this, "export-artifact-metadata",
       llvm::cl::desc("Define tfm_artifact_metadata() (shared libraries)"),

@@ -60,6 +60,15 @@ tfm::createTargetMachine(const CPUTarget &target, std::string &error) {
   return machine;
 }
 
+int64_t tfm::getVectorBits(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  if (info->checkFeatures("+avx512f"))
+    return 512;
+  if (info->checkFeatures("+avx2"))
+    return 256;
+  return 128;
+}
+
 std::unique_ptr<llvm::Module>
 tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                           llvm::TargetMachine &machine) {

@@ -25,6 +25,10 @@ struct CPUTarget {
 FailureOr<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const CPUTarget &target, std::string &error);
 
+/// The widest vector registers `machine` has, in bits: 512 with AVX-512,
+/// 256 with AVX2, else 128.
+int64_t getVectorBits(const llvm::TargetMachine &machine);
+
 /// Translates an LLVM-dialect module to LLVM IR and optimizes it at -O3 for
 /// `machine`.
 std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,

@@ -533,6 +533,19 @@ void FlashAttentionEmitter::emitStoreOutput(Value bh, Value i0, Value rows) {
   });
 }
 
+/// Register-resident micro-kernels: AVX-512 has 32 vector registers, so
+/// 4 rows x 4 vectors of accumulators plus operands fit; AVX2 and SSE have
+/// 16, so 4 x 2. Query blocks of 64 rows amortize packing the key tile.
+Tiling defaultTiling(int64_t vectorBits, unsigned elementBits) {
+  Tiling t;
+  t.lanes = vectorBits / elementBits;
+  t.microRows = 4;
+  t.keyVectors = vectorBits == 512 ? 4 : 2;
+  t.valueVectors = vectorBits == 512 ? 4 : 2;
+  t.blockQ = 64;
+  return t;
+}
+
 struct ConvertAttentionToCPUPass
     : tfm::impl::ConvertAttentionToCPUBase<ConvertAttentionToCPUPass> {
   using ConvertAttentionToCPUBase::ConvertAttentionToCPUBase;
@@ -551,11 +564,16 @@ struct ConvertAttentionToCPUPass
       }
       unsigned bits =
           cast<MemRefType>(op.getQuery().getType()).getElementTypeBitWidth();
-      Tiling tiling{vectorBits / bits, 0, std::max<int64_t>(1, microRows),
-                    std::max<int64_t>(1, keyVectors),
-                    std::max<int64_t>(1, valueVectors)};
-      tiling.blockQ =
-          llvm::alignTo(std::max<int64_t>(blockQ, 1), tiling.microRows);
+      Tiling tiling = defaultTiling(vectorBits, bits);
+      auto override = [](int64_t option, int64_t &field) {
+        if (option > 0)
+          field = option;
+      };
+      override(microRows, tiling.microRows);
+      override(keyVectors, tiling.keyVectors);
+      override(valueVectors, tiling.valueVectors);
+      override(blockQ, tiling.blockQ);
+      tiling.blockQ = llvm::alignTo(tiling.blockQ, tiling.microRows);
       if (failed(FlashAttentionEmitter(op, tiling).emit()))
         return signalPassFailure();
     }
