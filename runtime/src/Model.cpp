@@ -132,14 +132,19 @@ struct Extent {
   uintptr_t begin, end;
 };
 
-tfm_status runModel(const tfm_model *model, const tfm_tensor *inputs,
-                    size_t inputCount, tfm_tensor *outputs,
-                    size_t outputCount) {
+tfm_status runModel(const char *function, const tfm_model *model,
+                    const tfm_tensor *inputs, size_t inputCount,
+                    tfm_tensor *outputs, size_t outputCount,
+                    const tfm_exec *exec) {
   std::vector<int64_t> symbolValues;
-  if (tfm_status status =
-          checkArguments("tfm_model_run", model, inputs, inputCount, outputs,
-                         outputCount, symbolValues))
+  if (tfm_status status = checkArguments(function, model, inputs, inputCount,
+                                         outputs, outputCount, symbolValues))
     return status;
+  if (exec && exec->abi_version != TFM_EXEC_ABI_VERSION)
+    return makeStatus(
+        TFM_STATUS_INVALID_ARGUMENT,
+        fmt::format("{}: exec has abi_version {} but this runtime supports {}",
+                    function, exec->abi_version, TFM_EXEC_ABI_VERSION));
   const Signature &signature = model->signature;
   std::vector<void *> buffers;
   std::vector<Extent> extents;
@@ -204,7 +209,7 @@ tfm_status runModel(const tfm_model *model, const tfm_tensor *inputs,
 
   int32_t result = model->entry(
       buffers.data(), symbolValues.empty() ? nullptr : symbolValues.data(),
-      /*exec=*/nullptr);
+      exec);
   if (result != 0)
     return makeStatus(TFM_STATUS_RUNTIME_ERROR,
                       fmt::format("model '{}': {} returned error code {}",
@@ -341,8 +346,21 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
 tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
                          size_t n_inputs, tfm_tensor *outputs,
                          size_t n_outputs) {
-  return guard("tfm_model_run", [&]() -> tfm_status {
-    return runModel(model, inputs, n_inputs, outputs, n_outputs);
+  const char *function = "tfm_model_run";
+  return guard(function, [&]() -> tfm_status {
+    return runModel(function, model, inputs, n_inputs, outputs, n_outputs,
+                    /*exec=*/nullptr);
+  });
+}
+
+tfm_status tfm_model_run_with_exec(const tfm_model *model,
+                                   const tfm_tensor *inputs, size_t n_inputs,
+                                   tfm_tensor *outputs, size_t n_outputs,
+                                   const tfm_exec *exec) {
+  const char *function = "tfm_model_run_with_exec";
+  return guard(function, [&]() -> tfm_status {
+    return runModel(function, model, inputs, n_inputs, outputs, n_outputs,
+                    exec);
   });
 }
 

@@ -2,7 +2,7 @@
 //
 // tfm-run ARTIFACT.so --input NAME=FILE.npy ... [--output NAME=FILE.npy ...]
 //         [--expected NAME=FILE.npy ...] [--rtol R] [--atol A] [--bench N]
-//         [--quiet]
+//         [--flops F] [--threads N] [--quiet]
 //
 // Exit codes: 0 success, 1 an output does not match --expected, 2 any other
 // error (usage, files, the model).
@@ -37,7 +37,8 @@ const char *const kUsage =
     "usage: tfm-run ARTIFACT.so --input NAME=FILE.npy ...\n"
     "               [--output NAME=FILE.npy ...] [--expected NAME=FILE.npy "
     "...]\n"
-    "               [--rtol R] [--atol A] [--bench N] [--quiet]\n"
+    "               [--rtol R] [--atol A] [--bench N] [--flops F]\n"
+    "               [--threads N] [--quiet]\n"
     "\n"
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
@@ -47,6 +48,10 @@ const char *const kUsage =
     "                        mismatch (|out - exp| > atol + rtol * |exp|)\n"
     "  --rtol R, --atol A    tolerances for --expected (default 1e-4, 1e-5)\n"
     "  --bench N             time N runs after one warm-up run\n"
+    "  --flops F             with --bench, also print F / min time in "
+    "GFLOP/s\n"
+    "  --threads N           run the model's parallel work on N threads\n"
+    "                        (default 1; 0: one per hardware thread)\n"
     "  --quiet               do not print the output values\n";
 
 /// Reports an error and exits: tfm-run has nothing to clean up that the OS
@@ -78,6 +83,16 @@ struct ModelDeleter {
 };
 using ModelPtr = std::unique_ptr<tfm_model, ModelDeleter>;
 
+struct PoolDeleter {
+  void operator()(tfm_thread_pool *pool) const {
+    tfm_thread_pool_release(pool);
+  }
+};
+using PoolPtr = std::unique_ptr<tfm_thread_pool, PoolDeleter>;
+
+/// More threads than this is surely a typo.
+constexpr long kMaxThreads = 4096;
+
 struct NamedFile {
   std::string name;
   std::string path;
@@ -89,6 +104,10 @@ struct Options {
   double rtol = 1e-4;
   double atol = 1e-5;
   long bench = 0;
+  /// Floating-point operations per run, for --bench; negative: not given.
+  double flops = -1;
+  /// 0: one per hardware thread.
+  long threads = 1;
   bool quiet = false;
 };
 
@@ -152,11 +171,22 @@ Options parseOptions(int argc, char **argv) {
       options.bench = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || options.bench < 1)
         fail(fmt::format("--bench expects a positive count, got '{}'", value));
+    } else if (flag == "--flops")
+      options.flops = parseNumber(flag, value);
+    else if (flag == "--threads") {
+      char *end = nullptr;
+      options.threads = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || options.threads < 0 ||
+          options.threads > kMaxThreads)
+        fail(fmt::format("--threads expects a count from 0 to {}, got '{}'",
+                         kMaxThreads, value));
     } else
       fail(fmt::format("unknown option '{}'\n{}", flag, kUsage));
   }
   if (options.artifact.empty())
     fail(fmt::format("no artifact given\n{}", kUsage));
+  if (options.flops >= 0 && options.bench == 0)
+    fail("--flops needs --bench");
   return options;
 }
 
@@ -406,8 +436,19 @@ int main(int argc, char **argv) {
         findTensor(model.get(), false, expected.name, "--expected"),
         expected.path);
 
-  check(tfm_model_run(model.get(), inputs.data(), inputCount, outputs.data(),
-                      outputCount));
+  // One thread needs no pool: the model runs serially, exec = NULL.
+  PoolPtr pool;
+  if (options.threads != 1) {
+    tfm_thread_pool *rawPool = nullptr;
+    check(tfm_thread_pool_create(static_cast<uint32_t>(options.threads),
+                                 &rawPool));
+    pool.reset(rawPool);
+  }
+  const tfm_exec *exec = tfm_thread_pool_exec(pool.get());
+  uint32_t threads = exec ? exec->num_threads : 1;
+
+  check(tfm_model_run_with_exec(model.get(), inputs.data(), inputCount,
+                                outputs.data(), outputCount, exec));
 
   if (!options.quiet) {
     for (size_t o = 0; o < outputCount; ++o)
@@ -431,8 +472,8 @@ int main(int argc, char **argv) {
     std::vector<double> times;
     for (long i = 0; i < options.bench; ++i) {
       Clock::time_point start = Clock::now();
-      check(tfm_model_run(model.get(), inputs.data(), inputCount,
-                          outputs.data(), outputCount));
+      check(tfm_model_run_with_exec(model.get(), inputs.data(), inputCount,
+                                    outputs.data(), outputCount, exec));
       times.push_back(milliseconds(Clock::now() - start));
     }
     std::sort(times.begin(), times.end());
@@ -440,8 +481,14 @@ int main(int argc, char **argv) {
         times.size() % 2
             ? times[times.size() / 2]
             : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
-    fmt::print("bench: {} runs, min {:.4f} ms, median {:.4f} ms\n",
-               options.bench, times.front(), median);
+    std::string rate;
+    if (options.flops >= 0)
+      rate = fmt::format(", {:.2f} GFLOP/s",
+                         options.flops / (times.front() * 1e6));
+    fmt::print("bench: {} runs on {} thread{}, min {:.4f} ms, median {:.4f} "
+               "ms{}\n",
+               options.bench, threads, threads == 1 ? "" : "s", times.front(),
+               median, rate);
   }
   std::fflush(stdout);
   return allClose ? 0 : kExitMismatch;

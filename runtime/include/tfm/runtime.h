@@ -1,7 +1,8 @@
 /*===- runtime.h - C API of the tfm runtime ----------------------*- C -*-===*\
 |*                                                                            *|
 |* Loads a compiled model (see docs/artifact.md), validates tensors against   *|
-|* its signature and runs it. Also reads and writes .npy files.               *|
+|* its signature and runs it, optionally on a thread pool. Also reads and     *|
+|* writes .npy files.                                                         *|
 |*                                                                            *|
 |* Conventions, borrowed from IREE:                                           *|
 |*  - Functions that can fail return a tfm_status; NULL means success. A      *|
@@ -34,7 +35,7 @@ typedef enum tfm_status_code_t {
   TFM_STATUS_INVALID_ARGUMENT = 1,
   /* A file or a symbol does not exist. */
   TFM_STATUS_NOT_FOUND = 2,
-  /* Reading or writing a file failed, or memory ran out. */
+  /* Reading or writing a file failed, or memory or threads ran out. */
   TFM_STATUS_IO_ERROR = 3,
   /* A file (artifact, metadata, .npy) is malformed or unsupported. */
   TFM_STATUS_FORMAT_ERROR = 4,
@@ -129,6 +130,55 @@ tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
 tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 
 /*===----------------------------------------------------------------------===*\
+|* Threads                                                                    *|
+\*===----------------------------------------------------------------------===*/
+
+/* How a model runs its parallel work (docs/artifact.md). Compiled code owns no
+   threads: it hands ranges of independent tasks to `parallel_for`. Generated
+   model headers declare the same types under the same guard, so both headers
+   can be included together. */
+#ifndef TFM_EXEC_DEFINED
+#define TFM_EXEC_DEFINED
+typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
+typedef struct tfm_exec {
+  uint32_t abi_version;   /* 1 */
+  uint32_t num_threads;   /* informational: how many threads parallel_for uses */
+  /* Runs task(args, b, e) over sub-ranges [b, e) covering [0, count), in any
+   * order and on any threads, and returns when all are done. NULL: serial. */
+  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task, void *args);
+  void *context;
+} tfm_exec;
+#endif
+
+/* The abi_version this runtime fills in and accepts. */
+#define TFM_EXEC_ABI_VERSION 1
+
+/* A fixed set of threads that runs the tasks of parallel_for. */
+typedef struct tfm_thread_pool_t tfm_thread_pool;
+
+/* Creates a pool of `num_threads` threads, 0 meaning one per hardware thread.
+   The thread that calls parallel_for counts as one of them and works too, so
+   the pool starts num_threads - 1 workers (none for 1). On success the caller
+   owns `*out_pool` and releases it with tfm_thread_pool_release; on failure
+   (IO_ERROR when the system cannot start the threads) `*out_pool` is NULL. */
+tfm_status tfm_thread_pool_create(uint32_t num_threads,
+                                  tfm_thread_pool **out_pool);
+
+/* Stops and joins the workers and frees `pool`. No parallel_for on it may be
+   running or start later. NULL is a no-op. */
+void tfm_thread_pool_release(tfm_thread_pool *pool);
+
+/* The pool's tfm_exec, owned by the pool and valid until it is released; NULL
+   for a NULL pool. Its parallel_for hands out tasks one at a time to the
+   workers and the calling thread (dynamic scheduling) and returns when all are
+   done; a count <= 0 returns at once and a count of 1 runs on the calling
+   thread. It may be called from several threads at once: calls on one pool
+   take turns, each using every thread. A parallel_for called from inside a
+   task of the same pool runs its range serially on the calling thread. Tasks
+   must not throw C++ exceptions. */
+const tfm_exec *tfm_thread_pool_exec(tfm_thread_pool *pool);
+
+/*===----------------------------------------------------------------------===*\
 |* Models                                                                     *|
 \*===----------------------------------------------------------------------===*/
 
@@ -139,7 +189,8 @@ typedef struct tfm_model_t tfm_model;
 
 /* The packed entry point of docs/artifact.md. */
 typedef int32_t (*tfm_run_packed_fn)(void *const *buffers,
-                                     const int64_t *symbols, void *exec);
+                                     const int64_t *symbols,
+                                     const tfm_exec *exec);
 
 /* dlopens the artifact at `path` (a .so from tfm-compile), reads its
    `tfm_artifact_metadata` and looks up its entry point. On success the caller
@@ -197,11 +248,23 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
 /* Runs the model: validates `inputs` as tfm_model_infer_output_shapes does,
    checks that each output view has the derived dtype and shape, that no data
    pointer is NULL and that no output overlaps another buffer, then calls the
-   entry point, which writes the outputs. Inputs are only read. Concurrent
-   calls are safe when they write distinct outputs. */
+   entry point, which writes the outputs, with exec = NULL: all the work runs
+   on the calling thread. Inputs are only read. A model may run on several
+   threads at once; concurrent calls must write distinct outputs. */
 tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
                          size_t n_inputs, tfm_tensor *outputs,
                          size_t n_outputs);
+
+/* tfm_model_run, handing the model's parallel work to `exec` (e.g. from
+   tfm_thread_pool_exec, or the caller's own pool); NULL, or a NULL
+   parallel_for, runs it all on the calling thread. An exec whose abi_version
+   is not TFM_EXEC_ABI_VERSION is an INVALID_ARGUMENT. Concurrent runs may
+   share one exec if its parallel_for allows concurrent calls (the pool's
+   does). */
+tfm_status tfm_model_run_with_exec(const tfm_model *model,
+                                   const tfm_tensor *inputs, size_t n_inputs,
+                                   tfm_tensor *outputs, size_t n_outputs,
+                                   const tfm_exec *exec);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -24,7 +24,8 @@ const char *const kAddMetadata = R"({
 
 int entryCalls = 0;
 
-int32_t addEntry(void *const *buffers, const int64_t *symbols, void *exec) {
+int32_t addEntry(void *const *buffers, const int64_t *symbols,
+                 const tfm_exec *exec) {
   ++entryCalls;
   if (exec)
     return 9;
@@ -36,9 +37,11 @@ int32_t addEntry(void *const *buffers, const int64_t *symbols, void *exec) {
   return 0;
 }
 
-int32_t failingEntry(void *const *, const int64_t *, void *) { return 7; }
+int32_t failingEntry(void *const *, const int64_t *, const tfm_exec *) {
+  return 7;
+}
 
-int32_t throwingEntry(void *const *, const int64_t *, void *) {
+int32_t throwingEntry(void *const *, const int64_t *, const tfm_exec *) {
   throw std::runtime_error("boom");
 }
 
@@ -385,7 +388,8 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
 
 TEST_CASE("a model without symbols or inputs runs", "[model]") {
   Model constant(
-      [](void *const *buffers, const int64_t *symbols, void *) -> int32_t {
+      [](void *const *buffers, const int64_t *symbols,
+         const tfm_exec *) -> int32_t {
         if (symbols)
           return 1;
         *static_cast<int64_t *>(buffers[0]) = 42;

@@ -69,6 +69,10 @@ void writeAdd(const std::string &dir) {
   for (size_t i = 0; i < big.size(); ++i)
     big[i] = static_cast<float>(i);
   write(dir + "/big.npy", TFM_DTYPE_F32, {600, 2}, big.data());
+  std::vector<float> bigSum = big;
+  for (float &value : bigSum)
+    value *= 2;
+  write(dir + "/big_sum.npy", TFM_DTYPE_F32, {600, 2}, bigSum.data());
 }
 
 struct Case {

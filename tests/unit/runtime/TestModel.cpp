@@ -1,12 +1,27 @@
 //===- TestModel.cpp - A hand-written artifact for loader tests -*- C++ -*-===//
 //
 // Built as a shared library standing in for tfm-compile's output: z = x + y on
-// f32[seq, 2]. With TFM_TEST_NO_METADATA it lacks tfm_artifact_metadata, to
-// test loading a library that is not an artifact.
+// f32[seq, 2]. Like generated code it owns no threads: given an exec with a
+// parallel_for, it hands it one task per row. With TFM_TEST_NO_METADATA it
+// lacks tfm_artifact_metadata, to test loading a library that is not an
+// artifact.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
+
+// What a generated header declares; artifacts do not include tfm/runtime.h.
+#ifndef TFM_EXEC_DEFINED
+#define TFM_EXEC_DEFINED
+typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
+typedef struct tfm_exec {
+  uint32_t abi_version;
+  uint32_t num_threads;
+  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,
+                       void *args);
+  void *context;
+} tfm_exec;
+#endif
 
 #define TFM_TEST_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -24,18 +39,36 @@ TFM_TEST_EXPORT const char *tfm_artifact_metadata(void) {
 }
 #endif
 
+namespace {
+
 /// seq == 7 makes the model fail, so tests can see a run-time error.
 constexpr int64_t kFailingSeq = 7;
 
+struct AddArgs {
+  const float *x, *y;
+  float *z;
+};
+
+/// Rows [begin, end).
+void addRows(void *opaque, int64_t begin, int64_t end) {
+  const AddArgs &args = *static_cast<const AddArgs *>(opaque);
+  for (int64_t i = begin * 2; i < end * 2; ++i)
+    args.z[i] = args.x[i] + args.y[i];
+}
+
+} // namespace
+
 TFM_TEST_EXPORT int32_t tfm_add_run_packed(void *const *buffers,
-                                           const int64_t *symbols, void *exec) {
-  (void)exec;
+                                           const int64_t *symbols,
+                                           const tfm_exec *exec) {
   if (!symbols || symbols[0] == kFailingSeq)
     return 3;
-  const float *x = static_cast<const float *>(buffers[0]);
-  const float *y = static_cast<const float *>(buffers[1]);
-  float *z = static_cast<float *>(buffers[2]);
-  for (int64_t i = 0; i < symbols[0] * 2; ++i)
-    z[i] = x[i] + y[i];
+  AddArgs args{static_cast<const float *>(buffers[0]),
+               static_cast<const float *>(buffers[1]),
+               static_cast<float *>(buffers[2])};
+  if (exec && exec->parallel_for)
+    exec->parallel_for(exec->context, symbols[0], addRows, &args);
+  else
+    addRows(&args, 0, symbols[0]);
   return 0;
 }
