@@ -17,6 +17,8 @@ void populateLinearAlgebraToLinalgPatterns(RewritePatternSet &patterns);
 void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 /// embedding, positional_encoding.
 void populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns);
+/// masked_fill, causal_mask.
+void populateMaskToLinalgPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Conversion/Passes.h.inc"

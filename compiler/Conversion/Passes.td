@@ -10,8 +10,10 @@ def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
     Each primitive becomes destination-style linalg on tensors: `matmul` and
     `linear` become contraction `linalg.generic`s (batch dimensions broadcast
     through their indexing maps), `transpose` a `linalg.transpose`, `softmax`
-    a `linalg.softmax`, `add` and `scale` elementwise generics, `embedding` a
-    gather generic and `positional_encoding` a generic over indices.
+    a `linalg.softmax`, `add` and `scale` elementwise generics, `masked_fill`
+    and `causal_mask` select generics (the causal one over `linalg.index`),
+    `embedding` a gather generic and `positional_encoding` a generic over
+    indices.
     Layer ops must have been decomposed first (`tfm-decompose-layers`);
     `tfm.weight` stays for `tfm-bind-weights`.
 

@@ -200,9 +200,6 @@ LogicalResult Compilation::run() {
   if (failed(parsed))
     return failure();
   ModuleOp module = parsed->get();
-  if (*emit == EmitKind::Tfm)
-    return printIR(module);
-
   func::FuncOp model;
   module.walk([&](func::FuncOp f) { model = f; });
   FailureOr<Signature> signature = Signature::read(model);
@@ -217,6 +214,8 @@ LogicalResult Compilation::run() {
     return writeHeader(options.outputPath);
   if (!options.headerPath.empty() && failed(writeHeader(options.headerPath)))
     return failure();
+  if (*emit == EmitKind::Tfm)
+    return printIR(module);
 
   // The target decides the vector width the kernels are tiled for.
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
@@ -227,6 +226,11 @@ LogicalResult Compilation::run() {
   CPUPipelineOptions pipeline;
   pipeline.weights = options.weightsPath;
   pipeline.exportArtifactMetadata = *emit == EmitKind::SharedLibrary;
+  // linalg can be looked at without weights: tfm.weight ops stay unbound.
+  pipeline.bindWeights =
+      !(options.weightsPath.empty() && *emit == EmitKind::Linalg);
+  pipeline.fuseAttention = options.fuseAttention;
+  pipeline.remarks = options.remarks;
   pipeline.vectorBits = getVectorBits(**machine);
   if (failed(runPipeline(module, [&](OpPassManager &pm) {
         buildTfmToLinalgPipeline(pm, pipeline);

@@ -2,6 +2,8 @@
 #include "compiler/Frontend/ModelBuilder.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
@@ -60,7 +62,8 @@ ModelBuilder::ModelBuilder(MLIRContext *ctx, StringRef name, Location loc,
                            WeightShapes *weights)
     : builder(ctx), module(ModuleOp::create(loc)), modelName(name.str()),
       weights(weights) {
-  ctx->loadDialect<TfmDialect, func::FuncDialect, tensor::TensorDialect>();
+  ctx->loadDialect<TfmDialect, func::FuncDialect, tensor::TensorDialect,
+                   linalg::LinalgDialect, arith::ArithDialect>();
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, loc, name,
                               builder.getFunctionType({}, {}));
@@ -78,6 +81,10 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
                                       ArrayRef<Dim> shape, Location loc) {
   if (llvm::is_contained(inputNames, name))
     return emitError(loc) << "input '" << name << "' is declared twice";
+  if (llvm::is_contained(symbols, name))
+    return emitError(loc) << "input '" << name
+                          << "' has the name of a dimension; the C entry "
+                             "point needs distinct names";
   if (dtypeName(elementType).empty())
     return emitError(loc) << "unsupported input element type " << elementType;
   SmallVector<Attribute> dims;
@@ -85,6 +92,10 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
     if (d.isSymbolic()) {
       if (!isIdentifier(d.symbol))
         return emitError(loc) << "bad dimension name '" << d.symbol << "'";
+      if (llvm::is_contained(inputNames, d.symbol) || d.symbol == name)
+        return emitError(loc) << "dimension '" << d.symbol
+                              << "' has the name of an input; the C entry "
+                                 "point needs distinct names";
       if (!llvm::is_contained(symbols, d.symbol))
         symbols.push_back(d.symbol);
       dims.push_back(builder.getStringAttr(d.symbol));
@@ -136,6 +147,10 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
                                    Location loc) {
   if (llvm::is_contained(outputNames, name))
     return emitError(loc) << "output '" << name << "' is listed twice";
+  if (llvm::is_contained(inputNames, name) || llvm::is_contained(symbols, name))
+    return emitError(loc) << "output '" << name
+                          << "' has the name of an input or a dimension; "
+                             "name it differently";
   SmallVector<Attribute> dims;
   for (const Dim &d : value.shape) {
     if (d.isSymbolic())
@@ -327,6 +342,76 @@ FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
                              typeOf(shape, inputs.front().elementType()),
                              values, builder.getI64IntegerAttr(dim));
   return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::maskedFill(const Tensor &x, const Tensor &mask,
+                                           double value, Location loc) {
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "masked_fill needs a float tensor to fill, got "
+                          << x.elementType();
+  Type maskElement = mask.elementType();
+  if (!maskElement.isInteger(1) && !maskElement.isInteger(32) &&
+      !maskElement.isInteger(64))
+    return emitError(loc) << "masked_fill: the mask must be i1, i32 or i64 "
+                             "(nonzero = fill), got "
+                          << maskElement;
+  if (mask.rank() > x.rank())
+    return emitError(loc) << "masked_fill: mask " << formatShape(mask.shape)
+                          << " has more dimensions than the input "
+                          << formatShape(x.shape);
+  for (int64_t i = 0; i < mask.rank(); ++i) {
+    const Dim &m = mask.shape[i];
+    const Dim &d = x.shape[x.rank() - mask.rank() + i];
+    if (m != Dim::of(1) && m != d)
+      return emitError(loc) << "masked_fill: mask " << formatShape(mask.shape)
+                            << " does not broadcast to the input "
+                            << formatShape(x.shape) << " (" << m.str()
+                            << " vs " << d.str() << ")";
+  }
+  Value condition = mask.value;
+  if (!maskElement.isInteger(1)) {
+    // tfm.masked_fill takes i1; integer masks become `mask != 0` here, an
+    // elementwise generic that convert-tfm-to-linalg leaves as it is.
+    auto intType = cast<RankedTensorType>(mask.value.getType());
+    auto boolType =
+        RankedTensorType::get(intType.getShape(), builder.getI1Type());
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < mask.rank(); ++i)
+      if (boolType.isDynamicDim(i))
+        sizes.push_back(tensor::DimOp::create(builder, loc, mask.value, i));
+    Value empty = tensor::EmptyOp::create(builder, loc, boolType, sizes);
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(mask.rank(), getContext());
+    condition =
+        linalg::GenericOp::create(
+            builder, loc, TypeRange{boolType}, ValueRange{mask.value},
+            ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+            SmallVector<utils::IteratorType>(mask.rank(),
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value zero = arith::ConstantOp::create(
+                  b, l, b.getIntegerAttr(maskElement, 0));
+              Value nonzero = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::ne, args[0], zero);
+              linalg::YieldOp::create(b, l, nonzero);
+            })
+            .getResult(0);
+  }
+  Value v = MaskedFillOp::create(builder, loc, x.value.getType(), x.value,
+                                 condition, builder.getF64FloatAttr(value));
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::causalMask(const Tensor &x, Location loc) {
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "causal_mask needs a float tensor, got "
+                          << x.elementType();
+  if (x.rank() < 2)
+    return emitError(loc) << "causal_mask needs scores [..., queries, keys], "
+                             "got "
+                          << formatShape(x.shape);
+  Value v = CausalMaskOp::create(builder, loc, x.value.getType(), x.value);
+  return Tensor{v, x.shape};
 }
 
 FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,

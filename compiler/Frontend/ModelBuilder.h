@@ -96,6 +96,14 @@ public:
   FailureOr<Tensor> softmax(const Tensor &x, int64_t dim, Location loc);
   FailureOr<Tensor> add(const Tensor &lhs, const Tensor &rhs, Location loc);
   FailureOr<Tensor> concat(ArrayRef<Tensor> inputs, int64_t dim, Location loc);
+  /// `mask ? value : x` elementwise, like `Tensor.masked_fill`. The mask
+  /// aligns with `x` at the trailing dims (a 1 or a missing dim broadcasts);
+  /// it is i1, or i32/i64 where nonzero means true (models take no i1
+  /// inputs). Fill attention scores with -inf to mask them out.
+  FailureOr<Tensor> maskedFill(const Tensor &x, const Tensor &mask,
+                               double value, Location loc);
+  /// Scores `[..., queries, keys]` with key j > query i set to -inf.
+  FailureOr<Tensor> causalMask(const Tensor &x, Location loc);
   FailureOr<Tensor> linear(const Tensor &x, const Tensor &weight,
                            const std::optional<Tensor> &bias, Location loc);
   FailureOr<Tensor> embedding(const Tensor &ids, const Tensor &table,

@@ -14,8 +14,10 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -103,6 +105,11 @@ private:
     default:
       return " but found '" + t.spelling.str() + "'";
     }
+  }
+
+  /// Names that expressions read as constants, never as tensors.
+  static bool isConstantName(StringRef name) {
+    return name == "true" || name == "false" || name == "inf";
   }
 
   // Statements.
@@ -216,7 +223,10 @@ FailureOr<Shape> Parser::parseShape() {
     if (t.is(Token::number)) {
       char *end = nullptr;
       std::string text = t.spelling.str();
+      errno = 0;
       long long v = std::strtoll(text.c_str(), &end, 10);
+      if (errno == ERANGE || v > (int64_t(1) << 40))
+        return error(t.loc) << "dimension " << t.spelling << " is too large";
       if (*end != '\0' || v < 0)
         return error(t.loc) << "a dimension must be a non-negative integer, "
                                "got '"
@@ -241,6 +251,9 @@ LogicalResult Parser::parseInput() {
     return error(name.loc) << "expected the input's name" << describe(name);
   if (names.count(name.spelling))
     return error(name.loc) << "'" << name.spelling << "' is already defined";
+  if (isConstantName(name.spelling))
+    return error(name.loc) << "'" << name.spelling
+                           << "' is a constant and cannot name an input";
   if (failed(expect(Token::colon, "':' and a type")))
     return failure();
   FailureOr<Type> type = parseDtype();
@@ -310,6 +323,9 @@ LogicalResult Parser::parseAssignment() {
   if (names.count(name.spelling))
     return error(name.loc) << "'" << name.spelling
                            << "' is already defined; names are single-assignment";
+  if (isConstantName(name.spelling))
+    return error(name.loc) << "'" << name.spelling
+                           << "' is a constant and cannot be assigned";
   FailureOr<Value_> v = parseExpr();
   if (failed(v))
     return failure();
@@ -390,6 +406,10 @@ FailureOr<Value_> Parser::parsePrimary() {
     if (t.spelling == "true" || t.spelling == "false") {
       v.kind = Value_::boolean;
       v.flag = t.spelling == "true";
+      return v;
+    }
+    if (t.spelling == "inf") { // `-inf` is unary minus applied to it.
+      v.num = std::numeric_limits<double>::infinity();
       return v;
     }
     auto it = names.find(t.spelling);
@@ -640,6 +660,23 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     if (failed(dim))
       return failure();
     return result(builder->concat(inputs, *dim, l));
+  }
+  if (fn == "masked_fill") {
+    if (failed(checkArity(3, {"mask", "value"})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x"), mask = tensorArg(1, "mask");
+    FailureOr<double> value = numberArg(2, "value", std::nullopt);
+    if (failed(x) || failed(mask) || failed(value))
+      return failure();
+    return result(builder->maskedFill(*x, *mask, *value, l));
+  }
+  if (fn == "causal_mask") {
+    if (failed(checkArity(1, {})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    if (failed(x))
+      return failure();
+    return result(builder->causalMask(*x, l));
   }
   if (fn == "linear") {
     if (failed(checkArity(3, {"weight", "bias"})))

@@ -28,10 +28,21 @@ using namespace mlir;
 void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
                                    const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createTfmDecomposeLayers());
-  if (!options.weights.empty())
+  // Fusion runs where the chain is easiest to see, on tfm primitives, and
+  // again on linalg for chains only lowering reveals. Refusals are reported
+  // by the second run alone: it has the last word, and each refusal is
+  // reported once.
+  if (options.fuseAttention)
+    pm.addNestedPass<func::FuncOp>(createTfmFuseAttention(
+        TfmFuseAttentionOptions{options.remarks, /*remarkRefusals=*/false}));
+  // Without a weights file the pass explains what is missing.
+  if (options.bindWeights)
     pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
   pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
+  if (options.fuseAttention)
+    pm.addNestedPass<func::FuncOp>(createTfmFuseAttention(
+        TfmFuseAttentionOptions{options.remarks, /*remarkRefusals=*/true}));
   pm.addPass(createCSEPass());
 }
 

@@ -36,6 +36,20 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "attention-value-vectors",
       llvm::cl::desc("Value vectors accumulated at once (0: auto)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Fuse attention chains into tfm.attention (off: the "
+                     "unfused path, for comparison)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Report fused and refused attention chains as remarks"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> bindWeights{
+      *this, "bind-weights",
+      llvm::cl::desc("Replace tfm.weight ops with the file's data (off: keep "
+                     "them, for looking at the IR without weights)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> exportArtifactMetadata{
       *this, "export-artifact-metadata",
       llvm::cl::desc("Define tfm_artifact_metadata() (shared libraries)"),

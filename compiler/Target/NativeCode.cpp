@@ -41,11 +41,10 @@ tfm::createTargetMachine(const CPUTarget &target, std::string &error) {
       hostFeatures.AddFeature(feature.first(), feature.second);
     features = hostFeatures.getString();
   }
-  const llvm::MCSubtargetInfo *info = nullptr;
-  std::unique_ptr<llvm::TargetMachine> probe(llvmTarget->createTargetMachine(
-      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_));
-  if (probe)
-    info = probe->getMCSubtargetInfo();
+  // Ask a subtarget of the generic CPU, so that LLVM does not warn about an
+  // unknown name before tfm reports it.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(triple, "", ""));
   if (!info || !info->isCPUStringValid(cpu)) {
     error = "unknown CPU '" + target.cpu +
             "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, "

@@ -68,6 +68,11 @@ struct TfmBindWeightsPass : mlir::tfm::impl::TfmBindWeightsBase<TfmBindWeightsPa
       return op.emitOpError("weight '")
              << op.getName() << "' is not in " << weightsPath;
     auto type = cast<RankedTensorType>(op.getType());
+    if (!llvm::is_contained({"F32", "F64", "I32", "I64"}, entry->dtype))
+      return op.emitOpError("weight '")
+             << op.getName() << "' has dtype " << entry->dtype << " in "
+             << weightsPath << ", which tfm does not support yet (F32, F64, "
+             << "I32, I64)";
     StringRef dtype = safetensorsDtypeFor(type.getElementType());
     if (entry->dtype != dtype)
       return op.emitOpError("weight '")

@@ -14,6 +14,11 @@ namespace tfm {
 /// sdpa and multi_head_attention to tfm primitives.
 void populateDecomposeLayersPatterns(RewritePatternSet &patterns);
 
+/// Attention chains over tfm primitives and over linalg into tfm.attention.
+/// With `emitRemarks`, each fused chain gets a remark at its P·V contraction.
+void populateFuseAttentionPatterns(RewritePatternSet &patterns,
+                                   bool emitRemarks = false);
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"
 

@@ -30,6 +30,60 @@ def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
+def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
+  let summary = "Fuse matmul -> scale -> [mask] -> softmax -> matmul into tfm.attention";
+  let description = [{
+    Finds the attention chain however it is spelled and rewrites it into one
+    destination-style `tfm.attention` on tensors, whose `init` is a
+    `tensor.empty` sized from the query and the value. Runs twice in the CPU
+    pipeline: on tfm primitives after `tfm-decompose-layers` (hand-written
+    chains and the layer ops' chains look the same there) and on linalg
+    after `convert-tfm-to-linalg`, where it also reads contractions as
+    `linalg.generic`, `linalg.matmul` or `linalg.batch_matmul` (a transposed
+    key through `linalg.transpose` or the indexing maps), elementwise scale
+    and mask generics, and the softmax as `linalg.softmax` or spelled out as
+    `tfm-decompose-softmax` writes it.
+
+    Recognized between the two contractions: scales (multiply or divide by a
+    constant, also folded into Q or K), an additive float mask, a boolean
+    mask filled with -inf, a causal mask, and the softmax over the key dim.
+    A chain is left alone when fusing would change what is computed or save
+    nothing: the scores or the softmax result have other users, the scale is
+    not a uniform constant, the dims do not line up (softmax or contraction
+    over the wrong dim, broadcast batch dims), a mask fills with a value
+    other than -inf, or element types differ. With `remarks`, each fused
+    chain and each refusal (with its reason) is reported as a remark at the
+    P·V contraction.
+
+    Before:
+    ```mlir
+    %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
+    %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
+    %ss = tfm.scale %s, 0.35355339059327373 : tensor<?x?xf32>
+    %c = tfm.causal_mask %ss : tensor<?x?xf32>
+    %p = tfm.softmax %c, -1 : tensor<?x?xf32>
+    %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    ```
+    After:
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %q, %c0 : tensor<?x8xf32>
+    %init = tensor.empty(%n) : tensor<?x4xf32>
+    %o = tfm.attention ins(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>)
+           outs(%init : tensor<?x4xf32>) scale 0.35355339059327373 {causal} -> tensor<?x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each fused chain and each refused one">,
+    Option<"remarkRefusals", "remark-refusals", "bool", /*default=*/"true",
+           "With remarks, also report refusals (the CPU pipeline reports them "
+           "only from its last run, so each refusal is reported once)">
+  ];
+  let dependentDialects = ["tfm::TfmDialect", "tensor::TensorDialect",
+                           "linalg::LinalgDialect", "arith::ArithDialect"];
+}
+
 def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
   let summary = "Replace tfm.weight ops with constants read from a .safetensors file";
   let description = [{

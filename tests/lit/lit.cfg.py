@@ -7,6 +7,16 @@ import os
 import lit.formats
 import lit.llvm
 
+# The paths come from lit.site.cfg.py, which CMake writes into the build
+# tree: run lit on build/tests/lit, not on this directory.
+if not hasattr(config, "tfm_obj_root"):
+    lit_config.fatal(
+        "run lit on the build tree (build/tests/lit), whose lit.site.cfg.py "
+        "names the tools"
+    )
+# LLVM 22's tools; never the FileCheck of an older LLVM that may be on PATH.
+config.llvm_tools_dir = getattr(config, "llvm_tools_dir", None) or "/usr/lib/llvm-22/bin"
+
 lit.llvm.initialize(lit_config, config)
 from lit.llvm import llvm_config
 

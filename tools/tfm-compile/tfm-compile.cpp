@@ -30,6 +30,19 @@ static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
 static cl::opt<std::string>
     cpu("cpu", cl::desc("CPU to generate code for (LLVM name, or 'host')"),
         cl::init("x86-64-v2"), cl::cat(category));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("Fuse attention chains into tfm.attention (the driver's "
+             "default for now is off)"),
+    cl::cat(category));
+static cl::opt<bool> noFuseAttention(
+    "no-fuse-attention",
+    cl::desc("Lower attention chains unfused, materializing the scores"),
+    cl::cat(category));
+static cl::opt<bool>
+    remarks("remarks",
+            cl::desc("Report each attention chain fused, or why not"),
+            cl::cat(category));
 static cl::opt<bool> printWeights("print-weights",
                                   cl::desc("Print weights in full in IR stages"),
                                   cl::cat(category));
@@ -46,6 +59,16 @@ int main(int argc, char **argv) {
   options.headerPath = headerPath;
   options.cpu = cpu;
   options.printWeights = printWeights;
+  if (fuseAttention && noFuseAttention) {
+    errs() << "tfm-compile: error: --fuse-attention and --no-fuse-attention "
+              "contradict each other\n";
+    return 2;
+  }
+  if (fuseAttention)
+    options.fuseAttention = true;
+  if (noFuseAttention)
+    options.fuseAttention = false;
+  options.remarks = remarks;
   if (target != "cpu") {
     errs() << "tfm-compile: error: unknown target '" << target
            << "' (this build supports: cpu)\n";

@@ -26,6 +26,7 @@ struct ConvertTfmToLinalgPass
     populateLinearAlgebraToLinalgPatterns(patterns);
     populateElementwiseToLinalgPatterns(patterns);
     populateEmbeddingToLinalgPatterns(patterns);
+    populateMaskToLinalgPatterns(patterns);
     // insert_slices bufferize in place; tensor.concat would copy.
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

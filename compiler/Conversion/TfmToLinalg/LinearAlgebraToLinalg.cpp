@@ -82,8 +82,9 @@ struct LinearToLinalg : OpRewritePattern<LinearOp> {
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
 
     SmallVector<DimSource> sources;
-    for (unsigned i = 0; i < rank; ++i)
+    for (unsigned i = 0; i + 1 < rank; ++i)
       sources.push_back({op.getInput(), int64_t(i)});
+    sources.push_back({op.getWeight(), 0});
 
     Value init;
     if (Value bias = op.getBias()) {

@@ -131,7 +131,8 @@ LogicalResult TransposeOp::verify() {
   auto [d0, d1] = getNormalizedDims();
   if (d0 < 0 || d1 < 0)
     return emitOpError("dimensions (")
-           << getDim0() << ", " << getDim1() << ") out of range for input "
+           << int64_t(getDim0()) << ", " << int64_t(getDim1())
+           << ") out of range for input "
            << formatShape(shapeOf(getInput()));
   if (getInput().getType().getElementType() !=
       getResult().getType().getElementType())
@@ -157,7 +158,7 @@ int64_t SoftmaxOp::getNormalizedDim() {
 LogicalResult SoftmaxOp::verify() {
   if (getNormalizedDim() < 0)
     return emitOpError("dimension ")
-           << getDim() << " out of range for input "
+           << int64_t(getDim()) << " out of range for input "
            << formatShape(shapeOf(getInput()));
   return success();
 }
@@ -183,7 +184,7 @@ LogicalResult ConcatOp::verify() {
   int64_t dim = getNormalizedDim();
   if (dim < 0)
     return emitOpError("dimension ")
-           << getDim() << " out of range for rank "
+           << int64_t(getDim()) << " out of range for rank "
            << getResult().getType().getRank();
   SmallVector<int64_t> expected(shapeOf(getInputs().front()));
   if (expected.size() != size_t(getResult().getType().getRank()))
@@ -279,6 +280,8 @@ LogicalResult PositionalEncodingOp::verify() {
   if (input.size() < 2)
     return emitOpError("input must be [..., seq, dim], got ")
            << formatShape(input);
+  if (failed(verifySameElementType(*this)))
+    return failure();
   return verifyResultShape(*this, input.take_back(2));
 }
 
@@ -309,9 +312,12 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("key ")
            << formatShape(k) << " and value " << formatShape(v)
            << " disagree on the key sequence length";
-  if (std::optional<APFloat> scale = getScale())
+  if (std::optional<APFloat> scale = getScale()) {
     if (!std::isfinite(scale->convertToDouble()))
       return emitOpError("scale must be finite");
+  } else if (ShapedType::isDynamic(q.back())) {
+    return emitOpError("needs a static head dimension or an explicit scale");
+  }
   SmallVector<int64_t> expected(q);
   expected.back() = v.back();
   if (failed(verifySameElementType(*this)))

@@ -184,7 +184,7 @@ def Tfm_MaskedFillOp : Tfm_Op<"masked_fill", [Pure]> {
     Example:
 
     ```mlir
-    %m = tfm.masked_fill %s, %mask, 0xFF800000 : tensor<?x?xf32>, tensor<?x?xi1> -> tensor<?x?xf32>
+    %m = tfm.masked_fill %s, %mask, 0xFFF0000000000000 : tensor<?x?xf32>, tensor<?x?xi1> -> tensor<?x?xf32>
     ```
   }];
   let arguments = (ins Tfm_FloatTensor:$input, RankedTensorOf<[I1]>:$mask,

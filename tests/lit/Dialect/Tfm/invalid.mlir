@@ -1,0 +1,711 @@
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier error of TfmOps.cpp (and the ODS constraints that
+// matter to users), in the order of the ops in TfmOps.td.
+
+func.func @weight_empty_name() -> tensor<2xf32> {
+  // expected-error @+1 {{'tfm.weight' op needs a non-empty weight name}}
+  %w = tfm.weight "" : tensor<2xf32>
+  return %w : tensor<2xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<4xf32>, %b: tensor<4x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'tfm.matmul' op expects lhs and rhs of rank 2 or more, got lhs [4] and rhs [4, 2]}}
+  %0 = tfm.matmul %a, %b : tensor<4xf32>, tensor<4x2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<?x3xf32>, %b: tensor<4x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.matmul' op lhs [?, 3] and rhs [4, 2] do not agree on the contracted dimension (3 vs 4)}}
+  %0 = tfm.matmul %a, %b : tensor<?x3xf32>, tensor<4x2xf32> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @matmul_batch_broadcast(%a: tensor<2x5x3xf32>, %b: tensor<4x3x2xf32>) -> tensor<2x5x2xf32> {
+  // expected-error @+1 {{'tfm.matmul' op batch dimensions of lhs [2, 5, 3] and rhs [4, 3, 2] do not broadcast}}
+  %0 = tfm.matmul %a, %b : tensor<2x5x3xf32>, tensor<4x3x2xf32> -> tensor<2x5x2xf32>
+  return %0 : tensor<2x5x2xf32>
+}
+
+// -----
+
+func.func @matmul_result_shape(%a: tensor<5x3xf32>, %b: tensor<3x2xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'tfm.matmul' op result shape [5, 3] does not match the inferred shape [5, 2]}}
+  %0 = tfm.matmul %a, %b : tensor<5x3xf32>, tensor<3x2xf32> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @matmul_result_rank(%a: tensor<2x5x3xf32>, %b: tensor<3x2xf32>) -> tensor<5x2xf32> {
+  // expected-error @+1 {{'tfm.matmul' op result shape [5, 2] does not match the inferred shape [2, 5, 2]}}
+  %0 = tfm.matmul %a, %b : tensor<2x5x3xf32>, tensor<3x2xf32> -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
+func.func @matmul_element_type(%a: tensor<5x3xf32>, %b: tensor<3x2xf64>) -> tensor<5x2xf32> {
+  // expected-error @+1 {{'tfm.matmul' op operand #1 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.matmul %a, %b : tensor<5x3xf32>, tensor<3x2xf64> -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
+func.func @matmul_integer(%a: tensor<5x3xi32>, %b: tensor<3x2xi32>) -> tensor<5x2xi32> {
+  // expected-error @+1 {{'tfm.matmul' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  %0 = tfm.matmul %a, %b : tensor<5x3xi32>, tensor<3x2xi32> -> tensor<5x2xi32>
+  return %0 : tensor<5x2xi32>
+}
+
+// -----
+
+func.func @transpose_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'tfm.transpose' op dimensions (0, 2) out of range for input [2, 3]}}
+  %0 = tfm.transpose %x, 0, 2 : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_element_type(%x: tensor<2x3xf32>) -> tensor<3x2xf64> {
+  // expected-error @+1 {{'tfm.transpose' op result element type differs from the input's}}
+  %0 = tfm.transpose %x, 0, 1 : tensor<2x3xf32> -> tensor<3x2xf64>
+  return %0 : tensor<3x2xf64>
+}
+
+// -----
+
+func.func @transpose_result_shape(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tfm.transpose' op result shape [2, 3] does not match the inferred shape [3, 2]}}
+  %0 = tfm.transpose %x, 0, 1 : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @scale_divide_by_zero(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfm.scale' op divides by zero}}
+  %0 = tfm.scale %x, 0.0 {divide} : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @scale_not_finite(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfm.scale' op factor must be finite}}
+  %0 = tfm.scale %x, 0x7FF0000000000000 : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @scale_nan(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfm.scale' op factor must be finite}}
+  %0 = tfm.scale %x, 0x7FF8000000000000 {divide} : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @softmax_dim_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tfm.softmax' op dimension 2 out of range for input [2, 3]}}
+  %0 = tfm.softmax %x, 2 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tfm.add' op lhs [2, 3] and rhs [4, 3] do not broadcast}}
+  %0 = tfm.add %a, %b : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @add_result_shape(%a: tensor<?x3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tfm.add' op result shape [3] does not match the inferred shape [?, 3]}}
+  %0 = tfm.add %a, %b : tensor<?x3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @add_element_type(%a: tensor<3xf32>, %b: tensor<3xf64>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tfm.add' op operand #1 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.add %a, %b : tensor<3xf32>, tensor<3xf64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @concat_no_inputs() -> tensor<0xf32> {
+  // expected-error @+1 {{'tfm.concat' op needs at least one input}}
+  %0 = tfm.concat dim 0 : () -> tensor<0xf32>
+  return %0 : tensor<0xf32>
+}
+
+// -----
+
+func.func @concat_dim_range(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tfm.concat' op dimension 2 out of range for rank 2}}
+  %0 = tfm.concat %a, %a dim 2 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @concat_result_rank(%a: tensor<2x3xf32>) -> tensor<2x6x1xf32> {
+  // expected-error @+1 {{'tfm.concat' op input #0 has rank 2 but the result has rank 3}}
+  %0 = tfm.concat %a, %a dim 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6x1xf32>
+  return %0 : tensor<2x6x1xf32>
+}
+
+// -----
+
+func.func @concat_input_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'tfm.concat' op input #1 has rank 1 but input #0 has 2}}
+  %0 = tfm.concat %a, %b dim 1 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'tfm.concat' op input #1 [4, 3] disagrees with input #0 in dimension 0}}
+  %0 = tfm.concat %a, %b dim 1 : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_result_shape(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'tfm.concat' op result shape [2, 6] does not match the inferred shape [2, 7]}}
+  %0 = tfm.concat %a, %b dim -1 : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_element_type(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'tfm.concat' op operand #1 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.concat %a, %b dim 1 : (tensor<2x3xf32>, tensor<2x3xf64>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @linear_input_rank(%x: tensor<f32>, %w: tensor<4x1xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tfm.linear' op input must have rank 1 or more}}
+  %0 = tfm.linear %x, %w : tensor<f32>, tensor<4x1xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<?x16xf32>, %w: tensor<16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.linear' op weight must be [out, in], got [16]}}
+  %0 = tfm.linear %x, %w : tensor<?x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @linear_features(%x: tensor<?x16xf32>, %w: tensor<16x24xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.linear' op input [?, 16] has 16 features but weight [16, 24] expects 24}}
+  %0 = tfm.linear %x, %w : tensor<?x16xf32>, tensor<16x24xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @linear_bias_size(%x: tensor<?x16xf32>, %w: tensor<24x16xf32>, %b: tensor<16xf32>) -> tensor<?x24xf32> {
+  // expected-error @+1 {{'tfm.linear' op bias [16] must be [24] to match weight [24, 16]}}
+  %0 = tfm.linear %x, %w, %b : tensor<?x16xf32>, tensor<24x16xf32>, tensor<16xf32> -> tensor<?x24xf32>
+  return %0 : tensor<?x24xf32>
+}
+
+// -----
+
+func.func @linear_bias_rank(%x: tensor<?x16xf32>, %w: tensor<24x16xf32>, %b: tensor<1x24xf32>) -> tensor<?x24xf32> {
+  // expected-error @+1 {{'tfm.linear' op bias [1, 24] must be [24] to match weight [24, 16]}}
+  %0 = tfm.linear %x, %w, %b : tensor<?x16xf32>, tensor<24x16xf32>, tensor<1x24xf32> -> tensor<?x24xf32>
+  return %0 : tensor<?x24xf32>
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<?x16xf32>, %w: tensor<24x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.linear' op result shape [?, 16] does not match the inferred shape [?, 24]}}
+  %0 = tfm.linear %x, %w : tensor<?x16xf32>, tensor<24x16xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @linear_element_type(%x: tensor<?x16xf64>, %w: tensor<24x16xf32>) -> tensor<?x24xf32> {
+  // expected-error @+1 {{'tfm.linear' op operand #0 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.linear %x, %w : tensor<?x16xf64>, tensor<24x16xf32> -> tensor<?x24xf32>
+  return %0 : tensor<?x24xf32>
+}
+
+// -----
+
+func.func @embedding_weight_rank(%ids: tensor<?xi64>, %w: tensor<6xf32>) -> tensor<?x6xf32> {
+  // expected-error @+1 {{'tfm.embedding' op weight must be [num_embeddings, dim], got [6]}}
+  %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}
+
+// -----
+
+func.func @embedding_result_shape(%ids: tensor<?xi64>, %w: tensor<6x16xf32>) -> tensor<?x6xf32> {
+  // expected-error @+1 {{'tfm.embedding' op result shape [?, 6] does not match the inferred shape [?, 16]}}
+  %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}
+
+// -----
+
+func.func @embedding_element_type(%ids: tensor<?xi64>, %w: tensor<6x16xf64>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.embedding' op operand #1 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x16xf64> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @embedding_float_ids(%ids: tensor<?xf32>, %w: tensor<6x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.embedding' op operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = tfm.embedding %ids, %w : tensor<?xf32>, tensor<6x16xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @positional_encoding_rank(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tfm.positional_encoding' op input must be [..., seq, dim], got [16]}}
+  %0 = tfm.positional_encoding %x : tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @positional_encoding_result_shape(%x: tensor<2x?x16xf32>) -> tensor<2x?x16xf32> {
+  // expected-error @+1 {{'tfm.positional_encoding' op result shape [2, ?, 16] does not match the inferred shape [?, 16]}}
+  %0 = tfm.positional_encoding %x : tensor<2x?x16xf32> -> tensor<2x?x16xf32>
+  return %0 : tensor<2x?x16xf32>
+}
+
+// -----
+
+func.func @sdpa_rank(%q: tensor<?x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op query [?, 8], key [2, ?, 8] and value [?, 8] must have the same rank, 2 or more}}
+  %0 = tfm.sdpa %q, %k, %v : tensor<?x8xf32>, tensor<2x?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_rank_one(%q: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op query [8], key [8] and value [8] must have the same rank, 2 or more}}
+  %0 = tfm.sdpa %q, %q, %q : tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @sdpa_batch(%q: tensor<2x?x8xf32>, %k: tensor<3x?x8xf32>, %v: tensor<3x?x8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op query [2, ?, 8], key [3, ?, 8] and value [3, ?, 8] disagree in batch dimension 0}}
+  %0 = tfm.sdpa %q, %k, %v : tensor<2x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x8xf32> -> tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_head(%q: tensor<?x8xf32>, %k: tensor<?x4xf32>, %v: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op query [?, 8] and key [?, 4] disagree on the head dimension (8 vs 4)}}
+  %0 = tfm.sdpa %q, %k, %v : tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_seq(%q: tensor<5x8xf32>, %k: tensor<6x8xf32>, %v: tensor<7x8xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op key [6, 8] and value [7, 8] disagree on the key sequence length}}
+  %0 = tfm.sdpa %q, %k, %v : tensor<5x8xf32>, tensor<6x8xf32>, tensor<7x8xf32> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @sdpa_scale_not_finite(%q: tensor<5x8xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op scale must be finite}}
+  %0 = tfm.sdpa %q, %q, %q {scale = 0x7FF0000000000000 : f64} : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @sdpa_result_shape(%q: tensor<5x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x4xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op result shape [5, 8] does not match the inferred shape [5, 4]}}
+  %0 = tfm.sdpa %q, %k, %v : tensor<5x8xf32>, tensor<6x8xf32>, tensor<6x4xf32> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @sdpa_element_type(%q: tensor<5x8xf32>, %v: tensor<5x8xf64>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op operand #2 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.sdpa %q, %q, %v : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf64> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @mha_rank(%x: tensor<1x2x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op query [1, 2, ?, 8], key [1, 2, ?, 8] and value [1, 2, ?, 8] must all be [seq, embed] or [batch, seq, embed]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x2x?x8xf32>
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+func.func @mha_mixed_rank(%q: tensor<?x8xf32>, %kv: tensor<2x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op query [?, 8], key [2, ?, 8] and value [2, ?, 8] must all be [seq, embed] or [batch, seq, embed]}}
+  %0 = tfm.multi_head_attention (%q, %kv, %kv) weights (%w, %w, %w, %w) heads 2
+      : (tensor<?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_batch(%q: tensor<2x?x8xf32>, %kv: tensor<3x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op query, key and value disagree on the batch size}}
+  %0 = tfm.multi_head_attention (%q, %kv, %kv) weights (%w, %w, %w, %w) heads 2
+      : (tensor<2x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @mha_key_value_seq(%q: tensor<5x8xf32>, %k: tensor<6x8xf32>, %v: tensor<7x8xf32>, %w: tensor<8x8xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op key [6, 8] and value [7, 8] disagree on the key sequence length}}
+  %0 = tfm.multi_head_attention (%q, %k, %v) weights (%w, %w, %w, %w) heads 2
+      : (tensor<5x8xf32>, tensor<6x8xf32>, tensor<7x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @mha_dynamic_embed(%x: tensor<5x?xf32>, %w: tensor<?x?xf32>) -> tensor<5x?xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op needs a static embedding dimension}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2
+      : (tensor<5x?xf32>, tensor<5x?xf32>, tensor<5x?xf32>, tensor<?x?xf32>,
+         tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<5x?xf32>
+  return %0 : tensor<5x?xf32>
+}
+
+// -----
+
+func.func @mha_divisibility(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op embedding dimension 8 is not divisible by 3 heads}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 3
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_zero_heads(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 0
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_q_weight(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %bad: tensor<8x4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op q_weight is [8, 4] but must be [8, 8]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%bad, %w, %w, %w) heads 2
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x4xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_k_weight(%q: tensor<?x8xf32>, %kv: tensor<?x6xf32>, %w: tensor<8x8xf32>, %wv: tensor<8x6xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op k_weight is [8, 8] but must be [8, 6]}}
+  %0 = tfm.multi_head_attention (%q, %kv, %kv) weights (%w, %w, %wv, %w) heads 2
+      : (tensor<?x8xf32>, tensor<?x6xf32>, tensor<?x6xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x6xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_v_weight(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op v_weight is [8, 8] but must be [8, 6]}}
+  %0 = tfm.multi_head_attention (%q, %q, %v) weights (%w, %w, %w, %w) heads 2
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_out_weight(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %wo: tensor<4x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op out_weight is [4, 8] but must be [8, 8]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %wo) heads 2
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// The custom syntax takes all four biases or none; the generic form can
+// express a partial set.
+func.func @mha_partial_biases(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op needs all four biases or none}}
+  %0 = "tfm.multi_head_attention"(%x, %x, %x, %w, %w, %w, %w, %b, %b) <{
+      num_heads = 2 : i64,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>}>
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>,
+         tensor<8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_bias_shape(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %bad: tensor<4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op v_bias is [4] but must be [8]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w)
+      biases (%b, %b, %bad, %b) heads 2
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>,
+         tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_element_type(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %w64: tensor<8x8xf64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op operand #6 has element type 'f64' but the result has 'f32'}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w64) heads 2
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf64>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @mha_result_shape(%x: tensor<5x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op result shape [4, 8] does not match the inferred shape [5, 8]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2
+      : (tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @masked_fill_mask_rank(%s: tensor<4x4xf32>, %m: tensor<2x4x4xi1>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tfm.masked_fill' op mask [2, 4, 4] has more dimensions than the input [4, 4]}}
+  %0 = tfm.masked_fill %s, %m, 0.0 : tensor<4x4xf32>, tensor<2x4x4xi1> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @masked_fill_broadcast(%s: tensor<?x4xf32>, %m: tensor<3xi1>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'tfm.masked_fill' op mask [3] does not broadcast to the input [?, 4]}}
+  %0 = tfm.masked_fill %s, %m, 0.0 : tensor<?x4xf32>, tensor<3xi1> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @masked_fill_result_type(%s: tensor<?x4xf32>, %m: tensor<4xi1>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'tfm.masked_fill' op result type must equal the input type}}
+  %0 = tfm.masked_fill %s, %m, 0.0 : tensor<?x4xf32>, tensor<4xi1> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @masked_fill_mask_type(%s: tensor<?x4xf32>, %m: tensor<4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'tfm.masked_fill' op operand #1 must be ranked tensor of 1-bit signless integer values}}
+  %0 = tfm.masked_fill %s, %m, 0.0 : tensor<?x4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @causal_mask_rank(%s: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tfm.causal_mask' op input must be [..., Sq, Sk]}}
+  %0 = tfm.causal_mask %s : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @attention_mixed(%q: tensor<4x8xf32>, %out: memref<4x8xf32>) {
+  // expected-error @+1 {{'tfm.attention' op operands must all be ranked tensors or all memrefs}}
+  tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%out : memref<4x8xf32>) scale 1.0
+  return
+}
+
+// -----
+
+func.func @attention_tensor_no_result(%q: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tfm.attention' op on tensors must return one result}}
+  tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xf32>) scale 1.0
+  return
+}
+
+// -----
+
+func.func @attention_memref_result(%q: memref<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op on memrefs returns nothing}}
+  %0 = tfm.attention ins(%q, %q, %q : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>) outs(%q : memref<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query, key, value and init must have the same rank, 2 or more}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) outs(%q : tensor<8xf32>) scale 1.0 -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query, key, value and init disagree in batch dimension 0}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>) outs(%q : tensor<2x4x8xf32>) scale 1.0 -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_head(%q: tensor<4x8xf32>, %k: tensor<4x6xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query [4, 8] and key [4, 6] disagree on the head dimension}}
+  %0 = tfm.attention ins(%q, %k, %q : tensor<4x8xf32>, tensor<4x6xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_key_seq(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op key [5, 8] and value [6, 8] disagree on the key sequence length}}
+  %0 = tfm.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<5x8xf32>, tensor<6x8xf32>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_init_shape(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op init [4, 8] must be [..., 4, 2]}}
+  %0 = tfm.attention ins(%q, %q, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_element_type(%q: tensor<4x8xf32>, %v: tensor<4x8xf64>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query, key, value and init must share an element type}}
+  %0 = tfm.attention ins(%q, %q, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf64>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_integer(%q: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{'tfm.attention' op needs a float element type}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>) outs(%q : tensor<4x8xi32>) scale 1.0 -> tensor<4x8xi32>
+  return %0 : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<4x8xf32>, %m: tensor<4x4xi8>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op mask must be i1 or 'f32'}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) mask(%m : tensor<4x4xi8>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<4x8xf32>, %m: tensor<2x4x4xi1>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op mask has more dimensions than the scores}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) mask(%m : tensor<2x4x4xi1>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_mask_broadcast(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %m: tensor<4x4xi1>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op mask [4, 4] does not broadcast to the scores [4, 6]}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) mask(%m : tensor<4x4xi1>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @attention_scale_not_finite(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op scale must be finite}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xf32>) scale 0x7FF8000000000000 -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @transpose_negative_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'tfm.transpose' op dimensions (-3, -1) out of range for input [2, 3]}}
+  %0 = tfm.transpose %x, -3, -1 : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @softmax_negative_dim_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tfm.softmax' op dimension -3 out of range for input [2, 3]}}
+  %0 = tfm.softmax %x, -3 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @concat_negative_dim_range(%a: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'tfm.concat' op dimension -3 out of range for rank 2}}
+  %0 = tfm.concat %a, %a dim -3 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @sdpa_dynamic_head_dim_default_scale(%q: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{head dimension}}
+  %0 = tfm.sdpa %q, %q, %q : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

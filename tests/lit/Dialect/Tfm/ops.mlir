@@ -1,0 +1,210 @@
+// RUN: tfm-opt %s | tfm-opt | FileCheck %s
+// RUN: tfm-opt %s -mlir-print-op-generic | tfm-opt | FileCheck %s
+
+// Round trip of every tfm op in its custom assembly, with static and dynamic
+// shapes, and the optional parts (linear bias, mha biases, scale {divide},
+// sdpa scale) both present and absent.
+
+// CHECK-LABEL: func.func @weight
+func.func @weight() -> tensor<2x3xf32> {
+  // CHECK: %[[W:.*]] = tfm.weight "layer.0.weight" : tensor<2x3xf32>
+  %w = tfm.weight "layer.0.weight" : tensor<2x3xf32>
+  // CHECK: return %[[W]]
+  return %w : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<?x24xf32>, %[[B:.*]]: tensor<24x?xf32>, %[[C:.*]]: tensor<2x?x4x8xf64>, %[[D:.*]]: tensor<8x5xf64>)
+func.func @matmul(%a: tensor<?x24xf32>, %b: tensor<24x?xf32>,
+                  %c: tensor<2x?x4x8xf64>, %d: tensor<8x5xf64>)
+    -> (tensor<?x?xf32>, tensor<2x?x4x5xf64>) {
+  // CHECK: tfm.matmul %[[A]], %[[B]] : tensor<?x24xf32>, tensor<24x?xf32> -> tensor<?x?xf32>
+  %0 = tfm.matmul %a, %b : tensor<?x24xf32>, tensor<24x?xf32> -> tensor<?x?xf32>
+  // CHECK: tfm.matmul %[[C]], %[[D]] : tensor<2x?x4x8xf64>, tensor<8x5xf64> -> tensor<2x?x4x5xf64>
+  %1 = tfm.matmul %c, %d : tensor<2x?x4x8xf64>, tensor<8x5xf64> -> tensor<2x?x4x5xf64>
+  return %0, %1 : tensor<?x?xf32>, tensor<2x?x4x5xf64>
+}
+
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x24xf32>, %[[Y:.*]]: tensor<2x3xi64>)
+func.func @transpose(%x: tensor<?x?x24xf32>, %y: tensor<2x3xi64>)
+    -> (tensor<?x24x?xf32>, tensor<24x?x?xf32>, tensor<3x2xi64>) {
+  // CHECK: tfm.transpose %[[X]], -2, -1 : tensor<?x?x24xf32> -> tensor<?x24x?xf32>
+  %0 = tfm.transpose %x, -2, -1 : tensor<?x?x24xf32> -> tensor<?x24x?xf32>
+  // CHECK: tfm.transpose %[[X]], 0, 2 : tensor<?x?x24xf32> -> tensor<24x?x?xf32>
+  %1 = tfm.transpose %x, 0, 2 : tensor<?x?x24xf32> -> tensor<24x?x?xf32>
+  // CHECK: tfm.transpose %[[Y]], 1, 0 : tensor<2x3xi64> -> tensor<3x2xi64>
+  %2 = tfm.transpose %y, 1, 0 : tensor<2x3xi64> -> tensor<3x2xi64>
+  return %0, %1, %2 : tensor<?x24x?xf32>, tensor<24x?x?xf32>, tensor<3x2xi64>
+}
+
+// CHECK-LABEL: func.func @scale
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>)
+func.func @scale(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  // CHECK: %[[MUL:.*]] = tfm.scale %[[X]], 5.000000e-01 : tensor<?x?xf32>
+  // CHECK-NOT: divide
+  %0 = tfm.scale %x, 0.5 : tensor<?x?xf32>
+  // CHECK: %[[DIV:.*]] = tfm.scale %[[MUL]], 1.4142135623730951 {divide} : tensor<?x?xf32>
+  %1 = tfm.scale %0, 1.4142135623730951 {divide} : tensor<?x?xf32>
+  return %0, %1 : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<2x?x8xf32>)
+func.func @softmax(%x: tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<2x?x8xf32>) {
+  // CHECK: tfm.softmax %[[X]], -1 : tensor<2x?x8xf32>
+  %0 = tfm.softmax %x, -1 : tensor<2x?x8xf32>
+  // CHECK: tfm.softmax %[[X]], 1 : tensor<2x?x8xf32>
+  %1 = tfm.softmax %x, 1 : tensor<2x?x8xf32>
+  return %0, %1 : tensor<2x?x8xf32>, tensor<2x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @add
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %[[PE:.*]]: tensor<?x16xf32>, %[[ONE:.*]]: tensor<1x16xf32>)
+func.func @add(%x: tensor<?x?x16xf32>, %pe: tensor<?x16xf32>, %one: tensor<1x16xf32>)
+    -> (tensor<?x?x16xf32>, tensor<?x16xf32>) {
+  // CHECK: tfm.add %[[X]], %[[PE]] : tensor<?x?x16xf32>, tensor<?x16xf32> -> tensor<?x?x16xf32>
+  %0 = tfm.add %x, %pe : tensor<?x?x16xf32>, tensor<?x16xf32> -> tensor<?x?x16xf32>
+  // CHECK: tfm.add %[[ONE]], %[[PE]] : tensor<1x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  %1 = tfm.add %one, %pe : tensor<1x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  return %0, %1 : tensor<?x?x16xf32>, tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.*]]: tensor<?x8xf32>, %[[B:.*]]: tensor<?x8xf32>, %[[C:.*]]: tensor<?x4xf32>, %[[D:.*]]: tensor<3x4xf32>)
+func.func @concat(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>, %c: tensor<?x4xf32>, %d: tensor<3x4xf32>)
+    -> (tensor<?x20xf32>, tensor<?x4xf32>, tensor<?x8xf32>) {
+  // CHECK: tfm.concat %[[A]], %[[B]], %[[C]] dim -1 : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<?x20xf32>
+  %0 = tfm.concat %a, %b, %c dim -1 : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<?x20xf32>
+  // CHECK: tfm.concat %[[D]], %[[C]] dim 0 : (tensor<3x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = tfm.concat %d, %c dim 0 : (tensor<3x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: tfm.concat %[[A]] dim 1 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = tfm.concat %a dim 1 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0, %1, %2 : tensor<?x20xf32>, tensor<?x4xf32>, tensor<?x8xf32>
+}
+
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.*]]: tensor<?x16xf32>, %[[W:.*]]: tensor<24x16xf32>, %[[B:.*]]: tensor<24xf32>, %[[V:.*]]: tensor<16xf32>)
+func.func @linear(%x: tensor<?x16xf32>, %w: tensor<24x16xf32>, %b: tensor<24xf32>, %v: tensor<16xf32>)
+    -> (tensor<?x24xf32>, tensor<?x24xf32>, tensor<24xf32>) {
+  // CHECK: tfm.linear %[[X]], %[[W]] : tensor<?x16xf32>, tensor<24x16xf32> -> tensor<?x24xf32>
+  %0 = tfm.linear %x, %w : tensor<?x16xf32>, tensor<24x16xf32> -> tensor<?x24xf32>
+  // CHECK: tfm.linear %[[X]], %[[W]], %[[B]] : tensor<?x16xf32>, tensor<24x16xf32>, tensor<24xf32> -> tensor<?x24xf32>
+  %1 = tfm.linear %x, %w, %b : tensor<?x16xf32>, tensor<24x16xf32>, tensor<24xf32> -> tensor<?x24xf32>
+  // CHECK: tfm.linear %[[V]], %[[W]], %[[B]] : tensor<16xf32>, tensor<24x16xf32>, tensor<24xf32> -> tensor<24xf32>
+  %2 = tfm.linear %v, %w, %b : tensor<16xf32>, tensor<24x16xf32>, tensor<24xf32> -> tensor<24xf32>
+  return %0, %1, %2 : tensor<?x24xf32>, tensor<?x24xf32>, tensor<24xf32>
+}
+
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?xi64>, %[[IDS32:.*]]: tensor<2x?xi32>, %[[TABLE:.*]]: tensor<6x16xf32>)
+func.func @embedding(%ids: tensor<?xi64>, %ids32: tensor<2x?xi32>, %table: tensor<6x16xf32>)
+    -> (tensor<?x16xf32>, tensor<2x?x16xf32>) {
+  // CHECK: tfm.embedding %[[IDS]], %[[TABLE]] : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
+  %0 = tfm.embedding %ids, %table : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
+  // CHECK: tfm.embedding %[[IDS32]], %[[TABLE]] : tensor<2x?xi32>, tensor<6x16xf32> -> tensor<2x?x16xf32>
+  %1 = tfm.embedding %ids32, %table : tensor<2x?xi32>, tensor<6x16xf32> -> tensor<2x?x16xf32>
+  return %0, %1 : tensor<?x16xf32>, tensor<2x?x16xf32>
+}
+
+// CHECK-LABEL: func.func @positional_encoding
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %[[Y:.*]]: tensor<5x8xf64>)
+func.func @positional_encoding(%x: tensor<?x?x16xf32>, %y: tensor<5x8xf64>)
+    -> (tensor<?x16xf32>, tensor<5x8xf64>) {
+  // CHECK: tfm.positional_encoding %[[X]] : tensor<?x?x16xf32> -> tensor<?x16xf32>
+  %0 = tfm.positional_encoding %x : tensor<?x?x16xf32> -> tensor<?x16xf32>
+  // CHECK: tfm.positional_encoding %[[Y]] : tensor<5x8xf64> -> tensor<5x8xf64>
+  %1 = tfm.positional_encoding %y : tensor<5x8xf64> -> tensor<5x8xf64>
+  return %0, %1 : tensor<?x16xf32>, tensor<5x8xf64>
+}
+
+// CHECK-LABEL: func.func @sdpa
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x24xf32>, %[[K:.*]]: tensor<?x24xf32>, %[[V:.*]]: tensor<?x28xf32>, %[[BQ:.*]]: tensor<2x4x8x16xf32>)
+func.func @sdpa(%q: tensor<?x24xf32>, %k: tensor<?x24xf32>, %v: tensor<?x28xf32>,
+                %bq: tensor<2x4x8x16xf32>)
+    -> (tensor<?x28xf32>, tensor<?x28xf32>, tensor<2x4x8x16xf32>) {
+  // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[V]] : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
+  // CHECK-NOT: scale
+  %0 = tfm.sdpa %q, %k, %v : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
+  // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64} : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
+  %1 = tfm.sdpa %q, %k, %v {scale = 0.125 : f64} : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
+  // CHECK: tfm.sdpa %[[BQ]], %[[BQ]], %[[BQ]] : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %2 = tfm.sdpa %bq, %bq, %bq : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %0, %1, %2 : tensor<?x28xf32>, tensor<?x28xf32>, tensor<2x4x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @multi_head_attention
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32>, %[[KV:.*]]: tensor<?x?x6xf32>, %[[WQ:.*]]: tensor<8x8xf32>, %[[WKV:.*]]: tensor<8x6xf32>, %[[WO:.*]]: tensor<8x8xf32>, %[[B:.*]]: tensor<8xf32>, %[[S:.*]]: tensor<5x8xf32>)
+func.func @multi_head_attention(%x: tensor<?x?x8xf32>, %kv: tensor<?x?x6xf32>,
+    %wq: tensor<8x8xf32>, %wkv: tensor<8x6xf32>, %wo: tensor<8x8xf32>,
+    %b: tensor<8xf32>, %s: tensor<5x8xf32>)
+    -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<5x8xf32>) {
+  // Without biases: no `biases (...)` group.
+  // CHECK: tfm.multi_head_attention(%[[X]], %[[KV]], %[[KV]]) weights(%[[WQ]], %[[WKV]], %[[WKV]], %[[WO]]) heads 2
+  // CHECK-SAME: : (tensor<?x?x8xf32>, tensor<?x?x6xf32>, tensor<?x?x6xf32>, tensor<8x8xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %0 = tfm.multi_head_attention (%x, %kv, %kv) weights (%wq, %wkv, %wkv, %wo) heads 2
+      : (tensor<?x?x8xf32>, tensor<?x?x6xf32>, tensor<?x?x6xf32>, tensor<8x8xf32>,
+         tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  // With biases.
+  // CHECK: tfm.multi_head_attention(%[[X]], %[[X]], %[[X]]) weights(%[[WQ]], %[[WQ]], %[[WQ]], %[[WO]]) biases(%[[B]], %[[B]], %[[B]], %[[B]]) heads 4
+  // CHECK-SAME: : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %1 = tfm.multi_head_attention (%x, %x, %x) weights (%wq, %wq, %wq, %wo)
+      biases (%b, %b, %b, %b) heads 4
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>,
+         tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // Unbatched and fully static.
+  // CHECK: tfm.multi_head_attention(%[[S]], %[[S]], %[[S]]) weights(%[[WQ]], %[[WQ]], %[[WQ]], %[[WO]]) heads 8
+  // CHECK-SAME: -> tensor<5x8xf32>
+  %2 = tfm.multi_head_attention (%s, %s, %s) weights (%wq, %wq, %wq, %wo) heads 8
+      : (tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<5x8xf32>
+  return %0, %1, %2 : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<5x8xf32>
+}
+
+// CHECK-LABEL: func.func @masked_fill
+// CHECK-SAME: (%[[S:.*]]: tensor<2x?x?xf32>, %[[M:.*]]: tensor<?x?xi1>, %[[ROW:.*]]: tensor<1x?xi1>)
+func.func @masked_fill(%s: tensor<2x?x?xf32>, %m: tensor<?x?xi1>, %row: tensor<1x?xi1>)
+    -> (tensor<2x?x?xf32>, tensor<2x?x?xf32>) {
+  // -inf as an f64 attribute.
+  // CHECK: tfm.masked_fill %[[S]], %[[M]], 0xFFF0000000000000 : tensor<2x?x?xf32>, tensor<?x?xi1> -> tensor<2x?x?xf32>
+  %0 = tfm.masked_fill %s, %m, 0xFFF0000000000000 : tensor<2x?x?xf32>, tensor<?x?xi1> -> tensor<2x?x?xf32>
+  // CHECK: tfm.masked_fill %[[S]], %[[ROW]], 0.000000e+00 : tensor<2x?x?xf32>, tensor<1x?xi1> -> tensor<2x?x?xf32>
+  %1 = tfm.masked_fill %s, %row, 0.0 : tensor<2x?x?xf32>, tensor<1x?xi1> -> tensor<2x?x?xf32>
+  return %0, %1 : tensor<2x?x?xf32>, tensor<2x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @causal_mask
+// CHECK-SAME: (%[[S:.*]]: tensor<?x4x?x?xf32>)
+func.func @causal_mask(%s: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  // CHECK: tfm.causal_mask %[[S]] : tensor<?x4x?x?xf32>
+  %0 = tfm.causal_mask %s : tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @attention_tensors
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x?x8xf32>, %[[K:.*]]: tensor<?x2x?x8xf32>, %[[V:.*]]: tensor<?x2x?x4xf32>, %[[I:.*]]: tensor<?x2x?x4xf32>, %[[BM:.*]]: tensor<?x?xi1>, %[[FM:.*]]: tensor<1x?xf32>)
+func.func @attention_tensors(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x4xf32>,
+                             %init: tensor<?x2x?x4xf32>, %bmask: tensor<?x?xi1>, %fmask: tensor<1x?xf32>)
+    -> (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) {
+  // CHECK: tfm.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32>) outs(%[[I]] : tensor<?x2x?x4xf32>) scale 0.35355339059327373 -> tensor<?x2x?x4xf32>
+  %0 = tfm.attention ins(%q, %k, %v : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32>)
+         outs(%init : tensor<?x2x?x4xf32>) scale 0.35355339059327373 -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.attention ins(%[[Q]], %[[K]], %[[V]] : {{.*}}) mask(%[[BM]] : tensor<?x?xi1>) outs(%[[I]] : tensor<?x2x?x4xf32>) scale 1.250000e-01 {causal} -> tensor<?x2x?x4xf32>
+  %1 = tfm.attention ins(%q, %k, %v : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32>)
+         mask(%bmask : tensor<?x?xi1>) outs(%init : tensor<?x2x?x4xf32>) scale 0.125 {causal} -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.attention ins({{.*}}) mask(%[[FM]] : tensor<1x?xf32>) outs(%[[I]] : tensor<?x2x?x4xf32>) scale 1.000000e+00 -> tensor<?x2x?x4xf32>
+  %2 = tfm.attention ins(%q, %k, %v : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32>)
+         mask(%fmask : tensor<1x?xf32>) outs(%init : tensor<?x2x?x4xf32>) scale 1.0 -> tensor<?x2x?x4xf32>
+  return %0, %1, %2 : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>
+}
+
+// On memrefs (after bufferization) attention writes init and has no result.
+// CHECK-LABEL: func.func @attention_memrefs
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8xf64>, %[[O:.*]]: memref<?x8xf64>)
+func.func @attention_memrefs(%q: memref<?x8xf64>, %out: memref<?x8xf64>) {
+  // CHECK: tfm.attention ins(%[[Q]], %[[Q]], %[[Q]] : memref<?x8xf64>, memref<?x8xf64>, memref<?x8xf64>) outs(%[[O]] : memref<?x8xf64>) scale 5.000000e-01{{$}}
+  tfm.attention ins(%q, %q, %q : memref<?x8xf64>, memref<?x8xf64>, memref<?x8xf64>)
+      outs(%out : memref<?x8xf64>) scale 0.5
+  return
+}

@@ -1,0 +1,74 @@
+// RUN: tfm-opt %s -tfm-cpu-pipeline=weights=%S/../Transforms/Inputs/weights.safetensors \
+// RUN:   | FileCheck %s
+// RUN: tfm-opt %s -tfm-cpu-pipeline=weights=%S/../Transforms/Inputs/weights.safetensors \
+// RUN:   | FileCheck %s --check-prefix=CLEAN --implicit-check-not=memrefCopy \
+// RUN:       --implicit-check-not='{{^ *(%[^ ]+ = )?(tfm|linalg|memref|tensor|bufferization|scf|cf|arith|math|affine|func)\.}}'
+// RUN: tfm-opt %s -tfm-to-linalg=weights=%S/../Transforms/Inputs/weights.safetensors \
+// RUN:   | FileCheck %s --check-prefix=LINALG
+// RUN: tfm-opt %s -tfm-cpu-pipeline="weights=%S/../Transforms/Inputs/weights.safetensors export-artifact-metadata=true" \
+// RUN:   | FileCheck %s --check-prefix=EXPORT
+
+// A small model (a biased linear layer, sdpa, a concatenation) as the
+// frontend emits it goes all the way to the LLVM dialect with the entry
+// points of docs/artifact.md. Weights come from Transforms/Inputs.
+
+// No op of a dialect above LLVM survives (CLEAN's --implicit-check-not
+// covers the whole output), and the strided copies of the concat became
+// loops, not calls to the MLIR runner library's memrefCopy.
+// CLEAN: llvm.func internal @attn(
+
+// The model function is internal and takes x then the two outputs as memref
+// descriptors, then the tfm_exec pointer that tfm-dispatch-tasks appends for
+// the attention's parallel tasks. The bound weights are read-only globals.
+// CHECK-DAG:   llvm.mlir.global private constant @[[W:__constant_2x3xf32[_0-9]*]](dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>)
+// CHECK-DAG:   llvm.mlir.global private constant @[[B:__constant_2xf32[_0-9]*]](dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>)
+// CHECK-LABEL: llvm.func internal @attn(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr)
+// CHECK-NOT:     ->
+// CHECK-SAME:    attributes {tfm.signature
+// CHECK-DAG:     llvm.mlir.addressof @[[W]] : !llvm.ptr
+// CHECK-DAG:     llvm.mlir.addressof @[[B]] : !llvm.ptr
+// CHECK:       llvm.mlir.global internal constant @tfm_attn_metadata_json("{\22abi\22:1,\22model\22:\22attn\22,\22entry\22:\22tfm_attn_run_packed\22,\22symbols\22:[\22seq\22],
+// CHECK-SAME:    \22outputs\22:[{\22name\22:\22y\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,4]},{\22name\22:\22h\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,2]}]}\00")
+// CHECK-LABEL: llvm.func @tfm_attn_metadata() -> !llvm.ptr
+// run_packed hands its exec to the model; the typed entry point passes NULL.
+// CHECK-LABEL: llvm.func @tfm_attn_run_packed(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[EXEC:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         llvm.call @attn({{.*}}, %[[EXEC]]) :
+// CHECK-LABEL: llvm.func @tfm_attn_run(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) -> i32
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         llvm.call @attn({{.*}}, %[[NULL]]) :
+// CHECK-NOT:   tfm_artifact_metadata
+
+// EXPORT: llvm.func @tfm_artifact_metadata() -> !llvm.ptr
+
+// The first half stops at linalg on tensors with the weights bound and the
+// attention chain fused into tfm.attention (scale 1/sqrt(2)), the one tfm op
+// that has a lowering of its own after bufferization.
+// LINALG-LABEL: func.func @attn
+// LINALG-NOT:   {{(= |^ *)tfm\.}}
+// LINALG:       %[[W:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// LINALG:       %[[H:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x3xf32>)
+// LINALG-NOT:   {{(= |^ *)tfm\.}}
+// LINALG:       %[[A:.*]] = tfm.attention ins(%[[H]], %[[H]], %[[H]] : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x2xf32>) scale 0.70710678118654746 -> tensor<?x2xf32>
+// LINALG-NOT:   {{(= |^ *)tfm\.}}
+// LINALG:       tensor.insert_slice %[[H]]
+// LINALG:       tensor.insert_slice %[[A]]
+// LINALG-NOT:   {{(= |^ *)tfm\.}}
+
+func.func @attn(%x: tensor<?x3xf32>) -> (tensor<?x4xf32>, tensor<?x2xf32>) attributes {tfm.signature = {
+    model = "attn", symbols = ["seq"],
+    inputs = [{name = "x", dtype = "f32", shape = ["seq", 3]}],
+    outputs = [{name = "y", dtype = "f32", shape = ["seq", 4]},
+               {name = "h", dtype = "f32", shape = ["seq", 2]}]}} {
+  %w = tfm.weight "linear.weight" : tensor<2x3xf32>
+  %b = tfm.weight "linear.bias" : tensor<2xf32>
+  %h = tfm.linear %x, %w, %b : tensor<?x3xf32>, tensor<2x3xf32>, tensor<2xf32> -> tensor<?x2xf32>
+  %a = tfm.sdpa %h, %h, %h : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32> -> tensor<?x2xf32>
+  %y = tfm.concat %h, %a dim -1 : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x4xf32>
+  return %y, %h : tensor<?x4xf32>, tensor<?x2xf32>
+}

@@ -1,0 +1,185 @@
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-emit-entry-points \
+// RUN:   | FileCheck %s --implicit-check-not=tfm_artifact_metadata
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-emit-entry-points=export-artifact-metadata=true \
+// RUN:   | FileCheck %s --check-prefix=EXPORT
+
+// A lowered model taking x: f32[seq, 2] and y: f32[seq] as memref
+// descriptors (allocated, aligned, offset, sizes..., strides...).
+
+// CHECK-LABEL: llvm.func internal @tiny(
+// CHECK-SAME:    attributes {tfm.signature
+
+// The metadata JSON of docs/artifact.md, NUL-terminated.
+// CHECK:       llvm.mlir.global internal constant @tfm_tiny_metadata_json("{\22abi\22:1,\22model\22:\22tiny\22,\22entry\22:\22tfm_tiny_run_packed\22,\22symbols\22:[\22seq\22],\22inputs\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,2]}],\22outputs\22:[{\22name\22:\22y\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22]}]}\00")
+
+// CHECK-LABEL: llvm.func @tfm_tiny_metadata() -> !llvm.ptr
+// CHECK-NEXT:    %[[ADDR:.*]] = llvm.mlir.addressof @tfm_tiny_metadata_json : !llvm.ptr
+// CHECK-NEXT:    llvm.return %[[ADDR]] : !llvm.ptr
+
+// run_packed loads one pointer per input then output, and the symbols.
+// CHECK-LABEL: llvm.func @tfm_tiny_run_packed(
+// CHECK-SAME:    %[[BUFS:[^:]*]]: !llvm.ptr, %[[SYMS:[^:]*]]: !llvm.ptr, %[[EXEC:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         %[[XSLOT:.*]] = llvm.getelementptr %[[BUFS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[XP:.*]] = llvm.load %[[XSLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[YSLOT:.*]] = llvm.getelementptr %[[BUFS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[YP:.*]] = llvm.load %[[YSLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[SEQSLOT:.*]] = llvm.getelementptr %[[SYMS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    %[[SEQ:.*]] = llvm.load %[[SEQSLOT]] : !llvm.ptr -> i64
+// CHECK-DAG:     %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK:         %[[STRIDE0:.*]] = llvm.mul %[[ONE]], %[[TWO]] : i64
+// CHECK:         %[[XOFF:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK:         %[[YSTRIDE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK:         %[[YOFF:.*]] = llvm.mlir.constant(0 : i64) : i64
+// Dense row-major descriptors: x is (p, p, 0, [seq, 2], [2, 1]), y is (p, p, 0, [seq], [1]).
+// CHECK:         llvm.call @tiny(%[[XP]], %[[XP]], %[[XOFF]], %[[SEQ]], %[[TWO]], %[[STRIDE0]], %[[ONE]], %[[YP]], %[[YP]], %[[YOFF]], %[[SEQ]], %[[YSTRIDE]])
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.return %[[ZERO]] : i32
+
+// The typed entry point: x, y, then seq.
+// CHECK-LABEL: llvm.func @tfm_tiny_run(
+// CHECK-SAME:    %[[X:[^:]*]]: !llvm.ptr, %[[Y:[^:]*]]: !llvm.ptr, %[[N:[^:]*]]: i64) -> i32
+// CHECK:         llvm.call @tiny(%[[X]], %[[X]], %{{.*}}, %[[N]], %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[Y]], %{{.*}}, %[[N]], %{{.*}})
+// CHECK:         llvm.return %{{.*}} : i32
+
+// EXPORT-LABEL: llvm.func @tfm_tiny_metadata() -> !llvm.ptr
+// EXPORT:       llvm.func @tfm_artifact_metadata() -> !llvm.ptr
+// EXPORT-NEXT:    %[[ADDR:.*]] = llvm.mlir.addressof @tfm_tiny_metadata_json : !llvm.ptr
+// EXPORT-NEXT:    llvm.return %[[ADDR]] : !llvm.ptr
+// EXPORT:       llvm.func @tfm_tiny_run_packed(
+// EXPORT:       llvm.func @tfm_tiny_run(
+
+module {
+  llvm.func @tiny(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xs1: i64, %xt0: i64, %xt1: i64,
+                  %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64, %ys0: i64, %yt0: i64) attributes {tfm.signature = {
+      model = "tiny", symbols = ["seq"],
+      inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]}],
+      outputs = [{name = "y", dtype = "f32", shape = ["seq"]}]}} {
+    llvm.return
+  }
+}
+
+// -----
+
+// Without symbols the typed entry point takes only buffers, and run_packed
+// never reads the symbol array.
+
+// CHECK-LABEL: llvm.func internal @static_model(
+// CHECK-LABEL: llvm.func @tfm_static_model_run_packed(
+// CHECK-SAME:    %[[BUFS:[^:]*]]: !llvm.ptr, %[[SYMS:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) -> i32
+// CHECK-NOT:     %[[SYMS]]
+// CHECK:         llvm.call @static_model
+// CHECK-LABEL: llvm.func @tfm_static_model_run(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) -> i32
+module {
+  llvm.func @static_model(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
+                          %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64) attributes {tfm.signature = {
+      model = "static_model", symbols = [],
+      inputs = [{name = "ids", dtype = "i64", shape = [4]}],
+      outputs = [{name = "s", dtype = "f64", shape = []}]}} {
+    llvm.return
+  }
+}
+
+// -----
+
+// A model function with a trailing pointer beyond its descriptors takes the
+// tfm_exec of tfm-dispatch-tasks: run_packed forwards its exec argument,
+// the typed entry point passes NULL.
+
+// CHECK-LABEL: llvm.func internal @with_exec(
+// CHECK-LABEL: llvm.func @tfm_with_exec_run_packed(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[EXEC:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         llvm.call @with_exec(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXEC]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr) -> ()
+// CHECK-LABEL: llvm.func @tfm_with_exec_run(
+// CHECK-SAME:    %[[X:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         llvm.call @with_exec(%[[X]], %[[X]], %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]])
+module {
+  llvm.func @with_exec(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64, %exec: !llvm.ptr)
+      attributes {tfm.signature = {model = "with_exec", symbols = [],
+                  inputs = [{name = "x", dtype = "f32", shape = [4]}], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expected exactly one function with tfm.signature, found 0}}
+module {
+  llvm.func @no_signature() {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expected exactly one function with tfm.signature, found 2}}
+module {
+  llvm.func @a() attributes {tfm.signature = {model = "a", symbols = [], inputs = [], outputs = []}} {
+    llvm.return
+  }
+  llvm.func @b() attributes {tfm.signature = {model = "b", symbols = [], inputs = [], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{model function takes 1 arguments but its signature describes 5 (inputs and outputs as memref descriptors)}}
+  llvm.func @arity(%x: !llvm.ptr) attributes {tfm.signature = {
+      model = "arity", symbols = [], inputs = [{name = "x", dtype = "f32", shape = [2]}], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{model function must return its results through out-parameters}}
+  llvm.func @returns_value() -> i32 attributes {tfm.signature = {
+      model = "returns_value", symbols = [], inputs = [], outputs = []}} {
+    %0 = llvm.mlir.constant(0 : i32) : i32
+    llvm.return %0 : i32
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{tfm.signature needs 'model' and 'symbols'}}
+  llvm.func @no_model() attributes {tfm.signature = {symbols = [], inputs = [], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{tfm.signature: dimension "batch" of 'x' is not a declared symbol}}
+  llvm.func @undeclared_symbol(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64)
+      attributes {tfm.signature = {model = "m", symbols = [],
+                  inputs = [{name = "x", dtype = "f32", shape = ["batch"]}], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{tfm.signature 'outputs' entries need name, dtype and shape}}
+  llvm.func @bad_entry() attributes {tfm.signature = {model = "m", symbols = [],
+                  inputs = [], outputs = [{name = "y"}]}} {
+    llvm.return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{tfm.signature needs an array 'inputs'}}
+  llvm.func @no_inputs() attributes {tfm.signature = {model = "m", symbols = [], outputs = []}} {
+    llvm.return
+  }
+}

@@ -1,0 +1,52 @@
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-results-to-out-params | FileCheck %s
+
+// Each memref result of the model function becomes a trailing argument that
+// the function copies its result into; dynamic shapes are fine.
+
+// CHECK-LABEL: func.func @model
+// CHECK-SAME: (%[[X:.*]]: memref<?x2xf32>, %[[Y:.*]]: memref<?x2xf32>, %[[Z:.*]]: memref<3xf32>)
+// CHECK-NOT:  ->
+// CHECK-SAME: attributes {tfm.signature = {{{.*}}model = "model"
+// CHECK:      %[[A:.*]] = memref.alloc() : memref<3xf32>
+// CHECK:      memref.copy %[[X]], %[[Y]] : memref<?x2xf32> to memref<?x2xf32>
+// CHECK-NEXT: memref.copy %[[A]], %[[Z]] : memref<3xf32> to memref<3xf32>
+// CHECK-NEXT: return{{$}}
+func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attributes {tfm.signature = {
+    model = "model", symbols = ["seq"],
+    inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]}],
+    outputs = [{name = "y", dtype = "f32", shape = ["seq", 2]},
+               {name = "z", dtype = "f32", shape = [3]}]}} {
+  %a = memref.alloc() : memref<3xf32>
+  return %x, %a : memref<?x2xf32>, memref<3xf32>
+}
+
+// -----
+
+// Functions without tfm.signature, and declarations, are not touched.
+
+// CHECK-LABEL: func.func @helper
+// CHECK-SAME: (%[[X:.*]]: memref<2xf32>) -> memref<2xf32>
+// CHECK-NEXT: return %[[X]] : memref<2xf32>
+// CHECK:      func.func private @declared(memref<2xf32>) -> memref<2xf32>
+func.func @helper(%x: memref<2xf32>) -> memref<2xf32> {
+  return %x : memref<2xf32>
+}
+func.func private @declared(memref<2xf32>) -> memref<2xf32> attributes {tfm.signature = {}}
+
+// -----
+
+// expected-error @+1 {{model results must be memrefs after bufferization, got 'tensor<2xf32>'}}
+func.func @not_bufferized(%x: tensor<2xf32>) -> tensor<2xf32> attributes {tfm.signature = {}} {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{expected a single-block model function}}
+func.func @several_blocks(%x: memref<2xf32>, %c: i1) -> memref<2xf32> attributes {tfm.signature = {}} {
+  cf.cond_br %c, ^a, ^b
+^a:
+  return %x : memref<2xf32>
+^b:
+  return %x : memref<2xf32>
+}
