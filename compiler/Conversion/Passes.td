@@ -31,7 +31,7 @@ def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
                            "arith::ArithDialect", "math::MathDialect"];
 }
 
-def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "func::FuncOp"> {
+def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "ModuleOp"> {
   let summary = "Lower bufferized tfm.attention to a flash-attention loop nest";
   let description = [{
     Rewrites each `tfm.attention` on memrefs into loops over (batch x heads)

@@ -66,7 +66,8 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   attention.microRows = options.attentionMicroRows;
   attention.keyVectors = options.attentionKeyVectors;
   attention.valueVectors = options.attentionValueVectors;
-  pm.addNestedPass<func::FuncOp>(tfm::createConvertAttentionToCPU(attention));
+  // Module-level: it outlines task functions next to the model.
+  pm.addPass(tfm::createConvertAttentionToCPU(attention));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -581,7 +581,9 @@ struct ConvertAttentionToCPUPass
     // expf calls otherwise.
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "exp"; });
+        patterns, [](StringRef name) {
+          return name == "exp" || name == math::ExpOp::getOperationName();
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
