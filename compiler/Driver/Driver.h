@@ -49,9 +49,9 @@ struct CompileOptions {
   std::string cpu = "x86-64-v2";
   /// Print large constants (weights) in IR stages in full.
   bool printWeights = false;
-  /// Fuse attention chains into tfm.attention (docs/compiler.md). Off by
-  /// default until the fused path is the one the end-to-end tests run.
-  bool fuseAttention = false;
+  /// Fuse attention chains into tfm.attention (docs/compiler.md); off keeps
+  /// the unfused path that materializes the scores.
+  bool fuseAttention = true;
   /// Print a remark for each attention chain fused or left unfused.
   bool remarks = false;
 };

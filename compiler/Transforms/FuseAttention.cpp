@@ -93,7 +93,8 @@ mlir::tfm::checkChainOperands(const AttentionChain &chain) {
              ": batch dims that broadcast are not fused";
 
   Type element = cast<ShapedType>(chain.query.value.getType()).getElementType();
-  Type keyElement = cast<ShapedType>(chain.key.value.getType()).getElementType();
+  Type keyElement =
+      cast<ShapedType>(chain.key.value.getType()).getElementType();
   Type valueElement =
       cast<ShapedType>(chain.value.value.getType()).getElementType();
   if (keyElement != element || valueElement != element ||
@@ -125,8 +126,8 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
       return operand.value;
     auto type = cast<RankedTensorType>(operand.value.getType());
     int64_t rank = type.getRank();
-    auto swapped = RankedTensorType::get(operandShape(operand),
-                                         type.getElementType());
+    auto swapped =
+        RankedTensorType::get(operandShape(operand), type.getElementType());
     if (!chain.onLinalg)
       return TransposeOp::create(rewriter, loc, swapped, operand.value,
                                  rewriter.getI64IntegerAttr(-2),
@@ -154,13 +155,13 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d)
     if (resultType.isDynamicDim(d))
-      sizes.push_back(
-          tensor::DimOp::create(rewriter, loc, d + 1 < rank ? query : value, d));
+      sizes.push_back(tensor::DimOp::create(rewriter, loc,
+                                            d + 1 < rank ? query : value, d));
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, sizes);
 
   auto attention = AttentionOp::create(
-      rewriter, loc, TypeRange{resultType}, query, key, value, chain.mask,
-      init, rewriter.getF64FloatAttr(chain.scale),
+      rewriter, loc, TypeRange{resultType}, query, key, value, chain.mask, init,
+      rewriter.getF64FloatAttr(chain.scale),
       chain.causal ? rewriter.getUnitAttr() : UnitAttr());
   rewriter.replaceOp(chain.root, attention->getResults());
   for (Operation *op : llvm::reverse(chain.ops)) {
@@ -233,8 +234,8 @@ struct TfmFuseAttentionPass
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     config.setUseTopDownTraversal(true);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     if (remarks && remarkRefusals)
       reportRefusals();

@@ -256,8 +256,7 @@ FailureOr<Contraction> matchContraction(linalg::LinalgOp op, StringRef what,
   unsigned numLoops = op.getNumLoops();
   if (!outMap.isProjectedPermutation() ||
       outMap.getNumResults() + 1 != numLoops || numLoops < 3)
-    return fail("the " + what +
-                " result is not indexed by its parallel loops");
+    return fail("the " + what + " result is not indexed by its parallel loops");
   Contraction c;
   c.op = op;
   unsigned rank = outMap.getNumResults();
@@ -310,15 +309,24 @@ struct Step {
 arith::CmpIPredicate swapOperands(arith::CmpIPredicate pred) {
   using P = arith::CmpIPredicate;
   switch (pred) {
-  case P::ugt: return P::ult;
-  case P::ult: return P::ugt;
-  case P::uge: return P::ule;
-  case P::ule: return P::uge;
-  case P::sgt: return P::slt;
-  case P::slt: return P::sgt;
-  case P::sge: return P::sle;
-  case P::sle: return P::sge;
-  default: return pred;
+  case P::ugt:
+    return P::ult;
+  case P::ult:
+    return P::ugt;
+  case P::uge:
+    return P::ule;
+  case P::ule:
+    return P::uge;
+  case P::sgt:
+    return P::slt;
+  case P::slt:
+    return P::sgt;
+  case P::sge:
+    return P::sle;
+  case P::sle:
+    return P::sge;
+  default:
+    return pred;
   }
 }
 
@@ -405,8 +413,7 @@ FailureOr<Step> classifyStep(linalg::LinalgOp op, std::string &why) {
       return failure();
     Value maskValue = op.getDpsInputs()[m];
     auto maskType = cast<RankedTensorType>(maskValue.getType());
-    if (!isTrailingBroadcast(op.getIndexingMapsArray()[m],
-                             maskType.getShape()))
+    if (!isTrailingBroadcast(op.getIndexingMapsArray()[m], maskType.getShape()))
       return refuse("the mask is not read aligned with the scores' trailing "
                     "dims");
     step.kind = Step::AdditiveMask;
@@ -444,8 +451,7 @@ FailureOr<Step> classifyStep(linalg::LinalgOp op, std::string &why) {
                     "tfm.attention removes them there");
     Value maskValue = op.getDpsInputs()[m];
     auto maskType = cast<RankedTensorType>(maskValue.getType());
-    if (!isTrailingBroadcast(op.getIndexingMapsArray()[m],
-                             maskType.getShape()))
+    if (!isTrailingBroadcast(op.getIndexingMapsArray()[m], maskType.getShape()))
       return refuse("the mask is not read aligned with the scores' trailing "
                     "dims");
     step.kind = Step::BooleanMask;
@@ -497,8 +503,8 @@ ChainOperand peelOperand(ChainOperand operand, double *scale) {
     if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
       ArrayRef<int64_t> perm = transpose.getPermutation();
       int64_t rank = perm.size();
-      bool swapsLastTwo = rank >= 2 && perm[rank - 2] == rank - 1 &&
-                          perm[rank - 1] == rank - 2;
+      bool swapsLastTwo =
+          rank >= 2 && perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
       for (int64_t i = 0; i + 2 < rank; ++i)
         swapsLastTwo &= perm[i] == i;
       if (!operand.transposed || !swapsLastTwo)
@@ -562,10 +568,10 @@ std::optional<unsigned> matchReduction(Value result, Value input) {
   auto combine = yieldedBy<CombineOp>(op);
   if (!combine)
     return std::nullopt;
-  bool inThenOut =
-      inputIndexOf(op, combine.getLhs()) == 0 && isInitArg(op, combine.getRhs());
-  bool outThenIn =
-      inputIndexOf(op, combine.getRhs()) == 0 && isInitArg(op, combine.getLhs());
+  bool inThenOut = inputIndexOf(op, combine.getLhs()) == 0 &&
+                   isInitArg(op, combine.getRhs());
+  bool outThenIn = inputIndexOf(op, combine.getRhs()) == 0 &&
+                   isInitArg(op, combine.getLhs());
   if (!inThenOut && !outThenIn)
     return std::nullopt;
   return d;

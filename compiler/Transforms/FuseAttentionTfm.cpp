@@ -99,8 +99,8 @@ ChainMatch mlir::tfm::matchTfmAttention(MatmulOp root) {
     Value next;
     if (auto scale = dyn_cast<ScaleOp>(def)) {
       double factor = scale.getFactor().convertToDouble();
-      downstreamScale =
-          scale.getDivide() ? downstreamScale / factor : downstreamScale * factor;
+      downstreamScale = scale.getDivide() ? downstreamScale / factor
+                                          : downstreamScale * factor;
       sawScale = true;
       role = "scaled scores";
       next = scale.getInput();

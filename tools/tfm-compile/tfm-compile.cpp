@@ -30,11 +30,6 @@ static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
 static cl::opt<std::string>
     cpu("cpu", cl::desc("CPU to generate code for (LLVM name, or 'host')"),
         cl::init("x86-64-v2"), cl::cat(category));
-static cl::opt<bool> fuseAttention(
-    "fuse-attention",
-    cl::desc("Fuse attention chains into tfm.attention (the driver's "
-             "default for now is off)"),
-    cl::cat(category));
 static cl::opt<bool> noFuseAttention(
     "no-fuse-attention",
     cl::desc("Lower attention chains unfused, materializing the scores"),
@@ -59,15 +54,7 @@ int main(int argc, char **argv) {
   options.headerPath = headerPath;
   options.cpu = cpu;
   options.printWeights = printWeights;
-  if (fuseAttention && noFuseAttention) {
-    errs() << "tfm-compile: error: --fuse-attention and --no-fuse-attention "
-              "contradict each other\n";
-    return 2;
-  }
-  if (fuseAttention)
-    options.fuseAttention = true;
-  if (noFuseAttention)
-    options.fuseAttention = false;
+  options.fuseAttention = !noFuseAttention;
   options.remarks = remarks;
   if (target != "cpu") {
     errs() << "tfm-compile: error: unknown target '" << target

@@ -46,9 +46,8 @@ struct MaskedFillToLinalg : OpRewritePattern<MaskedFillOp> {
         rewriter.getFloatAttr(type.getElementType(),
                               op.getValue().convertToDouble()));
     // The mask aligns at the trailing dims and broadcasts its static 1s.
-    AffineMap maskMap =
-        getBroadcastMap(ctx, op.getMask().getType().getShape(),
-                        type.getShape(), rank);
+    AffineMap maskMap = getBroadcastMap(ctx, op.getMask().getType().getShape(),
+                                        type.getShape(), rank);
     AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     Value init =
         createEmptyTensor(rewriter, loc, type, sameShapeAs(op.getInput()));

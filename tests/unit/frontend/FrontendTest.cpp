@@ -187,6 +187,15 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
       {"stray character", "model m\ninput x: f32[2, 2] $\n",
        "2:20: expected the end of the statement but found '$'"},
       {"two models", "model a\nmodel b\n", "2:1: a file holds one model"},
+      {"inf is a constant", "model m\ninput x: f32[2, 2]\ninf = x\noutput inf\n",
+       "3:1: 'inf' is a constant and cannot be assigned"},
+      {"float mask",
+       "model m\ninput x: f32[2, 2]\ny = masked_fill(x, x, -inf)\noutput y\n",
+       "3:5: masked_fill: the mask must be i1, i32 or i64"},
+      {"fill value is a number",
+       "model m\ninput x: f32[2, 2]\ninput m: i64[2, 2]\n"
+       "y = masked_fill(x, m, x)\noutput y\n",
+       "4:23: masked_fill(): 'value' must be a number"},
   };
   for (const ErrorCase &c : cases) {
     MLIRContext ctx;

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -75,4 +77,52 @@ TEST_CASE("ModelBuilder rejects bad shapes with a diagnostic", "[builder]") {
 
   CHECK(failed(b.finish(loc)));
   CHECK(message.find("has no output") != std::string::npos);
+}
+
+TEST_CASE("ModelBuilder masks attention scores", "[builder]") {
+  MLIRContext ctx;
+  std::string message;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  Location loc = UnknownLoc::get(&ctx);
+  ModelBuilder b(&ctx, "masked", loc, nullptr);
+  auto f32 = Float32Type::get(&ctx);
+  auto i64 = IntegerType::get(&ctx, 64);
+  Dim seq = Dim::named("seq");
+  auto s = b.input("s", f32, {Dim::of(2), seq, seq}, loc);
+  auto pad = b.input("pad", i64, {Dim::of(1), seq}, loc);
+  auto other = b.input("other", i64, {Dim::named("len"), seq}, loc);
+  REQUIRE((succeeded(s) && succeeded(pad) && succeeded(other)));
+
+  // An integer mask broadcasts like '+' and becomes `mask != 0`.
+  auto causal = b.causalMask(*s, loc);
+  REQUIRE(succeeded(causal));
+  auto filled = b.maskedFill(*causal, *pad, -INFINITY, loc);
+  REQUIRE(succeeded(filled));
+  CHECK(formatShape(filled->shape) == "[2, seq, seq]");
+
+  // Named dims match by name only.
+  CHECK(failed(b.maskedFill(*s, *other, 0.0, loc)));
+  CHECK(message.find("does not broadcast") != std::string::npos);
+  // Masks are integers; scores are floats of rank 2 or more.
+  CHECK(failed(b.maskedFill(*s, *s, 0.0, loc)));
+  CHECK(failed(b.maskedFill(*pad, *pad, 0.0, loc)));
+  auto row = b.input("row", f32, {seq}, loc);
+  REQUIRE(succeeded(row));
+  CHECK(failed(b.causalMask(*row, loc)));
+
+  REQUIRE(succeeded(b.output("y", *filled, loc)));
+  auto module = b.finish(loc);
+  REQUIRE(succeeded(module));
+  int fills = 0, causals = 0;
+  module->get().walk([&](MaskedFillOp op) {
+    ++fills;
+    CHECK(op.getMask().getType().getElementType().isInteger(1));
+    CHECK(std::isinf(op.getValue().convertToDouble()));
+  });
+  module->get().walk([&](CausalMaskOp) { ++causals; });
+  CHECK(fills == 1);
+  CHECK(causals == 1);
 }
