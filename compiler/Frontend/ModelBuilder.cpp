@@ -81,6 +81,8 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
                                       ArrayRef<Dim> shape, Location loc) {
   if (llvm::is_contained(inputNames, name))
     return emitError(loc) << "input '" << name << "' is declared twice";
+  if (failed(checkDistinctInHeader(name, loc)))
+    return failure();
   if (llvm::is_contained(symbols, name))
     return emitError(loc) << "input '" << name
                           << "' has the name of a dimension; the C entry "
@@ -115,6 +117,18 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
   return Tensor{arg, Shape(shape)};
 }
 
+LogicalResult ModelBuilder::checkDistinctInHeader(StringRef name,
+                                                  Location loc) {
+  // The generated header upper-cases names in its macros.
+  for (const auto *names : {&inputNames, &outputNames})
+    for (const std::string &other : *names)
+      if (other != name && StringRef(other).equals_insensitive(name))
+        return emitError(loc) << "'" << name << "' differs from '" << other
+                              << "' only in case; the generated C header "
+                                 "needs names that differ in upper case";
+  return success();
+}
+
 FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
   auto cached = weightCache.find(name);
   if (cached != weightCache.end())
@@ -147,6 +161,9 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
                                    Location loc) {
   if (llvm::is_contained(outputNames, name))
     return emitError(loc) << "output '" << name << "' is listed twice";
+  if (!llvm::is_contained(inputNames, name) &&
+      failed(checkDistinctInHeader(name, loc)))
+    return failure();
   if (llvm::is_contained(inputNames, name) || llvm::is_contained(symbols, name))
     return emitError(loc) << "output '" << name
                           << "' has the name of an input or a dimension; "

@@ -124,6 +124,7 @@ public:
 
 private:
   FailureOr<int64_t> normalizeDim(const Tensor &x, int64_t dim, Location loc);
+  LogicalResult checkDistinctInHeader(StringRef name, Location loc);
   FailureOr<Shape> broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b, Location loc,
                              StringRef what);
   RankedTensorType typeOf(ArrayRef<Dim> shape, Type elementType);

@@ -714,7 +714,7 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     return result(builder->positionalEncoding(*x, l));
   }
   if (fn == "sdpa") {
-    if (failed(checkArity(3, {"scale"})))
+    if (failed(checkArity(4, {"scale"})))
       return failure();
     FailureOr<Tensor> q = tensorArg(0, "q"), k = tensorArg(1, "k"),
                       v = tensorArg(2, "v");
@@ -734,7 +734,7 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
         "heads",    "weights",  "bias",     "q_weight", "k_weight",
         "v_weight", "q_bias",   "k_bias",   "v_bias",   "out_weight",
         "out_bias", "in_proj_weight", "in_proj_bias"};
-    if (failed(checkArity(3, kNames)))
+    if (failed(checkArity(4, kNames)))
       return failure();
     FailureOr<Tensor> q = tensorArg(0, "query"), k = tensorArg(1, "key"),
                       v = tensorArg(2, "value");

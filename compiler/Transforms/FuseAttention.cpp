@@ -82,11 +82,11 @@ mlir::tfm::checkChainOperands(const AttentionChain &chain) {
            ", " + std::to_string(k.size()) + " and " +
            std::to_string(v.size()) +
            ": batch dims that broadcast are not fused";
-  // A static 1 against another size is broadcasting, which tfm.attention
-  // does not do; dynamic sizes are equal by the contractions' semantics.
-  auto differ = [](int64_t a, int64_t b) {
-    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
-  };
+  // tfm.attention does not broadcast. Two dynamic sizes are equal by the
+  // contractions' semantics (the frontend only lets one symbol meet itself),
+  // but a static size against a dynamic one may be a broadcast at run time
+  // (a static 1 against `batch`), so only identical sizes fuse.
+  auto differ = [](int64_t a, int64_t b) { return a != b; };
   for (size_t d = 0; d + 2 < rank; ++d)
     if (differ(q[d], k[d]) || differ(q[d], v[d]) || differ(q[d], o[d]))
       return "query, key and value differ in batch dim " + std::to_string(d) +

@@ -101,12 +101,14 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
 def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
   let summary = "Lower linalg.softmax to max, exp-sum and divide generics";
   let description = [{
-    Applies `linalg.softmax`'s own decomposition (its AggregatedOpInterface):
-    a max reduction, `exp(x - max)`, a sum reduction and a division, each a
-    `linalg.generic`. Runs after fusion had its chance to see the softmax.
+    A max reduction, `exp(x - max)`, a sum reduction and a division, each a
+    `linalg.generic`, as `linalg.softmax`'s own decomposition but total: a
+    row that is all `-inf` (every key masked) gives zeros, not NaN, the same
+    answer as the fused attention kernel. Runs after fusion had its chance to
+    see the softmax.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "math::MathDialect",
-                           "arith::ArithDialect"];
+                           "arith::ArithDialect", "tensor::TensorDialect"];
 }
 
 def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
