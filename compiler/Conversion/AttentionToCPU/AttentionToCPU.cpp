@@ -2,23 +2,24 @@
 //
 // Lowers bufferized tfm.attention to the flash-attention loop nest:
 //
-//   for bh in batch*heads, for i0 in query blocks of blockQ rows:
-//     m = -inf, l = 0, acc = 0
-//     for j0 in key blocks of keyVectors*W columns (causal: up to the diagonal)
-//       Kt = K[j0 : j0+Bk, :]^T                      (packed, so rows load as vectors)
-//       S  = scale * Q[i0 : i0+Bq, :] Kt              (micro-rows x keyVectors FMA tile)
-//       S  = masks, causal and key tail -> -inf
-//       mNew = max(m, rowmax S); P = exp(S - mNew); alpha = exp(m - mNew)
-//       l = l*alpha + rowsum P; acc = acc*alpha + P V[j0 : j0+Bk, :]
+//   for bh in batch*heads, for i0 in query blocks of blockQ rows:   (one task)
+//     Qt = scale * Q[i0 : i0+Bq, :]^T               (packed once per task)
+//     m = -inf, l = 0, acc = 0                      (per query, as vectors)
+//     for j0 in key blocks of keyVectors*W keys (causal: up to the diagonal)
+//       St = K[j0 : j0+Bk, :] Qt                    (micro-keys x query vectors FMA tile)
+//       St = masks, causal -> -inf                  (queries run along the lanes)
+//       mNew = max(m, colmax St); Pt = exp(St - mNew); alpha = exp(m - mNew)
+//       l = l*alpha + colsum Pt; acc = acc*alpha + Pt^T V[j0 : j0+Bk, :]
 //     O[i0 : i0+Bq, :] = acc / l                    (0 where every key was masked)
 //
+// Scores are kept transposed (keys x queries) so that K is read straight from
+// memory, only the query block is packed (once per task, not per key block),
+// and the online softmax runs across lanes with no horizontal reductions.
 // Everything lives in stack tiles sized by the options, so extra memory does
 // not grow with the sequence length. Exponentials are vector math.exp ops,
 // turned into polynomials by this pass so that LLVM never scalarizes them into
 // expf calls.
 //
-//===----------------------------------------------------------------------===//
-
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -33,6 +34,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
+#include <numeric>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_CONVERTATTENTIONTOCPU
@@ -49,6 +51,7 @@ struct Tiling {
   int64_t microRows;    ///< query rows per micro-kernel
   int64_t keyVectors;   ///< vectors of keys per block
   int64_t valueVectors; ///< value vectors accumulated at once
+  int64_t queryVectors; ///< query vectors per scores micro-kernel
   int64_t blockK() const { return keyVectors * lanes; }
 };
 
@@ -122,10 +125,10 @@ private:
   LogicalResult analyzeMask();
   void allocateTiles();
   void emitQueryBlock(Value bh, Value i0);
-  void emitPackKeys(Value bh, Value j0);
-  void emitScores(Value bh, Value i0, Value rows);
-  void emitOnlineSoftmax(Value bh, Value i0, Value j0, Value rows);
-  Value loadMaskVector(Value bh, Value i, Value j, Value validLanes);
+  void emitPackQueries(Value bh, Value i0);
+  void emitScores(Value bh, Value j0, Value validKeys);
+  void emitOnlineSoftmax(Value bh, Value i0, Value j0, Value validKeys);
+  Value gatherMask(Value bh, Value queries, Value validQueries, Value j);
   void emitAccumulate(Value bh, Value j0, Value rows, Value validKeys);
   void emitStoreOutput(Value bh, Value i0, Value rows);
 
@@ -150,8 +153,10 @@ private:
   func::FuncOp task;
   Value maskArg; // the mask buffer as the task function receives it
 
-  // Stack tiles.
-  Value keysT, scores, acc, rowMax, rowSum, rowScale;
+  // Stack tiles: the scaled query block transposed [Dk][Bq], the scores
+  // transposed [Bk][Bq], the accumulator [Bq][Dv rounded up to vectors],
+  // and per-query running max, sum and correction [Bq].
+  Value queriesT, scores, acc, rowMax, rowSum, rowScale;
 };
 
 LogicalResult FlashAttentionEmitter::analyzeMask() {
@@ -208,8 +213,8 @@ void FlashAttentionEmitter::allocateTiles() {
         b, loc, MemRefType::get(shape, elementType),
         b.getI64IntegerAttr(64));
   };
-  keysT = tile({headDim, bk});
-  scores = tile({bq, bk});
+  queriesT = tile({headDim, bq});
+  scores = tile({bk, bq});
   acc = tile({bq, valueVectors * tiling.lanes});
   rowMax = tile({bq});
   rowSum = tile({bq});
@@ -303,159 +308,179 @@ void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
   Value negInf = fconst(-std::numeric_limits<double>::infinity());
   Value zero = fconst(0.0), one = fconst(1.0);
   forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
-    memref::StoreOp::create(b, loc, negInf, rowMax, ValueRange{r});
-    memref::StoreOp::create(b, loc, zero, rowSum, ValueRange{r});
-    memref::StoreOp::create(b, loc, one, rowScale, ValueRange{r});
     for (int64_t n = 0; n < valueVectors; ++n)
       storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
   });
+  for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    Value at = idx(n * tiling.lanes);
+    storeVector(splat(negInf), rowMax, {at});
+    storeVector(splat(zero), rowSum, {at});
+    storeVector(splat(one), rowScale, {at});
+  }
+  emitPackQueries(bh, i0);
 
   // Causal: keys past the block's last query row are masked for every row.
   Value keyEnd = op.getCausal() ? min(sk, add(i0, rows)) : sk;
   forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(sk, j0));
-    emitPackKeys(bh, j0);
-    emitScores(bh, i0, rows);
-    emitOnlineSoftmax(bh, i0, j0, rows);
+    emitScores(bh, j0, validKeys);
+    emitOnlineSoftmax(bh, i0, j0, validKeys);
     emitAccumulate(bh, j0, rows, validKeys);
   });
   emitStoreOutput(bh, i0, rows);
 }
 
-void FlashAttentionEmitter::emitPackKeys(Value bh, Value j0) {
-  // Rows past the end read the last row: finite values whose scores the
-  // key-tail mask removes.
-  Value lastKey = sub(sk, idx(1));
-  forLoop(idx(0), idx(tiling.blockK()), idx(1), [&](Value jj) {
-    Value row = min(add(j0, jj), lastKey);
+void FlashAttentionEmitter::emitPackQueries(Value bh, Value i0) {
+  // Queries past the end repeat the last one: finite scores in lanes that
+  // are never stored.
+  Value lastQuery = sub(sq, idx(1));
+  Value scale = fconst(op.getScale().convertToDouble());
+  forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value i) {
+    Value row = min(add(i0, i), lastQuery);
     forLoop(idx(0), idx(headDim), idx(1), [&](Value d) {
-      Value x = memref::LoadOp::create(b, loc, k, ValueRange{bh, row, d});
-      memref::StoreOp::create(b, loc, x, keysT, ValueRange{d, jj});
+      Value x = memref::LoadOp::create(b, loc, q, ValueRange{bh, row, d});
+      memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale),
+                              queriesT, ValueRange{d, i});
     });
   });
 }
 
-void FlashAttentionEmitter::emitScores(Value bh, Value i0, Value rows) {
-  int64_t mr = tiling.microRows, nr = tiling.keyVectors;
-  Value lastQuery = sub(sq, idx(1));
-  Value scale = splat(fconst(op.getScale().convertToDouble()));
-  forLoop(idx(0), rows, idx(mr), [&](Value r0) {
-    SmallVector<Value> queryRows;
-    for (int64_t r = 0; r < mr; ++r)
-      queryRows.push_back(min(add(i0, add(r0, idx(r))), lastQuery));
-    SmallVector<Value> init(mr * nr, splat(fconst(0.0)));
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), idx(headDim), idx(1), init,
-        [&](OpBuilder &nested, Location, Value d, ValueRange c) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(nested.getBlock());
-          SmallVector<Value> keys;
-          for (int64_t n = 0; n < nr; ++n)
-            keys.push_back(loadVector(keysT, {d, idx(n * tiling.lanes)}));
-          SmallVector<Value> next;
-          for (int64_t r = 0; r < mr; ++r) {
-            Value x = splat(memref::LoadOp::create(
-                b, loc, q, ValueRange{bh, queryRows[r], d}));
-            for (int64_t n = 0; n < nr; ++n)
-              next.push_back(
-                  vector::FMAOp::create(b, loc, x, keys[n], c[r * nr + n]));
-          }
-          scf::YieldOp::create(b, loc, next);
-        });
-    for (int64_t r = 0; r < mr; ++r)
-      for (int64_t n = 0; n < nr; ++n) {
-        Value scaled = arith::MulFOp::create(
-            b, loc, loop.getResult(r * nr + n), scale);
-        storeVector(scaled, scores,
-                    {add(r0, idx(r)), idx(n * tiling.lanes)});
-      }
+void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
+  int64_t mk = tiling.microRows;
+  int64_t queryBlocks = tiling.blockQ / tiling.lanes;
+  Value lastKey = sub(sk, idx(1));
+  forLoop(idx(0), validKeys, idx(mk), [&](Value jj0) {
+    // Key rows past the end repeat the last key; their scores are never read.
+    SmallVector<Value> keyRows;
+    for (int64_t r = 0; r < mk; ++r)
+      keyRows.push_back(min(add(j0, add(jj0, idx(r))), lastKey));
+    for (int64_t v0 = 0; v0 < queryBlocks; v0 += tiling.queryVectors) {
+      int64_t nq = std::min(tiling.queryVectors, queryBlocks - v0);
+      SmallVector<Value> init(mk * nq, splat(fconst(0.0)));
+      auto loop = scf::ForOp::create(
+          b, loc, idx(0), idx(headDim), idx(1), init,
+          [&](OpBuilder &nested, Location, Value d, ValueRange c) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(nested.getBlock());
+            SmallVector<Value> queries;
+            for (int64_t n = 0; n < nq; ++n)
+              queries.push_back(
+                  loadVector(queriesT, {d, idx((v0 + n) * tiling.lanes)}));
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < mk; ++r) {
+              Value key = splat(memref::LoadOp::create(
+                  b, loc, k, ValueRange{bh, keyRows[r], d}));
+              for (int64_t n = 0; n < nq; ++n)
+                next.push_back(
+                    vector::FMAOp::create(b, loc, key, queries[n], c[r * nq + n]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      for (int64_t r = 0; r < mk; ++r)
+        for (int64_t n = 0; n < nq; ++n)
+          storeVector(loop.getResult(r * nq + n), scores,
+                      {add(jj0, idx(r)), idx((v0 + n) * tiling.lanes)});
+    }
   });
 }
 
-Value FlashAttentionEmitter::loadMaskVector(Value bh, Value i, Value j,
-                                            Value validLanes) {
-  Value offset = add(mul(bh, maskBatchStride), mul(i, maskRowStride));
-  if (!maskColumnsContiguous) {
-    Value x = memref::LoadOp::create(b, loc, mask, ValueRange{offset});
-    return vector::BroadcastOp::create(
-        b, loc, VectorType::get({tiling.lanes}, x.getType()), x);
-  }
-  offset = add(offset, j);
-  if (!maskIsBoolean) {
-    Value passthru = splat(fconst(0.0));
-    return vector::MaskedLoadOp::create(b, loc, vectorType, mask,
-                                        ValueRange{offset},
-                                        laneMask(validLanes), passthru);
-  }
-  // i1 buffers hold a byte per element, which a vector<Nxi1> load would read
-  // as packed bits: gather the lanes one by one (clamped into range).
-  Value last = sub(add(offset, validLanes), idx(1));
-  SmallVector<Value> lanes;
-  for (int64_t l = 0; l < tiling.lanes; ++l) {
-    Value at = arith::MaxSIOp::create(b, loc, min(add(offset, idx(l)), last),
-                                      offset);
-    lanes.push_back(memref::LoadOp::create(b, loc, mask, ValueRange{at}));
-  }
-  return vector::FromElementsOp::create(
-      b, loc, VectorType::get({tiling.lanes}, b.getI1Type()), lanes);
+Value FlashAttentionEmitter::gatherMask(Value bh, Value queries,
+                                        Value validQueries, Value j) {
+  // Lanes are queries: consecutive lanes are a mask row apart.
+  Type maskElement = cast<MemRefType>(mask.getType()).getElementType();
+  auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
+  Value base = add(mul(bh, maskBatchStride),
+                   maskColumnsContiguous ? j : idx(0));
+  Value offsets = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, queries,
+          vector::BroadcastOp::create(b, loc, indexVector, maskRowStride)),
+      vector::BroadcastOp::create(b, loc, indexVector, base));
+  auto resultType = VectorType::get({tiling.lanes}, maskElement);
+  Value passthru = maskIsBoolean
+                       ? arith::ConstantOp::create(
+                             b, loc, DenseElementsAttr::get(resultType, false))
+                             .getResult()
+                       : splat(fconst(0.0));
+  return vector::GatherOp::create(b, loc, resultType, mask, ValueRange{idx(0)},
+                                  offsets, laneMask(validQueries), passthru);
 }
 
 void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
-                                              Value rows) {
-  Value negInf = fconst(-std::numeric_limits<double>::infinity());
-  Value negInfVector = splat(negInf);
-  forLoop(idx(0), rows, idx(1), [&](Value r) {
-    Value i = add(i0, r);
-    Value keyLimit = op.getCausal() ? min(sk, add(i, idx(1))) : sk;
-    Value validColumns = sub(keyLimit, j0);
-    Value blockMax = negInfVector;
-    for (int64_t n = 0; n < tiling.keyVectors; ++n) {
-      Value column = idx(n * tiling.lanes);
-      Value s = loadVector(scores, {r, column});
-      Value validLanes = sub(validColumns, column);
-      if (mask) {
-        Value m = loadMaskVector(bh, i, add(j0, column), validLanes);
-        if (maskIsBoolean)
-          s = arith::SelectOp::create(b, loc, m, negInfVector, s);
-        else
-          s = arith::AddFOp::create(b, loc, s, m);
-      }
-      s = arith::SelectOp::create(b, loc, laneMask(validLanes), s,
-                                  negInfVector);
-      storeVector(s, scores, {r, column});
-      blockMax = arith::MaximumFOp::create(b, loc, blockMax, s);
-    }
-    Value maxOld = memref::LoadOp::create(b, loc, rowMax, ValueRange{r});
-    Value maxNew = arith::MaximumFOp::create(
-        b, loc, maxOld,
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
-                                    blockMax));
+                                              Value validKeys) {
+  Value negInfVector = splat(fconst(-std::numeric_limits<double>::infinity()));
+  auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
+  for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    Value lane0 = idx(n * tiling.lanes);
+    Value firstQuery = add(i0, lane0);
+    Value queries = arith::AddIOp::create(
+        b, loc, vector::StepOp::create(b, loc, indexVector),
+        vector::BroadcastOp::create(b, loc, indexVector, firstQuery));
+    Value validQueries = sub(sq, firstQuery);
+    bool needsMasking = mask || op.getCausal();
+
+    // Column max over the block's keys, applying masks on the way.
+    auto maxLoop = scf::ForOp::create(
+        b, loc, idx(0), validKeys, idx(1), ValueRange{negInfVector},
+        [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          Value s = loadVector(scores, {jj, lane0});
+          if (needsMasking) {
+            Value key = add(j0, jj);
+            if (mask) {
+              Value m = gatherMask(bh, queries, validQueries, key);
+              s = maskIsBoolean
+                      ? arith::SelectOp::create(b, loc, m, negInfVector, s)
+                            .getResult()
+                      : arith::AddFOp::create(b, loc, s, m).getResult();
+            }
+            if (op.getCausal()) {
+              Value keyVector =
+                  vector::BroadcastOp::create(b, loc, indexVector, key);
+              Value visible = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ule, keyVector, queries);
+              s = arith::SelectOp::create(b, loc, visible, s, negInfVector);
+            }
+            storeVector(s, scores, {jj, lane0});
+          }
+          scf::YieldOp::create(
+              b, loc,
+              arith::MaximumFOp::create(b, loc, iter[0], s).getResult());
+        });
+    Value maxOld = loadVector(rowMax, {lane0});
+    Value maxNew = arith::MaximumFOp::create(b, loc, maxOld,
+                                             maxLoop.getResult(0));
     // While every key so far is masked, subtract 0 instead of -inf so that
     // exp gives 0 rather than NaN.
     Value allMasked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                            maxNew, negInf);
-    Value pivot = arith::SelectOp::create(b, loc, allMasked, fconst(0.0),
-                                          maxNew);
-    Value correction =
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
-    Value pivotVector = splat(pivot);
-    Value sum = splat(fconst(0.0));
-    for (int64_t n = 0; n < tiling.keyVectors; ++n) {
-      Value column = idx(n * tiling.lanes);
-      Value s = loadVector(scores, {r, column});
-      Value p = math::ExpOp::create(
-          b, loc, arith::SubFOp::create(b, loc, s, pivotVector));
-      storeVector(p, scores, {r, column});
-      sum = arith::AddFOp::create(b, loc, sum, p);
-    }
-    Value sumOld = memref::LoadOp::create(b, loc, rowSum, ValueRange{r});
-    Value sumNew = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, sumOld, correction),
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum));
-    memref::StoreOp::create(b, loc, sumNew, rowSum, ValueRange{r});
-    memref::StoreOp::create(b, loc, maxNew, rowMax, ValueRange{r});
-    memref::StoreOp::create(b, loc, correction, rowScale, ValueRange{r});
-  });
+                                            maxNew, negInfVector);
+    Value pivot = arith::SelectOp::create(b, loc, allMasked,
+                                          splat(fconst(0.0)), maxNew);
+    Value correction = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
+    auto sumLoop = scf::ForOp::create(
+        b, loc, idx(0), validKeys, idx(1), ValueRange{splat(fconst(0.0))},
+        [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          Value p = math::ExpOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, loadVector(scores, {jj, lane0}),
+                                    pivot));
+          storeVector(p, scores, {jj, lane0});
+          scf::YieldOp::create(
+              b, loc, arith::AddFOp::create(b, loc, iter[0], p).getResult());
+        });
+    Value sumOld = loadVector(rowSum, {lane0});
+    storeVector(arith::AddFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, sumOld, correction),
+                    sumLoop.getResult(0)),
+                rowSum, {lane0});
+    storeVector(maxNew, rowMax, {lane0});
+    storeVector(correction, rowScale, {lane0});
+  }
 }
 
 void FlashAttentionEmitter::emitAccumulate(Value bh, Value j0, Value rows,
@@ -495,7 +520,7 @@ void FlashAttentionEmitter::emitAccumulate(Value bh, Value j0, Value rows,
             SmallVector<Value> next;
             for (int64_t r = 0; r < mr; ++r) {
               Value p = splat(memref::LoadOp::create(
-                  b, loc, scores, ValueRange{add(r0, idx(r)), j}));
+                  b, loc, scores, ValueRange{j, add(r0, idx(r))}));
               for (int64_t n = 0; n < nv; ++n)
                 next.push_back(
                     vector::FMAOp::create(b, loc, p, values[n], c[r * nv + n]));
@@ -542,6 +567,7 @@ Tiling defaultTiling(int64_t vectorBits, unsigned elementBits) {
   t.microRows = 4;
   t.keyVectors = vectorBits == 512 ? 4 : 2;
   t.valueVectors = vectorBits == 512 ? 4 : 2;
+  t.queryVectors = vectorBits == 512 ? 4 : 2;
   t.blockQ = 64;
   return t;
 }
@@ -573,7 +599,10 @@ struct ConvertAttentionToCPUPass
       override(keyVectors, tiling.keyVectors);
       override(valueVectors, tiling.valueVectors);
       override(blockQ, tiling.blockQ);
-      tiling.blockQ = llvm::alignTo(tiling.blockQ, tiling.microRows);
+      // Query blocks are whole vectors (queries run along the lanes) and
+      // whole micro-kernels.
+      tiling.blockQ = llvm::alignTo(
+          tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
       if (failed(FlashAttentionEmitter(op, tiling).emit()))
         return signalPassFailure();
     }

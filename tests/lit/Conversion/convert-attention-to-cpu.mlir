@@ -6,19 +6,30 @@
 // (batch*head, query block) tasks; the op becomes one call over all tasks.
 // CHECK-LABEL: func.func private @__tfm_task_attention_0
 // CHECK-SAME:    (%[[Q:.*]]: memref<?x?x64xf32>, %[[K:.*]]: memref<?x?x64xf32>, %[[V:.*]]: memref<?x?x48xf32>, %[[O:.*]]: memref<?x?x48xf32>, %[[BEGIN:.*]]: index, %[[END:.*]]: index)
-// Stack tiles: packed K^T, scores, accumulator (Dv = 48 padded to 3 vectors), max, sum, correction.
-// CHECK-DAG:   memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// Stack tiles: the scaled query block transposed [Dk][Bq], the scores
+// transposed [Bk][Bq], the accumulator [Bq][Dv = 48 as 3 vectors], and the
+// per-query max, sum and correction.
+// CHECK-DAG:   %[[QT:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
 // CHECK-DAG:   memref.alloca() {alignment = 64 : i64} : memref<64x48xf32>
 // CHECK-DAG:   memref.alloca() {alignment = 64 : i64} : memref<64xf32>
 // CHECK:       scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
-// Scores micro-kernel: 4 rows x 4 vectors of accumulators carried over Dk.
+// The query block is packed (and scaled) once per task.
+// CHECK:       memref.load %[[Q]]
+// CHECK:       arith.mulf
+// CHECK:       memref.store %{{.*}}, %[[QT]]
+// Scores micro-kernel: 4 keys x 4 query vectors of accumulators carried over
+// Dk, keys read straight from K.
 // CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-16: vector.fma
-// Online softmax: row max as a vector reduction, exp as a polynomial.
-// CHECK:       vector.reduction <maximumf>
+// CHECK-COUNT-4: vector.load %[[QT]]
+// CHECK:       memref.load %[[K]]
+// CHECK:       vector.fma
+// Online softmax across lanes (queries): running max and sum per lane, exp
+// as a polynomial, no horizontal reductions.
+// CHECK-NOT:   vector.reduction
 // CHECK-NOT:   math.exp
-// CHECK:       vector.reduction <add>
+// CHECK:       arith.maximumf
 // P V micro-kernel over the valid keys.
+// CHECK:       vector.load %[[V]]
 // CHECK:       vector.fma
 // Normalized output rows.
 // CHECK:       arith.divf
@@ -29,12 +40,12 @@
 
 // With 256-bit vectors: 8 lanes, 4 rows x 2 vectors.
 // AVX2-LABEL: func.func private @__tfm_task_attention_0
-// AVX2-DAG:   memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
+// AVX2-DAG:   memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
 // AVX2:       iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 
 // TILES-LABEL: func.func private @__tfm_task_attention_0
-// TILES-DAG:   memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
-// TILES:       iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// TILES-DAG:   memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
+// TILES:       iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 func.func @attention(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<?x?x48xf32>, %o: memref<?x?x48xf32>) {
   tfm.attention ins(%q, %k, %v : memref<?x?x64xf32>, memref<?x?x64xf32>, memref<?x?x48xf32>) outs(%o : memref<?x?x48xf32>) scale 0.125
   return
@@ -42,14 +53,17 @@ func.func @attention(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<
 
 // -----
 
-// Causal attention stops the key loop at the block's last query row, and a
-// float mask is read with masked vector loads. A 4-D [B, H, S, D] operand is
-// viewed as [B*H, S, D].
+// Causal attention stops the key loop at the block's last query row and
+// compares key and query indices per lane; a float mask is gathered (lanes
+// are queries, a mask row apart). A 4-D [B, H, S, D] operand is viewed as
+// [B*H, S, D].
 // CHECK-LABEL: func.func private @__tfm_task_attention_0
 // CHECK-SAME:    memref<2x?x?x32xf32>
 // CHECK:       memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : memref<2x?x?x32xf32> into memref<?x?x32xf32>
 // CHECK:       arith.minsi
-// CHECK:       vector.maskedload
+// CHECK:       vector.step
+// CHECK:       vector.gather
+// CHECK:       arith.cmpi ule
 // CHECK-LABEL: func.func @causal_masked
 func.func @causal_masked(%q: memref<2x?x?x32xf32>, %k: memref<2x?x?x32xf32>, %v: memref<2x?x?x32xf32>, %m: memref<?x?xf32>, %o: memref<2x?x?x32xf32>) {
   tfm.attention ins(%q, %k, %v : memref<2x?x?x32xf32>, memref<2x?x?x32xf32>, memref<2x?x?x32xf32>) mask(%m : memref<?x?xf32>) outs(%o : memref<2x?x?x32xf32>) scale 0.17677669529663687 {causal}
