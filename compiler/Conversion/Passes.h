@@ -13,10 +13,12 @@ namespace tfm {
 
 /// matmul, linear, transpose.
 void populateLinearAlgebraToLinalgPatterns(RewritePatternSet &patterns);
-/// add, scale, softmax, concat.
+/// add, scale, relu, gelu, softmax, concat.
 void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
-/// embedding, positional_encoding.
+/// embedding, positional_encoding, check_index, check_size.
 void populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns);
+/// layer_norm.
+void populateNormalizationToLinalgPatterns(RewritePatternSet &patterns);
 /// masked_fill, causal_mask.
 void populateMaskToLinalgPatterns(RewritePatternSet &patterns);
 

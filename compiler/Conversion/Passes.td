@@ -13,7 +13,12 @@ def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
     a `linalg.softmax`, `add` and `scale` elementwise generics, `masked_fill`
     and `causal_mask` select generics (the causal one over `linalg.index`),
     `embedding` a gather generic and `positional_encoding` a generic over
-    indices.
+    indices (a clamped gather from the table when learned), `relu` and
+    `gelu` elementwise generics (`math.erf` or `math.tanh`), `layer_norm`
+    three generics (row sums, sums of squared deviations, the normalized
+    elements). The run-time checks become an `i32`: `check_index` a
+    reduction generic over the ids, `check_size` a comparison of a
+    `tensor.dim`.
     Layer ops must have been decomposed first (`tfm-decompose-layers`);
     `tfm.weight` stays for `tfm-bind-weights`.
 

@@ -31,6 +31,9 @@ MultiHeadAttentionWeights MultiHeadAttentionWeights::pytorch(StringRef prefix,
   std::string p = prefix.empty() ? "" : (prefix + ".").str();
   MultiHeadAttentionWeights w;
   w.inProjWeight = p + "in_proj_weight";
+  w.qProjWeight = p + "q_proj_weight";
+  w.kProjWeight = p + "k_proj_weight";
+  w.vProjWeight = p + "v_proj_weight";
   w.outWeight = p + "out_proj.weight";
   if (bias) {
     w.inProjBias = p + "in_proj_bias";
@@ -49,6 +52,8 @@ StringRef dtypeName(Type t) {
     return "i64";
   if (t.isInteger(32))
     return "i32";
+  if (t.isInteger(1))
+    return "bool";
   return "";
 }
 
@@ -189,22 +194,47 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
 FailureOr<OwningOpRef<ModuleOp>> ModelBuilder::finish(Location loc) {
   if (outputs.empty())
     return emitError(loc) << "model '" << modelName << "' has no output";
-  func::ReturnOp::create(builder, loc, outputs);
+  SmallVector<Value> results(outputs);
+  if (!statuses.empty()) {
+    // The status of the first check that failed, or 0: the model function's
+    // trailing i32 result, which the entry points return.
+    Value status = statuses.front();
+    Value zero =
+        arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(0));
+    for (Value next : ArrayRef(statuses).drop_front()) {
+      Value failedBefore = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::ne, status, zero);
+      status =
+          arith::SelectOp::create(builder, loc, failedBefore, status, next);
+    }
+    results.push_back(status);
+  }
+  func::ReturnOp::create(builder, loc, results);
   SmallVector<Type> inputTypes(func.getBody().front().getArgumentTypes());
   SmallVector<Type> outputTypes;
-  for (Value v : outputs)
+  for (Value v : results)
     outputTypes.push_back(v.getType());
   func.setFunctionType(builder.getFunctionType(inputTypes, outputTypes));
   SmallVector<Attribute> symbolAttrs;
   for (const std::string &s : symbols)
     symbolAttrs.push_back(builder.getStringAttr(s));
-  func->setAttr("tfm.signature",
-                builder.getDictionaryAttr({
-                    builder.getNamedAttr("model", builder.getStringAttr(modelName)),
-                    builder.getNamedAttr("symbols", builder.getArrayAttr(symbolAttrs)),
-                    builder.getNamedAttr("inputs", builder.getArrayAttr(inputSignature)),
-                    builder.getNamedAttr("outputs", builder.getArrayAttr(outputSignature)),
-                }));
+  SmallVector<NamedAttribute> signature = {
+      builder.getNamedAttr("model", builder.getStringAttr(modelName)),
+      builder.getNamedAttr("symbols", builder.getArrayAttr(symbolAttrs)),
+      builder.getNamedAttr("inputs", builder.getArrayAttr(inputSignature)),
+      builder.getNamedAttr("outputs", builder.getArrayAttr(outputSignature)),
+  };
+  if (!errors.empty()) {
+    SmallVector<Attribute> list;
+    for (const auto &[code, message] : errors)
+      list.push_back(builder.getDictionaryAttr({
+          builder.getNamedAttr("code", builder.getI64IntegerAttr(code)),
+          builder.getNamedAttr("message", builder.getStringAttr(message)),
+      }));
+    signature.push_back(
+        builder.getNamedAttr("errors", builder.getArrayAttr(list)));
+  }
+  func->setAttr("tfm.signature", builder.getDictionaryAttr(signature));
   if (failed(verify(*module)))
     return failure();
   return std::move(module);
@@ -460,18 +490,41 @@ FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
   return Tensor{v, shape};
 }
 
+void ModelBuilder::addStatus(Value status, int32_t code, std::string message) {
+  statuses.push_back(status);
+  std::pair<int32_t, std::string> error(code, std::move(message));
+  if (!llvm::is_contained(errors, error))
+    errors.push_back(std::move(error));
+}
+
 FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
-                                          const Tensor &table, Location loc) {
+                                          const Tensor &table, Location loc,
+                                          std::optional<int64_t> paddingIdx) {
   if (!ids.elementType().isInteger(64) && !ids.elementType().isInteger(32))
     return emitError(loc) << "embedding ids must be i64 or i32";
   if (table.rank() != 2 || !isa<FloatType>(table.elementType()))
     return emitError(loc) << "embedding table must be a float [num, dim], got "
                           << formatShape(table.shape);
+  int64_t num = table.shape[0].size;
+  if (num == 0)
+    return emitError(loc) << "embedding table " << formatShape(table.shape)
+                          << " has no rows";
+  if (paddingIdx && (*paddingIdx < -num || *paddingIdx >= num))
+    return emitError(loc) << "embedding: padding_idx " << *paddingIdx
+                          << " is outside [" << -num << ", " << num << ")";
   Shape shape = ids.shape;
   shape.push_back(table.shape[1]);
   Value v = EmbeddingOp::create(builder, loc,
                                 typeOf(shape, table.elementType()), ids.value,
                                 table.value);
+  std::string name = "embedding";
+  if (auto weight = table.value.getDefiningOp<WeightOp>())
+    name += " '" + weight.getName().str() + "'";
+  Value status = CheckIndexOp::create(builder, loc, ids.value,
+                                      builder.getI64IntegerAttr(num),
+                                      builder.getI32IntegerAttr(1));
+  addStatus(status, 1,
+            name + ": a token id is outside [0, " + std::to_string(num) + ")");
   return Tensor{v, shape};
 }
 
@@ -487,14 +540,137 @@ FailureOr<Tensor> ModelBuilder::positionalEncoding(const Tensor &x,
                           << x.shape.back().str() << "'";
   Shape shape(ArrayRef(x.shape).take_back(2));
   Value v = PositionalEncodingOp::create(
-      builder, loc, typeOf(shape, x.elementType()), x.value);
+      builder, loc, typeOf(shape, x.elementType()), x.value, Value());
   return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::learnedPositionalEncoding(const Tensor &x,
+                                                          const Tensor &table,
+                                                          Location loc) {
+  if (x.rank() < 2 || !isa<FloatType>(x.elementType()))
+    return emitError(loc) << "positional_encoding needs a float [..., seq, "
+                             "dim] tensor, got "
+                          << formatShape(x.shape);
+  if (table.rank() != 2 || !sameFloatType(x, table) ||
+      table.shape[1] != x.shape.back())
+    return emitError(loc) << "positional_encoding: the learned table "
+                          << formatShape(table.shape) << " must be [max_len, "
+                          << x.shape.back().str() << "] of the input's type";
+  int64_t maxLen = table.shape[0].size;
+  if (maxLen == 0)
+    return emitError(loc) << "positional_encoding: the learned table "
+                          << formatShape(table.shape) << " has no rows";
+  const Dim &seq = x.shape[x.rank() - 2];
+  if (!seq.isSymbolic() && seq.size > maxLen)
+    return emitError(loc) << "positional_encoding: sequence length " << seq.size
+                          << " exceeds the learned table's " << maxLen
+                          << " positions";
+  Shape shape(ArrayRef(x.shape).take_back(2));
+  Value v = PositionalEncodingOp::create(
+      builder, loc, typeOf(shape, x.elementType()), x.value, table.value);
+  if (seq.isSymbolic()) {
+    std::string name = "positional_encoding";
+    if (auto weight = table.value.getDefiningOp<WeightOp>())
+      name += " '" + weight.getName().str() + "'";
+    Value status = CheckSizeOp::create(
+        builder, loc, x.value, builder.getI64IntegerAttr(-2),
+        builder.getI64IntegerAttr(maxLen), builder.getI32IntegerAttr(2));
+    addStatus(status, 2,
+              name + ": the sequence is longer than the table's " +
+                  std::to_string(maxLen) + " positions");
+  }
+  return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::layerNorm(const Tensor &x,
+                                          const std::optional<Tensor> &weight,
+                                          const std::optional<Tensor> &bias,
+                                          double eps, Location loc) {
+  if (x.rank() < 1 || !isa<FloatType>(x.elementType()))
+    return emitError(loc) << "layer_norm needs a float tensor of rank 1 or "
+                             "more, got "
+                          << formatShape(x.shape);
+  if (!std::isfinite(eps) || eps < 0)
+    return emitError(loc) << "layer_norm: eps must be finite and "
+                             "non-negative, got "
+                          << eps;
+  for (const auto *p : {&weight, &bias}) {
+    if (!*p)
+      continue;
+    const Tensor &t = **p;
+    if (t.rank() != 1 || t.shape[0] != x.shape.back() || !sameFloatType(t, x))
+      return emitError(loc)
+             << "layer_norm: " << (p == &weight ? "weight" : "bias") << " "
+             << formatShape(t.shape) << " must be [" << x.shape.back().str()
+             << "] (it normalizes the last dim of " << formatShape(x.shape)
+             << ")";
+  }
+  Value v = LayerNormOp::create(builder, loc, x.value.getType(), x.value,
+                                weight ? weight->value : Value(),
+                                bias ? bias->value : Value(),
+                                builder.getF64FloatAttr(eps));
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::relu(const Tensor &x, Location loc) {
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "relu needs a float tensor";
+  Value v = ReluOp::create(builder, loc, x.value.getType(), x.value);
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::gelu(const Tensor &x, StringRef approximate,
+                                     Location loc) {
+  if (!isa<FloatType>(x.elementType()))
+    return emitError(loc) << "gelu needs a float tensor";
+  if (approximate != "none" && approximate != "tanh")
+    return emitError(loc) << "gelu: approximate must be \"none\" or "
+                             "\"tanh\", got \""
+                          << approximate << "\"";
+  Value v = GeluOp::create(builder, loc, x.value.getType(), x.value,
+                           builder.getStringAttr(approximate));
+  return Tensor{v, x.shape};
+}
+
+FailureOr<Tensor> ModelBuilder::dropout(const Tensor &x, double p,
+                                        Location loc) {
+  if (!(p >= 0.0 && p <= 1.0))
+    return emitError(loc) << "dropout probability has to be between 0 and 1, "
+                             "but got "
+                          << p;
+  return x; // Inference: dropout is the identity.
+}
+
+LogicalResult ModelBuilder::checkMask(const Tensor &mask, ArrayRef<Dim> scores,
+                                      Type floatType, StringRef what,
+                                      Location loc) {
+  Type element = mask.elementType();
+  if (!element.isInteger(1) && element != floatType)
+    return emitError(loc) << what << " must be bool or " << floatType
+                          << " (the scores' type), got " << element;
+  bool ok = mask.rank() >= 1 && mask.rank() <= int64_t(scores.size());
+  for (int64_t i = 0; ok && i < mask.rank(); ++i)
+    ok = mask.shape[i] == Dim::of(1) ||
+         mask.shape[i] == scores[scores.size() - mask.rank() + i];
+  if (!ok)
+    return emitError(loc) << what << " " << formatShape(mask.shape)
+                          << " does not broadcast to the attention scores "
+                          << formatShape(scores);
+  return success();
 }
 
 FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
                                      const Tensor &v,
                                      std::optional<double> scale,
                                      Location loc) {
+  SdpaOptions options;
+  options.scale = scale;
+  return sdpa(q, k, v, options, loc);
+}
+
+FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
+                                     const Tensor &v,
+                                     const SdpaOptions &options, Location loc) {
   if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
     return emitError(loc) << "sdpa needs query, key and value of the same "
                              "rank (2 or more), got "
@@ -521,14 +697,22 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
                           << " differ in sequence length";
   if (q.shape.back().isSymbolic())
     return emitError(loc) << "sdpa needs a static head dimension";
-  if (scale && !std::isfinite(*scale))
+  if (options.scale && !std::isfinite(*options.scale))
     return emitError(loc) << "sdpa scale must be finite";
+  if (options.attnMask) {
+    Shape scores(ArrayRef(q.shape).drop_back());
+    scores.push_back(k.shape[k.rank() - 2]);
+    if (failed(checkMask(*options.attnMask, scores, q.elementType(),
+                         "sdpa: attn_mask", loc)))
+      return failure();
+  }
   Shape shape = q.shape;
   shape.back() = v.shape.back();
-  Value result = SdpaOp::create(builder, loc, typeOf(shape, q.elementType()),
-                                q.value, k.value, v.value,
-                                scale ? builder.getF64FloatAttr(*scale)
-                                      : FloatAttr());
+  Value result = SdpaOp::create(
+      builder, loc, typeOf(shape, q.elementType()), q.value, k.value, v.value,
+      options.attnMask ? options.attnMask->value : Value(),
+      options.scale ? builder.getF64FloatAttr(*options.scale) : FloatAttr(),
+      options.isCausal ? builder.getUnitAttr() : UnitAttr());
   return Tensor{result, shape};
 }
 
@@ -550,20 +734,47 @@ FailureOr<Tensor> ModelBuilder::sliceRows(const Tensor &x, int64_t begin,
 FailureOr<Tensor> ModelBuilder::multiHeadAttention(
     const Tensor &q, const Tensor &k, const Tensor &v, int64_t heads,
     const MultiHeadAttentionWeights &names, Location loc) {
-  if (q.rank() < 2 || q.rank() > 3 || k.rank() != q.rank() ||
-      v.rank() != q.rank())
+  FailureOr<AttentionResult> r =
+      multiHeadAttention(q, k, v, heads, names, {}, loc);
+  if (failed(r))
+    return failure();
+  return r->output;
+}
+
+FailureOr<ModelBuilder::AttentionResult> ModelBuilder::multiHeadAttention(
+    const Tensor &query, const Tensor &key, const Tensor &value, int64_t heads,
+    const MultiHeadAttentionWeights &names,
+    const MultiHeadAttentionOptions &options, Location loc) {
+  if (query.rank() < 2 || query.rank() > 3 || key.rank() != query.rank() ||
+      value.rank() != query.rank())
     return emitError(loc) << "multi_head_attention needs query, key and value "
                              "as [seq, embed] or [batch, seq, embed], got "
-                          << formatShape(q.shape) << ", "
-                          << formatShape(k.shape) << ", "
-                          << formatShape(v.shape);
-  if (q.rank() == 3 && (q.shape[0] != k.shape[0] || q.shape[0] != v.shape[0]))
+                          << formatShape(query.shape) << ", "
+                          << formatShape(key.shape) << ", "
+                          << formatShape(value.shape);
+  // Sequence-first inputs [seq, batch, E] are transposed to batch first
+  // (once per distinct value) and the output back.
+  bool batched = query.rank() == 3;
+  bool seqFirst = batched && !options.batchFirst;
+  SmallVector<std::pair<Value, Tensor>> transposed;
+  auto batchFirst = [&](const Tensor &t) -> Tensor {
+    if (!seqFirst)
+      return t;
+    for (auto &[original, result] : transposed)
+      if (original == t.value)
+        return result;
+    Tensor result = *transpose(t, 0, 1, loc);
+    transposed.push_back({t.value, result});
+    return result;
+  };
+  Tensor q = batchFirst(query), k = batchFirst(key), v = batchFirst(value);
+  if (batched && (q.shape[0] != k.shape[0] || q.shape[0] != v.shape[0]))
     return emitError(loc) << "multi_head_attention: query, key and value "
                              "disagree on the batch size";
   if (k.shape[k.rank() - 2] != v.shape[v.rank() - 2])
     return emitError(loc) << "multi_head_attention: key "
-                          << formatShape(k.shape) << " and value "
-                          << formatShape(v.shape)
+                          << formatShape(key.shape) << " and value "
+                          << formatShape(value.shape)
                           << " differ in sequence length";
   const Dim &embed = q.shape.back();
   if (embed.isSymbolic() || k.shape.back().isSymbolic() ||
@@ -575,6 +786,7 @@ FailureOr<Tensor> ModelBuilder::multiHeadAttention(
                           << embed.size << " is not divisible by " << heads
                           << " heads";
   int64_t e = embed.size;
+  int64_t kdim = k.shape.back().size, vdim = v.shape.back().size;
   auto expect = [&](const Tensor &t, StringRef name,
                     ArrayRef<int64_t> shape) -> LogicalResult {
     Shape want;
@@ -606,12 +818,22 @@ FailureOr<Tensor> ModelBuilder::multiHeadAttention(
     out = t;
     return success();
   };
-  if (!names.inProjWeight.empty()) {
-    if (k.shape.back().size != e || v.shape.back().size != e)
-      return emitError(loc) << "multi_head_attention: a packed in_proj_weight "
-                               "needs key and value of the query's embedding "
-                               "size; name q/k/v weights separately when "
-                               "kdim or vdim differ";
+  // A packed in_proj_bias [3E] goes with the packed weight, or with separate
+  // weights (nn.MultiheadAttention with kdim/vdim != E).
+  auto loadPackedBias = [&]() -> LogicalResult {
+    if (names.inProjBias.empty())
+      return success();
+    Tensor packedBias;
+    if (failed(load(names.inProjBias, packedBias)) ||
+        failed(expect(packedBias, names.inProjBias, {3 * e})))
+      return failure();
+    bq = *sliceRows(packedBias, 0, e, loc);
+    bk = *sliceRows(packedBias, e, e, loc);
+    bv = *sliceRows(packedBias, 2 * e, e, loc);
+    return success();
+  };
+  bool split = names.inProjWeight.empty() || kdim != e || vdim != e;
+  if (!split) {
     Tensor packed;
     if (failed(load(names.inProjWeight, packed)) ||
         failed(expect(packed, names.inProjWeight, {3 * e, e})))
@@ -619,25 +841,31 @@ FailureOr<Tensor> ModelBuilder::multiHeadAttention(
     wq = *sliceRows(packed, 0, e, loc);
     wk = *sliceRows(packed, e, e, loc);
     wv = *sliceRows(packed, 2 * e, e, loc);
-    if (!names.inProjBias.empty()) {
-      Tensor packedBias;
-      if (failed(load(names.inProjBias, packedBias)) ||
-          failed(expect(packedBias, names.inProjBias, {3 * e})))
-        return failure();
-      bq = *sliceRows(packedBias, 0, e, loc);
-      bk = *sliceRows(packedBias, e, e, loc);
-      bv = *sliceRows(packedBias, 2 * e, e, loc);
-    }
-  } else {
-    if (failed(load(names.qWeight, wq)) || failed(load(names.kWeight, wk)) ||
-        failed(load(names.vWeight, wv)) ||
-        failed(loadOptional(names.qBias, bq)) ||
-        failed(loadOptional(names.kBias, bk)) ||
-        failed(loadOptional(names.vBias, bv)))
+    if (failed(loadPackedBias()))
       return failure();
-    if (failed(expect(wq, names.qWeight, {e, e})) ||
-        failed(expect(wk, names.kWeight, {e, k.shape.back().size})) ||
-        failed(expect(wv, names.vWeight, {e, v.shape.back().size})))
+  } else {
+    MultiHeadAttentionWeights n = names;
+    if (n.qWeight.empty()) {
+      // nn.MultiheadAttention's names when kdim or vdim differ from E.
+      if (n.qProjWeight.empty())
+        return emitError(loc)
+               << "multi_head_attention: a packed in_proj_weight needs key "
+                  "and value of the query's embedding size "
+               << e << " (got " << kdim << " and " << vdim
+               << "); name the q/k/v weights separately";
+      n.qWeight = n.qProjWeight;
+      n.kWeight = n.kProjWeight;
+      n.vWeight = n.vProjWeight;
+    }
+    if (failed(load(n.qWeight, wq)) || failed(load(n.kWeight, wk)) ||
+        failed(load(n.vWeight, wv)) || failed(loadOptional(n.qBias, bq)) ||
+        failed(loadOptional(n.kBias, bk)) || failed(loadOptional(n.vBias, bv)))
+      return failure();
+    if (!bq && !bk && !bv && failed(loadPackedBias()))
+      return failure();
+    if (failed(expect(wq, n.qWeight, {e, e})) ||
+        failed(expect(wk, n.kWeight, {e, kdim})) ||
+        failed(expect(wv, n.vWeight, {e, vdim})))
       return failure();
   }
   if (failed(load(names.outWeight, wo)) ||
@@ -653,18 +881,150 @@ FailureOr<Tensor> ModelBuilder::multiHeadAttention(
     if (b && failed(expect(*b, "bias", {e})))
       return failure();
 
+  // Masks, as nn.MultiheadAttention.forward takes them.
+  const Dim &sq = q.shape[q.rank() - 2], &sk = k.shape[k.rank() - 2];
+  Type floatType = q.elementType();
+  auto checkMaskType = [&](const Tensor &m, StringRef what) -> LogicalResult {
+    if (m.elementType().isInteger(1) || m.elementType() == floatType)
+      return success();
+    return emitError(loc) << "multi_head_attention: " << what
+                          << " must be bool (true = masked) or " << floatType
+                          << ", got " << m.elementType();
+  };
+  if (const std::optional<Tensor> &m = options.keyPaddingMask) {
+    Shape want;
+    if (batched)
+      want.push_back(q.shape[0]);
+    want.push_back(sk);
+    if (failed(checkMaskType(*m, "key_padding_mask")))
+      return failure();
+    if (m->shape != want)
+      return emitError(loc) << "multi_head_attention: key_padding_mask "
+                            << formatShape(m->shape) << " must be "
+                            << formatShape(want) << " ([batch, key length])";
+  }
+  if (const std::optional<Tensor> &m = options.attnMask) {
+    if (failed(checkMaskType(*m, "attn_mask")))
+      return failure();
+    bool ok = m->shape == Shape{sq, sk};
+    if (m->rank() == 3 && m->shape[1] == sq && m->shape[2] == sk) {
+      if (!batched) {
+        ok = m->shape[0] == Dim::of(heads);
+      } else if (m->shape[0].isSymbolic() || q.shape[0].isSymbolic()) {
+        return emitError(loc)
+               << "multi_head_attention: a 3-D attn_mask "
+               << formatShape(m->shape)
+               << " needs a static batch size and a static first dimension "
+                  "(batch * heads) to be checked against the query "
+               << formatShape(query.shape);
+      } else {
+        ok = m->shape[0].size == q.shape[0].size * heads;
+      }
+    }
+    if (!ok)
+      return emitError(loc)
+             << "multi_head_attention: attn_mask " << formatShape(m->shape)
+             << " must be [" << sq.str() << ", " << sk.str() << "] or ["
+             << (batched ? (q.shape[0].isSymbolic()
+                                ? q.shape[0].str() + "*" + std::to_string(heads)
+                                : std::to_string(q.shape[0].size * heads))
+                         : std::to_string(heads))
+             << ", " << sq.str() << ", " << sk.str() << "]";
+  }
+
   Shape shape = q.shape;
-  auto resultType = typeOf(shape, q.elementType());
-  MultiHeadAttentionOp op;
-  if (numBiases)
-    op = MultiHeadAttentionOp::create(
-        builder, loc, resultType, q.value, k.value, v.value, wq.value,
-        wk.value, wv.value, wo.value, bq->value, bk->value, bv->value,
-        bo->value, builder.getI64IntegerAttr(heads));
-  else
-    op = MultiHeadAttentionOp::create(
-        builder, loc, resultType, q.value, k.value, v.value, wq.value,
-        wk.value, wv.value, wo.value, Value(), Value(), Value(), Value(),
-        builder.getI64IntegerAttr(heads));
-  return Tensor{op.getResult(), shape};
+  auto resultType = typeOf(shape, floatType);
+  Type weightsType;
+  Shape weightsShape;
+  if (options.needWeights) {
+    if (batched)
+      weightsShape.push_back(q.shape[0]);
+    if (!options.averageAttnWeights)
+      weightsShape.push_back(Dim::of(heads));
+    weightsShape.append({sq, sk});
+    weightsType = typeOf(weightsShape, floatType);
+  }
+  auto valueOf = [](const std::optional<Tensor> &t) {
+    return t ? t->value : Value();
+  };
+  auto op = MultiHeadAttentionOp::create(
+      builder, loc, resultType, weightsType, q.value, k.value, v.value,
+      wq.value, wk.value, wv.value, wo.value, valueOf(bq), valueOf(bk),
+      valueOf(bv), valueOf(bo), valueOf(options.keyPaddingMask),
+      valueOf(options.attnMask), builder.getI64IntegerAttr(heads),
+      options.averageAttnWeights ? BoolAttr() : builder.getBoolAttr(false));
+  AttentionResult result{Tensor{op.getResult(), shape}, std::nullopt};
+  if (options.needWeights)
+    result.weights = Tensor{op.getAttnWeights(), weightsShape};
+  if (seqFirst)
+    result.output = *transpose(result.output, 0, 1, loc);
+  return result;
+}
+
+FailureOr<Tensor> ModelBuilder::transformerEncoderLayer(
+    const Tensor &x, const TransformerEncoderLayerOptions &options,
+    Location loc) {
+  if (options.activation != "relu" && options.activation != "gelu")
+    return emitError(loc) << "transformer_encoder_layer: activation must be "
+                             "\"relu\" or \"gelu\", got \""
+                          << options.activation << "\"";
+  std::string p = options.prefix.empty() ? "" : options.prefix + ".";
+  auto param = [&](StringRef name) { return weight(p + name.str(), loc); };
+  MultiHeadAttentionOptions attention;
+  attention.batchFirst = options.batchFirst;
+  attention.attnMask = options.srcMask;
+  attention.keyPaddingMask = options.srcKeyPaddingMask;
+  MultiHeadAttentionWeights names =
+      MultiHeadAttentionWeights::pytorch(p + "self_attn", /*bias=*/true);
+  auto selfAttention = [&](const Tensor &t) -> FailureOr<Tensor> {
+    FailureOr<AttentionResult> r =
+        multiHeadAttention(t, t, t, options.heads, names, attention, loc);
+    if (failed(r))
+      return failure();
+    return r->output;
+  };
+  auto norm = [&](const Tensor &t, StringRef name) -> FailureOr<Tensor> {
+    FailureOr<Tensor> w = param(name.str() + ".weight");
+    FailureOr<Tensor> b = param(name.str() + ".bias");
+    if (failed(w) || failed(b))
+      return failure();
+    return layerNorm(t, *w, *b, options.eps, loc);
+  };
+  auto feedForward = [&](const Tensor &t) -> FailureOr<Tensor> {
+    FailureOr<Tensor> w1 = param("linear1.weight"), b1 = param("linear1.bias"),
+                      w2 = param("linear2.weight"), b2 = param("linear2.bias");
+    if (failed(w1) || failed(b1) || failed(w2) || failed(b2))
+      return failure();
+    FailureOr<Tensor> h = linear(t, *w1, *b1, loc);
+    if (failed(h))
+      return failure();
+    h = options.activation == "relu" ? relu(*h, loc) : gelu(*h, "none", loc);
+    if (failed(h))
+      return failure();
+    return linear(*h, *w2, *b2, loc);
+  };
+  auto residual = [&](const Tensor &t,
+                      const FailureOr<Tensor> &branch) -> FailureOr<Tensor> {
+    if (failed(branch))
+      return failure();
+    return add(t, *branch, loc);
+  };
+
+  FailureOr<Tensor> y = x;
+  if (options.normFirst) {
+    // x = x + sa(norm1(x)); x = x + ff(norm2(x))
+    FailureOr<Tensor> n1 = norm(*y, "norm1");
+    if (failed(n1) || failed(y = residual(*y, selfAttention(*n1))))
+      return failure();
+    FailureOr<Tensor> n2 = norm(*y, "norm2");
+    if (failed(n2))
+      return failure();
+    return residual(*y, feedForward(*n2));
+  }
+  // x = norm1(x + sa(x)); x = norm2(x + ff(x))
+  if (failed(y = residual(*y, selfAttention(*y))) ||
+      failed(y = norm(*y, "norm1")) ||
+      failed(y = residual(*y, feedForward(*y))))
+    return failure();
+  return norm(*y, "norm2");
 }

@@ -67,13 +67,62 @@ public:
 struct MultiHeadAttentionWeights {
   /// `<prefix>.in_proj_weight` [3E, E] holds q, k and v stacked, as in
   /// nn.MultiheadAttention; empty when separate q/k/v weights are used.
+  /// `inProjBias` [3E] may also go with separate q/k/v weights (PyTorch's
+  /// layout when kdim or vdim differ from E).
   std::string inProjWeight, inProjBias;
   std::string qWeight, kWeight, vWeight, qBias, kBias, vBias;
   std::string outWeight, outBias;
+  /// Used instead of `inProjWeight` when the key or value features differ
+  /// from the query's: nn.MultiheadAttention's `q_proj_weight [E, E]`,
+  /// `k_proj_weight [E, kdim]`, `v_proj_weight [E, vdim]`.
+  std::string qProjWeight, kProjWeight, vProjWeight;
 
   /// nn.MultiheadAttention's state_dict names under `prefix` (which may be
-  /// empty): in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias.
+  /// empty): in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias,
+  /// and q/k/v_proj_weight for kdim/vdim != E.
   static MultiHeadAttentionWeights pytorch(StringRef prefix, bool bias);
+};
+
+/// The options of nn.MultiheadAttention.forward (and the constructor's
+/// batch_first; tfm defaults it to true).
+struct MultiHeadAttentionOptions {
+  /// [batch, seq, E] when true, [seq, batch, E] when false; unbatched
+  /// [seq, E] inputs ignore it.
+  bool batchFirst = true;
+  /// [batch, Sk] ([Sk] unbatched); i1 true = ignore the key, or float added.
+  std::optional<Tensor> keyPaddingMask;
+  /// [Sq, Sk] or [batch * heads, Sq, Sk] ([heads, Sq, Sk] unbatched); i1
+  /// true = not allowed to attend, or float added.
+  std::optional<Tensor> attnMask;
+  /// Also return the attention weights, averaged over the heads
+  /// ([batch, Sq, Sk]) or per head ([batch, heads, Sq, Sk]).
+  bool needWeights = false;
+  bool averageAttnWeights = true;
+};
+
+/// The options of F.scaled_dot_product_attention.
+struct SdpaOptions {
+  /// Broadcastable to [..., Sq, Sk]: i1 true = takes part (SDPA's
+  /// polarity), or float added to the scaled scores.
+  std::optional<Tensor> attnMask;
+  /// Key j masked for query i when j > i (top left aligned).
+  bool isCausal = false;
+  /// 1/sqrt(Dk) when unset.
+  std::optional<double> scale;
+};
+
+/// nn.TransformerEncoderLayer at inference (dropout is the identity).
+struct TransformerEncoderLayerOptions {
+  int64_t heads = 1;
+  /// The layer's state_dict prefix (may be empty): <prefix>.self_attn.*,
+  /// linear1, linear2, norm1, norm2.
+  std::string prefix;
+  bool normFirst = false;
+  /// "relu" or "gelu".
+  std::string activation = "relu";
+  double eps = 1e-5;
+  bool batchFirst = true;
+  std::optional<Tensor> srcMask, srcKeyPaddingMask;
 };
 
 class ModelBuilder {
@@ -106,15 +155,49 @@ public:
   FailureOr<Tensor> causalMask(const Tensor &x, Location loc);
   FailureOr<Tensor> linear(const Tensor &x, const Tensor &weight,
                            const std::optional<Tensor> &bias, Location loc);
+  /// nn.Embedding. An id outside [0, num) makes the model return status 1
+  /// (docs/artifact.md); the lookup never reads outside the table.
+  /// `paddingIdx` (only used in training by PyTorch) is checked and ignored.
   FailureOr<Tensor> embedding(const Tensor &ids, const Tensor &table,
-                              Location loc);
+                              Location loc,
+                              std::optional<int64_t> paddingIdx = std::nullopt);
+  /// The sinusoidal encoding [seq, dim] of x [..., seq, dim].
   FailureOr<Tensor> positionalEncoding(const Tensor &x, Location loc);
+  /// Rows 0..seq-1 of a learned table [max_len, dim]; a longer sequence
+  /// makes the model return status 2.
+  FailureOr<Tensor>
+  learnedPositionalEncoding(const Tensor &x, const Tensor &table, Location loc);
+  /// nn.LayerNorm over the last dim; weight and bias [dim] are optional.
+  FailureOr<Tensor> layerNorm(const Tensor &x,
+                              const std::optional<Tensor> &weight,
+                              const std::optional<Tensor> &bias, double eps,
+                              Location loc);
+  FailureOr<Tensor> relu(const Tensor &x, Location loc);
+  /// `approximate` is "none" (erf) or "tanh", as in F.gelu.
+  FailureOr<Tensor> gelu(const Tensor &x, StringRef approximate, Location loc);
+  /// The identity (inference); p must lie in [0, 1].
+  FailureOr<Tensor> dropout(const Tensor &x, double p, Location loc);
   FailureOr<Tensor> sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
                          std::optional<double> scale, Location loc);
+  FailureOr<Tensor> sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const SdpaOptions &options, Location loc);
   FailureOr<Tensor> multiHeadAttention(const Tensor &q, const Tensor &k,
                                        const Tensor &v, int64_t heads,
                                        const MultiHeadAttentionWeights &names,
                                        Location loc);
+  /// The output, and the attention weights when options.needWeights.
+  struct AttentionResult {
+    Tensor output;
+    std::optional<Tensor> weights;
+  };
+  FailureOr<AttentionResult>
+  multiHeadAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                     int64_t heads, const MultiHeadAttentionWeights &names,
+                     const MultiHeadAttentionOptions &options, Location loc);
+  FailureOr<Tensor>
+  transformerEncoderLayer(const Tensor &x,
+                          const TransformerEncoderLayerOptions &options,
+                          Location loc);
 
   /// Finishes the function (outputs in the order given) and hands over the
   /// module. Fails if there is no output.
@@ -130,6 +213,12 @@ private:
   RankedTensorType typeOf(ArrayRef<Dim> shape, Type elementType);
   FailureOr<Tensor> sliceRows(const Tensor &x, int64_t begin, int64_t count,
                               Location loc);
+  /// Checks that `mask` can mask scores `scores` (i1 or x's float type,
+  /// broadcastable); `what` names it in errors.
+  LogicalResult checkMask(const Tensor &mask, ArrayRef<Dim> scores,
+                          Type floatType, StringRef what, Location loc);
+  /// Records a run-time check's i32 status and what its code means.
+  void addStatus(Value status, int32_t code, std::string message);
 
   OpBuilder builder;
   OwningOpRef<ModuleOp> module;
@@ -139,6 +228,10 @@ private:
   SmallVector<std::string> inputNames, outputNames, symbols;
   SmallVector<Attribute> inputSignature, outputSignature;
   SmallVector<Value> outputs;
+  /// The run-time checks' statuses, in program order, and the meaning of
+  /// their codes (docs/artifact.md).
+  SmallVector<Value> statuses;
+  SmallVector<std::pair<int32_t, std::string>> errors;
   llvm::StringMap<Tensor> weightCache;
   Operation *lastWeight = nullptr;
 };

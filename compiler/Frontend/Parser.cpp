@@ -25,8 +25,10 @@ using namespace mlir::tfm;
 namespace {
 /// The value of an expression: a tensor, a number, a string or a boolean.
 struct Value_ {
-  enum Kind { tensor, number, string, boolean } kind = number;
+  enum Kind { tensor, number, string, boolean, tuple } kind = number;
   Tensor t;
+  /// The tensors of a call that returns several (`y, w = ...`).
+  std::vector<Tensor> items;
   double num = 0;
   bool isInteger = false;
   std::string str;
@@ -119,6 +121,8 @@ private:
   LogicalResult parseParam();
   LogicalResult parseOutput();
   LogicalResult parseAssignment();
+  LogicalResult parseTupleAssignment();
+  LogicalResult defineName(const Token &name);
   FailureOr<Type> parseDtype();
   FailureOr<Shape> parseShape();
   LogicalResult endOfStatement();
@@ -186,6 +190,8 @@ LogicalResult Parser::parseStatement() {
     return error() << "expected a statement" << describe(t);
   if (peek(1).is(Token::equal))
     return parseAssignment();
+  if (peek(1).is(Token::comma))
+    return parseTupleAssignment();
   if (t.spelling == "input")
     return parseInput();
   if (t.spelling == "param")
@@ -205,9 +211,11 @@ FailureOr<Type> Parser::parseDtype() {
                   .Case("f64", Float64Type::get(ctx))
                   .Case("i64", IntegerType::get(ctx, 64))
                   .Case("i32", IntegerType::get(ctx, 32))
+                  .Case("bool", IntegerType::get(ctx, 1))
                   .Default(Type());
   if (!t.is(Token::identifier) || !type)
-    return error(t.loc) << "expected an element type (f32, f64, i32, i64)"
+    return error(t.loc) << "expected an element type (f32, f64, i32, i64, "
+                           "bool)"
                         << describe(t);
   return type;
 }
@@ -317,22 +325,66 @@ LogicalResult Parser::parseOutput() {
   return endOfStatement();
 }
 
-LogicalResult Parser::parseAssignment() {
-  Token name = consume();
-  consume(); // '='
+LogicalResult Parser::defineName(const Token &name) {
   if (names.count(name.spelling))
     return error(name.loc) << "'" << name.spelling
                            << "' is already defined; names are single-assignment";
   if (isConstantName(name.spelling))
     return error(name.loc) << "'" << name.spelling
                            << "' is a constant and cannot be assigned";
+  return success();
+}
+
+LogicalResult Parser::parseAssignment() {
+  Token name = consume();
+  consume(); // '='
+  if (failed(defineName(name)))
+    return failure();
   FailureOr<Value_> v = parseExpr();
   if (failed(v))
     return failure();
+  if (v->kind == Value_::tuple)
+    return error(name.loc) << "the call returns " << v->items.size()
+                           << " values; assign each a name: '" << name.spelling
+                           << ", ... = ...'";
   if (v->kind != Value_::tensor)
     return error(name.loc) << "'" << name.spelling
                            << "' must be a tensor; constants are written inline";
   names[name.spelling] = v->t;
+  return endOfStatement();
+}
+
+LogicalResult Parser::parseTupleAssignment() {
+  SmallVector<Token> targets;
+  do {
+    Token name = consume();
+    if (!name.is(Token::identifier))
+      return error(name.loc) << "expected a name to assign" << describe(name);
+    if (failed(defineName(name)))
+      return failure();
+    for (const Token &other : targets)
+      if (other.spelling == name.spelling)
+        return error(name.loc) << "'" << name.spelling << "' is assigned twice";
+    targets.push_back(name);
+  } while (consumeIf(Token::comma));
+  if (failed(expect(Token::equal, "'='")))
+    return failure();
+  FailureOr<Value_> v = parseExpr();
+  if (failed(v))
+    return failure();
+  size_t count = v->kind == Value_::tuple ? v->items.size() : 1;
+  if (v->kind != Value_::tuple && v->kind != Value_::tensor)
+    return error(targets.front().loc) << "the right-hand side is not a tensor";
+  if (count != targets.size())
+    return error(targets.front().loc)
+           << targets.size() << " names for " << count
+           << (count == 1 ? " value" : " values")
+           << (v->kind == Value_::tensor
+                   ? " (multi_head_attention returns its weights too only "
+                     "with need_weights = true)"
+                   : "");
+  for (auto [name, tensor] : llvm::zip(targets, v->items))
+    names[name.spelling] = tensor;
   return endOfStatement();
 }
 
@@ -426,6 +478,11 @@ FailureOr<Value_> Parser::parsePrimary() {
 
 FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
   Location l = loc(op.loc);
+  for (const Value_ *side : {&lhs, &rhs})
+    if (side->kind == Value_::tuple)
+      return error(side->loc) << "a call that returns " << side->items.size()
+                              << " values cannot be used in an expression; "
+                                 "name them first ('a, b = ...')";
   bool lt = lhs.kind == Value_::tensor, rt = rhs.kind == Value_::tensor;
   bool ln = lhs.kind == Value_::number, rn = rhs.kind == Value_::number;
   Value_ result;
@@ -480,7 +537,7 @@ FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
 
 FailureOr<Value_> Parser::parseCall(const Token &name) {
   consume(); // '('
-  SmallVector<Value_> positional;
+  SmallVector<Value_, 4> positional;
   llvm::StringMap<Value_> keywords;
   if (!consumeIf(Token::r_paren)) {
     do {
@@ -526,6 +583,10 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
                              << "'";
     if (v->kind == Value_::string) // A weight named by its state_dict key.
       return builder->weight(v->str, loc(v->loc));
+    if (v->kind == Value_::tuple)
+      return error(v->loc) << fn << "(): '" << key << "' is a call that "
+                           << "returns " << v->items.size()
+                           << " values; name them first ('a, b = ...')";
     if (v->kind != Value_::tensor)
       return error(v->loc) << fn << "(): '" << key << "' must be a tensor";
     return v->t;
@@ -559,6 +620,36 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     if (it == keywords.end() || it->second.kind != Value_::string)
       return std::nullopt;
     return it->second.str;
+  };
+  auto boolArg = [&](StringRef key, bool def) -> FailureOr<bool> {
+    auto it = keywords.find(key);
+    if (it == keywords.end())
+      return def;
+    if (it->second.kind != Value_::boolean)
+      return error(it->second.loc)
+             << fn << "(): '" << key << "' must be true or false";
+    return it->second.flag;
+  };
+  /// A keyword naming a tensor or a weight, if given.
+  auto optionalTensorArg =
+      [&](size_t i, StringRef key) -> FailureOr<std::optional<Tensor>> {
+    if (!arg(i, key))
+      return std::optional<Tensor>();
+    FailureOr<Tensor> t = tensorArg(i, key);
+    if (failed(t))
+      return failure();
+    return std::optional<Tensor>(*t);
+  };
+  /// A keyword that must be a string, if given.
+  auto stringKeyword =
+      [&](StringRef key) -> FailureOr<std::optional<std::string>> {
+    auto it = keywords.find(key);
+    if (it == keywords.end())
+      return std::optional<std::string>();
+    if (it->second.kind != Value_::string)
+      return error(it->second.loc)
+             << fn << "(): '" << key << "' must be a string";
+    return std::optional<std::string>(it->second.str);
   };
   auto checkArity = [&](size_t maxPositional,
                         ArrayRef<StringRef> allowed) -> LogicalResult {
@@ -694,46 +785,117 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     return result(builder->linear(*x, *w, bias, l));
   }
   if (fn == "embedding") {
-    if (failed(checkArity(2, {"weight"})))
+    if (failed(checkArity(2, {"weight", "padding_idx"})))
       return failure();
     FailureOr<Tensor> ids = tensorArg(0, "ids"), w = tensorArg(1, "weight");
     if (failed(ids) || failed(w))
       return failure();
-    return result(builder->embedding(*ids, *w, l));
+    std::optional<int64_t> paddingIdx;
+    if (arg(2, "padding_idx")) {
+      FailureOr<int64_t> p = intArg(2, "padding_idx", std::nullopt);
+      if (failed(p))
+        return failure();
+      paddingIdx = *p;
+    }
+    return result(builder->embedding(*ids, *w, l, paddingIdx));
   }
   if (fn == "positional_encoding") {
-    if (failed(checkArity(1, {"kind"})))
+    if (failed(checkArity(1, {"kind", "weight"})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    FailureOr<std::optional<std::string>> kind = stringKeyword("kind");
+    if (failed(x) || failed(kind))
+      return failure();
+    std::string k = kind->value_or("sinusoidal");
+    if (k == "learned") {
+      if (!arg(1, "weight"))
+        return error(name.loc) << "positional_encoding(kind = \"learned\") "
+                                  "needs the table: weight = \"...\"";
+      FailureOr<Tensor> table = tensorArg(1, "weight");
+      if (failed(table))
+        return failure();
+      return result(builder->learnedPositionalEncoding(*x, *table, l));
+    }
+    if (k != "sinusoidal")
+      return error(keywords.find("kind")->second.loc)
+             << "positional_encoding kind '" << k
+             << "' is not supported (\"sinusoidal\" or \"learned\")";
+    if (arg(1, "weight"))
+      return error(name.loc) << "positional_encoding: a sinusoidal encoding "
+                                "has no weight (use kind = \"learned\")";
+    return result(builder->positionalEncoding(*x, l));
+  }
+  if (fn == "layer_norm") {
+    if (failed(checkArity(3, {"weight", "bias", "eps"})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    FailureOr<std::optional<Tensor>> w = optionalTensorArg(1, "weight");
+    FailureOr<std::optional<Tensor>> b = optionalTensorArg(2, "bias");
+    FailureOr<double> eps = numberArg(3, "eps", 1e-5);
+    if (failed(x) || failed(w) || failed(b) || failed(eps))
+      return failure();
+    return result(builder->layerNorm(*x, *w, *b, *eps, l));
+  }
+  if (fn == "relu") {
+    if (failed(checkArity(1, {})))
       return failure();
     FailureOr<Tensor> x = tensorArg(0, "x");
     if (failed(x))
       return failure();
-    std::optional<std::string> kind = stringArg("kind");
-    if (kind && *kind != "sinusoidal")
-      return error(name.loc) << "positional_encoding kind '" << *kind
-                             << "' is not supported (only \"sinusoidal\")";
-    return result(builder->positionalEncoding(*x, l));
+    return result(builder->relu(*x, l));
+  }
+  if (fn == "gelu") {
+    if (failed(checkArity(1, {"approximate"})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    FailureOr<std::optional<std::string>> approximate =
+        stringKeyword("approximate");
+    if (failed(x) || failed(approximate))
+      return failure();
+    return result(builder->gelu(*x, approximate->value_or("none"), l));
+  }
+  if (fn == "dropout") {
+    if (failed(checkArity(2, {"p"})))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    FailureOr<double> p = numberArg(1, "p", 0.5);
+    if (failed(x) || failed(p))
+      return failure();
+    return result(builder->dropout(*x, *p, l));
   }
   if (fn == "sdpa") {
-    if (failed(checkArity(4, {"scale"})))
+    if (failed(checkArity(4, {"scale", "attn_mask", "is_causal", "dropout_p"})))
       return failure();
     FailureOr<Tensor> q = tensorArg(0, "q"), k = tensorArg(1, "k"),
                       v = tensorArg(2, "v");
-    if (failed(q) || failed(k) || failed(v))
+    FailureOr<std::optional<Tensor>> mask =
+        optionalTensorArg(size_t(-1), "attn_mask");
+    FailureOr<bool> causal = boolArg("is_causal", false);
+    FailureOr<double> dropoutP = numberArg(size_t(-1), "dropout_p", 0.0);
+    if (failed(q) || failed(k) || failed(v) || failed(mask) || failed(causal) ||
+        failed(dropoutP))
       return failure();
-    std::optional<double> scale;
+    if (!(*dropoutP >= 0.0 && *dropoutP <= 1.0))
+      return error(name.loc) << "sdpa: dropout_p must lie in [0, 1]";
+    SdpaOptions options;
+    options.attnMask = *mask;
+    options.isCausal = *causal;
     if (arg(3, "scale")) {
       FailureOr<double> s = numberArg(3, "scale", std::nullopt);
       if (failed(s))
         return failure();
-      scale = *s;
+      options.scale = *s;
     }
-    return result(builder->sdpa(*q, *k, *v, scale, l));
+    return result(builder->sdpa(*q, *k, *v, options, l));
   }
   if (fn == "multi_head_attention") {
     static constexpr StringRef kNames[] = {
-        "heads",    "weights",  "bias",     "q_weight", "k_weight",
-        "v_weight", "q_bias",   "k_bias",   "v_bias",   "out_weight",
-        "out_bias", "in_proj_weight", "in_proj_bias"};
+        "heads",        "weights",      "bias",
+        "q_weight",     "k_weight",     "v_weight",
+        "q_bias",       "k_bias",       "v_bias",
+        "out_weight",   "out_bias",     "in_proj_weight",
+        "in_proj_bias", "batch_first",  "key_padding_mask",
+        "attn_mask",    "need_weights", "average_attn_weights"};
     if (failed(checkArity(4, kNames)))
       return failure();
     FailureOr<Tensor> q = tensorArg(0, "query"), k = tensorArg(1, "key"),
@@ -741,12 +903,26 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     FailureOr<int64_t> heads = intArg(3, "heads", std::nullopt);
     if (failed(q) || failed(k) || failed(v) || failed(heads))
       return failure();
-    bool bias = true;
-    if (auto it = keywords.find("bias"); it != keywords.end()) {
-      if (it->second.kind != Value_::boolean)
-        return error(it->second.loc) << "'bias' must be true or false";
-      bias = it->second.flag;
-    }
+    if (auto it = keywords.find("bias");
+        it != keywords.end() && it->second.kind != Value_::boolean)
+      return error(it->second.loc) << "'bias' must be true or false";
+    FailureOr<bool> bias = boolArg("bias", true);
+    FailureOr<bool> batchFirst = boolArg("batch_first", true);
+    FailureOr<bool> needWeights = boolArg("need_weights", false);
+    FailureOr<bool> average = boolArg("average_attn_weights", true);
+    FailureOr<std::optional<Tensor>> padding =
+        optionalTensorArg(size_t(-1), "key_padding_mask");
+    FailureOr<std::optional<Tensor>> attnMask =
+        optionalTensorArg(size_t(-1), "attn_mask");
+    if (failed(bias) || failed(batchFirst) || failed(needWeights) ||
+        failed(average) || failed(padding) || failed(attnMask))
+      return failure();
+    MultiHeadAttentionOptions options;
+    options.batchFirst = *batchFirst;
+    options.needWeights = *needWeights;
+    options.averageAttnWeights = *average;
+    options.keyPaddingMask = *padding;
+    options.attnMask = *attnMask;
     MultiHeadAttentionWeights w;
     if (std::optional<std::string> qw = stringArg("q_weight")) {
       w.qWeight = *qw;
@@ -758,18 +934,61 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
       if (w.kWeight.empty() || w.vWeight.empty())
         return error(name.loc) << "q_weight needs k_weight and v_weight too";
     } else {
-      w = MultiHeadAttentionWeights::pytorch(
-          stringArg("weights").value_or(""), bias);
+      w = MultiHeadAttentionWeights::pytorch(stringArg("weights").value_or(""),
+                                             *bias);
       if (auto packed = stringArg("in_proj_weight"))
         w.inProjWeight = *packed;
-      if (auto packed = stringArg("in_proj_bias"))
-        w.inProjBias = *packed;
     }
+    if (auto packed = stringArg("in_proj_bias"))
+      w.inProjBias = *packed;
     if (auto out = stringArg("out_weight"))
       w.outWeight = *out;
     if (auto out = stringArg("out_bias"))
       w.outBias = *out;
-    return result(builder->multiHeadAttention(*q, *k, *v, *heads, w, l));
+    FailureOr<ModelBuilder::AttentionResult> r =
+        builder->multiHeadAttention(*q, *k, *v, *heads, w, options, l);
+    if (failed(r))
+      return failure();
+    if (!r->weights)
+      return result(r->output);
+    Value_ v2;
+    v2.kind = Value_::tuple;
+    v2.items = {r->output, *r->weights};
+    v2.loc = name.loc;
+    return v2;
+  }
+  if (fn == "transformer_encoder_layer") {
+    static constexpr StringRef kNames[] = {
+        "heads", "weights",     "norm_first", "activation",
+        "eps",   "batch_first", "src_mask",   "src_key_padding_mask"};
+    if (failed(checkArity(1, kNames)))
+      return failure();
+    FailureOr<Tensor> x = tensorArg(0, "x");
+    FailureOr<int64_t> heads = intArg(size_t(-1), "heads", std::nullopt);
+    FailureOr<bool> normFirst = boolArg("norm_first", false);
+    FailureOr<bool> batchFirst = boolArg("batch_first", true);
+    FailureOr<double> eps = numberArg(size_t(-1), "eps", 1e-5);
+    FailureOr<std::optional<std::string>> activation =
+        stringKeyword("activation");
+    FailureOr<std::optional<std::string>> prefix = stringKeyword("weights");
+    FailureOr<std::optional<Tensor>> srcMask =
+        optionalTensorArg(size_t(-1), "src_mask");
+    FailureOr<std::optional<Tensor>> padding =
+        optionalTensorArg(size_t(-1), "src_key_padding_mask");
+    if (failed(x) || failed(heads) || failed(normFirst) || failed(batchFirst) ||
+        failed(eps) || failed(activation) || failed(prefix) ||
+        failed(srcMask) || failed(padding))
+      return failure();
+    TransformerEncoderLayerOptions options;
+    options.heads = *heads;
+    options.prefix = prefix->value_or("");
+    options.normFirst = *normFirst;
+    options.activation = activation->value_or("relu");
+    options.eps = *eps;
+    options.batchFirst = *batchFirst;
+    options.srcMask = *srcMask;
+    options.srcKeyPaddingMask = *padding;
+    return result(builder->transformerEncoderLayer(*x, options, l));
   }
   return error(name.loc) << "unknown function '" << fn << "'";
 }

@@ -71,9 +71,10 @@ struct TfmEmitEntryPointsPass
              << model.getNumArguments()
              << " arguments but its signature describes " << expected
              << " (inputs and outputs as memref descriptors)";
-    if (!isa<LLVM::LLVMVoidType>(model.getFunctionType().getReturnType()))
+    Type returnType = model.getFunctionType().getReturnType();
+    if (!isa<LLVM::LLVMVoidType>(returnType) && !returnType.isInteger(32))
       return model.emitError("model function must return its results through "
-                             "out-parameters");
+                             "out-parameters (and nothing or an i32 status)");
     return success();
   }
 
@@ -103,7 +104,8 @@ struct TfmEmitEntryPointsPass
   }
 
   /// Calls the model with descriptors built from `buffers` (one pointer per
-  /// input then output) and `symbolValues`, then returns 0.
+  /// input then output) and `symbolValues`, then returns its status (0 when
+  /// it has none).
   void emitCallAndReturn(OpBuilder &b, Location loc, LLVM::LLVMFuncOp model,
                          const Signature &sig, ArrayRef<Value> buffers,
                          ArrayRef<Value> symbolValues, Value exec) {
@@ -137,10 +139,13 @@ struct TfmEmitEntryPointsPass
                           : LLVM::ZeroOp::create(
                                 b, loc, LLVM::LLVMPointerType::get(
                                             b.getContext())).getResult());
-    LLVM::CallOp::create(b, loc, model, args);
-    Value zero = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                          b.getI32IntegerAttr(0));
-    LLVM::ReturnOp::create(b, loc, zero);
+    auto call = LLVM::CallOp::create(b, loc, model, args);
+    Value status = call.getNumResults() == 1
+                       ? call.getResult()
+                       : LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                                  b.getI32IntegerAttr(0))
+                             .getResult();
+    LLVM::ReturnOp::create(b, loc, status);
   }
 
   void emitPacked(OpBuilder &b, LLVM::LLVMFuncOp model, StringRef prefix,

@@ -12,7 +12,20 @@ def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
     attention chain per head, a head merge and the output projection.
 
     The attention chain is spelled exactly as users write it by hand, so that
-    one fusion pass finds both.
+    one fusion pass finds both. Masks enter it as one `tfm.masked_fill` with
+    -inf (boolean, true = masked out) or one `tfm.add` (float) after the
+    scale, and `causal` as `tfm.causal_mask`. Where PyTorch's conventions
+    differ from that, one elementwise `linalg.generic` prepares the mask
+    first: it inverts SDPA's boolean mask (true = takes part), merges
+    `nn.MultiheadAttention`'s `attn_mask` and `key_padding_mask` (OR for two
+    booleans, else a float sum with -inf for each masking boolean), and
+    expands a mask whose batch dims broadcast only partly (a padding mask
+    `[B, Sk]` becomes `[B, H, 1, Sk]`), since `tfm.attention`'s lowerings
+    read batch dims all present or all absent. A `[B * H, Sq, Sk]`
+    `attn_mask` is reshaped to `[B, H, Sq, Sk]`. When the multi-head op
+    returns its attention weights, they are the softmax result (averaged over
+    the heads by a `linalg.generic` sum and a `tfm.scale`), which keeps the
+    chain unfused.
 
     Before:
     ```mlir
@@ -27,7 +40,8 @@ def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
     %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
     ```
   }];
-  let dependentDialects = ["tensor::TensorDialect"];
+  let dependentDialects = ["tensor::TensorDialect", "linalg::LinalgDialect",
+                           "arith::ArithDialect"];
 }
 
 def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
@@ -118,7 +132,8 @@ def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
     result becomes a trailing argument of the same type that the caller
     allocates, and the function copies its result there. Unlike upstream
     `buffer-results-to-out-params` it handles dynamic shapes: the caller knows
-    the output shapes from the symbols (docs/artifact.md).
+    the output shapes from the symbols (docs/artifact.md). A trailing `i32`
+    result, the model's run-time status (0 = success), stays a result.
 
     Before:
     ```mlir
@@ -168,7 +183,9 @@ def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
     been converted. Adds the ABI of docs/artifact.md:
     `tfm_<model>_run_packed(buffers, symbols, exec)`, the typed
     `tfm_<model>_run(...)` and `tfm_<model>_metadata()` returning the JSON
-    description, and makes the model function internal.
+    description, and makes the model function internal. The entry points
+    return the model function's `i32` status when it has one (a model with
+    run-time checks), else 0.
   }];
   let options = [
     Option<"exportArtifactMetadata", "export-artifact-metadata", "bool",

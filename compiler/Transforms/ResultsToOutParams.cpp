@@ -27,26 +27,42 @@ struct TfmResultsToOutParamsPass
 
   LogicalResult convert(func::FuncOp func) {
     FunctionType type = func.getFunctionType();
-    for (Type t : type.getResults())
-      if (!isa<MemRefType>(t))
+    // Tensors are memrefs now; the one scalar a model may return is its i32
+    // status (docs/artifact.md), which stays a result.
+    SmallVector<Type> outTypes, kept;
+    for (Type t : type.getResults()) {
+      if (isa<MemRefType>(t))
+        outTypes.push_back(t);
+      else if (t.isInteger(32))
+        kept.push_back(t);
+      else
         return func.emitError("model results must be memrefs after "
-                              "bufferization, got ")
+                              "bufferization (or its i32 status), got ")
                << t;
+    }
+    if (kept.size() > 1)
+      return func.emitError("a model returns at most one i32 status");
     if (!func.getBody().hasOneBlock())
       return func.emitError("expected a single-block model function");
     Block &body = func.getBody().front();
     SmallVector<BlockArgument> outs;
-    for (Type t : type.getResults())
+    for (Type t : outTypes)
       outs.push_back(body.addArgument(t, func.getLoc()));
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
-    for (auto [value, out] : llvm::zip(ret.getOperands(), outs))
-      memref::CopyOp::create(b, ret.getLoc(), value, out);
-    func::ReturnOp::create(b, ret.getLoc());
+    SmallVector<Value> status;
+    auto out = outs.begin();
+    for (Value value : ret.getOperands()) {
+      if (isa<MemRefType>(value.getType()))
+        memref::CopyOp::create(b, ret.getLoc(), value, *out++);
+      else
+        status.push_back(value);
+    }
+    func::ReturnOp::create(b, ret.getLoc(), status);
     ret.erase();
     SmallVector<Type> inputs(type.getInputs());
-    inputs.append(type.getResults().begin(), type.getResults().end());
-    func.setFunctionType(b.getFunctionType(inputs, {}));
+    inputs.append(outTypes.begin(), outTypes.end());
+    func.setFunctionType(b.getFunctionType(inputs, kept));
     return success();
   }
 };

@@ -65,6 +65,20 @@ FailureOr<Signature> Signature::read(Operation *op) {
     return failure();
   sig.inputs = std::move(*inputs);
   sig.outputs = std::move(*outputs);
+  if (Attribute errors = dict.get("errors")) {
+    auto list = dyn_cast<ArrayAttr>(errors);
+    if (!list)
+      return op->emitError("tfm.signature 'errors' must be an array");
+    for (Attribute a : list) {
+      auto entry = dyn_cast<DictionaryAttr>(a);
+      auto code = entry ? entry.getAs<IntegerAttr>("code") : nullptr;
+      auto message = entry ? entry.getAs<StringAttr>("message") : nullptr;
+      if (!code || !message || code.getInt() == 0)
+        return op->emitError("tfm.signature 'errors' entries need a non-zero "
+                             "code and a message");
+      sig.errors.push_back({code.getInt(), message.str()});
+    }
+  }
   return sig;
 }
 
@@ -103,6 +117,14 @@ std::string Signature::toJson() const {
     json.attributeBegin("outputs");
     tensors(outputs);
     json.attributeEnd();
+    if (!errors.empty())
+      json.attributeArray("errors", [&] {
+        for (const SignatureError &e : errors)
+          json.object([&] {
+            json.attribute("code", e.code);
+            json.attribute("message", e.message);
+          });
+      });
   });
   return text;
 }

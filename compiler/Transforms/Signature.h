@@ -26,10 +26,19 @@ struct SignatureTensor {
   SmallVector<SignatureDim> dims;
 };
 
+/// A status code the model may return, and what it means.
+struct SignatureError {
+  int64_t code = 0;
+  std::string message;
+};
+
 struct Signature {
   std::string model;
   SmallVector<std::string> symbols;
   SmallVector<SignatureTensor> inputs, outputs;
+  /// The non-zero status codes of the model's run-time checks (empty when
+  /// the model has none and always returns 0).
+  SmallVector<SignatureError> errors;
 
   /// Reads the `tfm.signature` attribute of `op`, reporting errors at `op`.
   static FailureOr<Signature> read(Operation *op);

@@ -156,6 +156,18 @@ tfm_status runModel(const char *function, const tfm_model *model,
     auto begin = reinterpret_cast<uintptr_t>(inputs[i].data);
     // bindInputs has checked the shape, so the size cannot overflow.
     auto bytes = static_cast<uintptr_t>(tfm_tensor_byte_size(&inputs[i]));
+    // Compiled code may test a bool byte's lowest bit or compare it with 0:
+    // only 0 and 1 mean the same to both.
+    if (inputs[i].dtype == TFM_DTYPE_BOOL) {
+      const auto *data = static_cast<const unsigned char *>(inputs[i].data);
+      for (uintptr_t b = 0; b < bytes; ++b)
+        if (data[b] > 1)
+          return makeStatus(
+              TFM_STATUS_INVALID_ARGUMENT,
+              fmt::format("input '{}': bool element {} is the byte {}, not 0 "
+                          "or 1",
+                          name, b, int(data[b])));
+    }
     buffers.push_back(inputs[i].data);
     extents.push_back({"input", &name, begin, begin + bytes});
   }

@@ -40,7 +40,8 @@ struct DtypeCode {
 constexpr DtypeCode kDtypeCodes[] = {{TFM_DTYPE_F32, "<f4"},
                                      {TFM_DTYPE_F64, "<f8"},
                                      {TFM_DTYPE_I32, "<i4"},
-                                     {TFM_DTYPE_I64, "<i8"}};
+                                     {TFM_DTYPE_I64, "<i8"},
+                                     {TFM_DTYPE_BOOL, "|b1"}};
 
 const char *descrOf(tfm_dtype dtype) {
   for (const DtypeCode &code : kDtypeCodes)
@@ -271,8 +272,8 @@ tfm_status readNpy(const std::string &path, tfm_tensor &out) {
                     path, header.descr));
   if (dtype == TFM_DTYPE_INVALID)
     return formatError(fmt::format(
-        "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8)", path,
-        header.descr));
+        "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8, |b1)",
+        path, header.descr));
   if (header.shape.size() > TFM_MAX_RANK)
     return formatError(fmt::format("{}: rank {} exceeds the maximum of {}",
                                    path, header.shape.size(), TFM_MAX_RANK));
@@ -306,6 +307,18 @@ tfm_status readNpy(const std::string &path, tfm_tensor &out) {
   if (!file.readAt(dataOffset, tensor.data, *bytes, error)) {
     tfm_tensor_release_data(&tensor);
     return makeStatus(TFM_STATUS_IO_ERROR, error);
+  }
+  // numpy's bool_ is one byte holding 0 or 1; anything else would read as
+  // true in some compiled code and false in other.
+  if (dtype == TFM_DTYPE_BOOL) {
+    const auto *data = static_cast<const unsigned char *>(tensor.data);
+    for (int64_t i = 0; i < *bytes; ++i)
+      if (data[i] > 1) {
+        int byte = data[i];
+        tfm_tensor_release_data(&tensor);
+        return formatError(fmt::format(
+            "{}: bool element {} is the byte {}, not 0 or 1", path, i, byte));
+      }
   }
   out = tensor;
   return nullptr;

@@ -46,7 +46,7 @@ bool parseTensorSpec(const json &value, const std::string &where,
       dtypeName ? parseDtypeName(*dtypeName) : std::nullopt;
   if (!dtype) {
     error = fmt::format("{} ('{}'): \"dtype\" must be one of f32, f64, i32, "
-                        "i64",
+                        "i64, bool",
                         where, spec.name);
     return false;
   }

@@ -17,7 +17,8 @@ constexpr int64_t kAlignment = 64;
 
 std::optional<tfm_dtype> parseDtypeName(std::string_view name) {
   for (tfm_dtype dtype :
-       {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32, TFM_DTYPE_I64})
+       {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32, TFM_DTYPE_I64,
+        TFM_DTYPE_BOOL})
     if (name == tfm_dtype_name(dtype))
       return dtype;
   return std::nullopt;
@@ -72,6 +73,8 @@ extern "C" {
 
 size_t tfm_dtype_size(tfm_dtype dtype) {
   switch (dtype) {
+  case TFM_DTYPE_BOOL:
+    return 1;
   case TFM_DTYPE_F32:
   case TFM_DTYPE_I32:
     return 4;
@@ -94,6 +97,8 @@ const char *tfm_dtype_name(tfm_dtype dtype) {
     return "i32";
   case TFM_DTYPE_I64:
     return "i64";
+  case TFM_DTYPE_BOOL:
+    return "bool";
   case TFM_DTYPE_INVALID:
     break;
   }

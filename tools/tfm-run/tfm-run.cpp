@@ -208,13 +208,16 @@ double valueAt(const tfm_tensor &tensor, int64_t index) {
   case TFM_DTYPE_I64:
     return static_cast<double>(
         static_cast<const int64_t *>(tensor.data)[index]);
+  case TFM_DTYPE_BOOL:
+    return static_cast<const unsigned char *>(tensor.data)[index] ? 1 : 0;
   case TFM_DTYPE_INVALID:
     break;
   }
   return 0;
 }
 
-/// Prints a tensor the way numpy does with precision=4, floatmode='fixed'.
+/// Prints a tensor the way numpy does with precision=4, floatmode='fixed'
+/// (bools as True and False).
 class TensorPrinter {
 public:
   explicit TensorPrinter(const tfm_tensor &tensor) : tensor(tensor) {}
@@ -250,6 +253,9 @@ private:
     case TFM_DTYPE_I32:
     case TFM_DTYPE_I64:
       return fmt::format("{}", static_cast<int64_t>(value));
+    case TFM_DTYPE_BOOL:
+      // numpy pads True to the width of False inside arrays, not alone.
+      return value != 0 ? (tensor.rank ? " True" : "True") : "False";
     default:
       return scientific ? fmt::format("{:.4e}", value)
                         : fmt::format("{:.4f}", value);

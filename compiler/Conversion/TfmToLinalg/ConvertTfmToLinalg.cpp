@@ -27,6 +27,7 @@ struct ConvertTfmToLinalgPass
     populateElementwiseToLinalgPatterns(patterns);
     populateEmbeddingToLinalgPatterns(patterns);
     populateMaskToLinalgPatterns(patterns);
+    populateNormalizationToLinalgPatterns(patterns);
     // insert_slices bufferize in place; tensor.concat would copy.
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -1,12 +1,15 @@
-//===- ElementwiseToLinalg.cpp - add, scale, softmax, concat to linalg ----===//
+//===- ElementwiseToLinalg.cpp - add, scale, activations, softmax, concat -===//
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/TfmToLinalg/Utils.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -83,6 +86,79 @@ struct ScaleToLinalg : OpRewritePattern<ScaleOp> {
   }
 };
 
+/// An elementwise generic over `input` whose payload `body` maps an element
+/// to its result.
+Value mapElements(PatternRewriter &rewriter, Location loc, Value input,
+                  function_ref<Value(OpBuilder &, Location, Value)> body) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  Value init = createEmptyTensor(rewriter, loc, type, sameShapeAs(input));
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext());
+  return linalg::GenericOp::create(
+             rewriter, loc, TypeRange{type}, ValueRange{input},
+             ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
+             allParallel(rank),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, body(b, l, args[0]));
+             })
+      .getResult(0);
+}
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// max(x, 0); NaN stays NaN, as in torch.relu.
+struct ReluToLinalg : OpRewritePattern<ReluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReluOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result =
+        mapElements(rewriter, op.getLoc(), op.getInput(),
+                    [](OpBuilder &b, Location l, Value x) -> Value {
+                      return arith::MaximumFOp::create(
+                          b, l, x, floatConstant(b, l, x.getType(), 0.0));
+                    });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The formulas of PyTorch's CPU kernels: `x * 0.5 * (1 + erf(x / sqrt(2)))`,
+/// or with approximate = "tanh"
+/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+struct GeluToLinalg : OpRewritePattern<GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GeluOp op,
+                                PatternRewriter &rewriter) const override {
+    bool tanh = op.getApproximate() == "tanh";
+    Value result = mapElements(
+        rewriter, op.getLoc(), op.getInput(),
+        [&](OpBuilder &b, Location l, Value x) -> Value {
+          Type t = x.getType();
+          auto c = [&](double v) { return floatConstant(b, l, t, v); };
+          auto mul = [&](Value a, Value v) -> Value {
+            return arith::MulFOp::create(b, l, a, v);
+          };
+          auto add = [&](Value a, Value v) -> Value {
+            return arith::AddFOp::create(b, l, a, v);
+          };
+          if (!tanh) {
+            Value erf = math::ErfOp::create(b, l, mul(x, c(M_SQRT1_2)));
+            return mul(mul(x, c(0.5)), add(c(1.0), erf));
+          }
+          Value cube = mul(mul(x, x), x);
+          Value inner =
+              mul(c(std::sqrt(2.0 / M_PI)), add(x, mul(c(0.044715), cube)));
+          Value th = math::TanhOp::create(b, l, inner);
+          return mul(mul(c(0.5), x), add(c(1.0), th));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxOp op,
@@ -115,6 +191,6 @@ struct ConcatToTensor : OpRewritePattern<ConcatOp> {
 
 void mlir::tfm::populateElementwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AddToLinalg, ScaleToLinalg, SoftmaxToLinalg, ConcatToTensor>(
-      patterns.getContext());
+  patterns.add<AddToLinalg, ScaleToLinalg, ReluToLinalg, GeluToLinalg,
+               SoftmaxToLinalg, ConcatToTensor>(patterns.getContext());
 }

@@ -30,5 +30,7 @@ class Tfm_Op<string mnemonic, list<Trait> traits = []>
 
 def Tfm_FloatTensor : RankedTensorOf<[F32, F64]>;
 def Tfm_IndexTensor : RankedTensorOf<[I32, I64]>;
+/// An attention mask: boolean, or float values added to the scores.
+def Tfm_MaskTensor : RankedTensorOf<[I1, F32, F64]>;
 
 #endif // TFM_BASE_TD

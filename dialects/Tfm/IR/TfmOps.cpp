@@ -78,6 +78,28 @@ LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
          << formatShape(expected);
 }
 
+/// A mask must broadcast to `scores` (aligned at the trailing dims, a missing
+/// or static-1 dim stretches) and be i1 or of the scores' element type.
+LogicalResult verifyMask(Operation *op, StringRef what, Value mask,
+                         ArrayRef<int64_t> scores, Type elementType) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (!type.getElementType().isInteger(1) &&
+      type.getElementType() != elementType)
+    return op->emitOpError() << what << " must be i1 or " << elementType
+                             << ", got " << type.getElementType();
+  ArrayRef<int64_t> m = type.getShape();
+  if (m.empty())
+    return op->emitOpError() << what << " must have rank 1 or more";
+  bool ok = m.size() <= scores.size();
+  for (size_t i = 0; ok && i < m.size(); ++i)
+    ok = m[i] == 1 || dimsAgree(m[i], scores[scores.size() - m.size() + i]);
+  if (!ok)
+    return op->emitOpError()
+           << what << " " << formatShape(m)
+           << " does not broadcast to the scores " << formatShape(scores);
+  return success();
+}
+
 LogicalResult verifySameElementType(Operation *op) {
   Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
   for (OpOperand &operand : op->getOpOperands()) {
@@ -238,6 +260,59 @@ LogicalResult CausalMaskOp::verify() {
   return success();
 }
 
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult CheckIndexOp::verify() {
+  if (int64_t(getBound()) < 1)
+    return emitOpError("bound must be positive, got ") << int64_t(getBound());
+  if (getCode() == 0)
+    return emitOpError("code must be non-zero (0 means success)");
+  return success();
+}
+
+int64_t CheckSizeOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getInput().getType().getRank());
+}
+
+LogicalResult CheckSizeOp::verify() {
+  if (getNormalizedDim() < 0)
+    return emitOpError("dimension ")
+           << int64_t(getDim()) << " out of range for input "
+           << formatShape(shapeOf(getInput()));
+  if (int64_t(getMax()) < 0)
+    return emitOpError("max must be non-negative, got ") << int64_t(getMax());
+  if (getCode() == 0)
+    return emitOpError("code must be non-zero (0 means success)");
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  if (input.empty())
+    return emitOpError("input must have rank 1 or more");
+  for (auto [v, name] :
+       {std::pair(getWeight(), "weight"), std::pair(getBias(), "bias")}) {
+    if (!v)
+      continue;
+    ArrayRef<int64_t> shape = shapeOf(v);
+    if (shape.size() != 1 || !dimsAgree(shape[0], input.back()))
+      return emitOpError() << name << " " << formatShape(shape) << " must be ["
+                           << formatDim(input.back()) << "] to normalize input "
+                           << formatShape(input);
+  }
+  double eps = getEpsilon().convertToDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return emitOpError("eps must be finite and non-negative");
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyResultShape(*this, input);
+}
+
 LogicalResult LinearOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput()), weight = shapeOf(getWeight());
   if (input.empty())
@@ -268,6 +343,8 @@ LogicalResult EmbeddingOp::verify() {
   if (weight.size() != 2)
     return emitOpError("weight must be [num_embeddings, dim], got ")
            << formatShape(weight);
+  if (weight[0] == 0)
+    return emitOpError("weight has no rows to look up");
   SmallVector<int64_t> expected(shapeOf(getIndices()));
   expected.push_back(weight[1]);
   if (failed(verifySameElementType(*this)))
@@ -280,6 +357,14 @@ LogicalResult PositionalEncodingOp::verify() {
   if (input.size() < 2)
     return emitOpError("input must be [..., seq, dim], got ")
            << formatShape(input);
+  if (Value table = getTable()) {
+    ArrayRef<int64_t> t = shapeOf(table);
+    if (t.size() != 2 || !dimsAgree(t[1], input.back()))
+      return emitOpError("table ") << formatShape(t) << " must be [max_len, "
+                                   << formatDim(input.back()) << "]";
+    if (t[0] == 0)
+      return emitOpError("table has no rows");
+  }
   if (failed(verifySameElementType(*this)))
     return failure();
   return verifyResultShape(*this, input.take_back(2));
@@ -317,6 +402,13 @@ LogicalResult SdpaOp::verify() {
       return emitOpError("scale must be finite");
   } else if (ShapedType::isDynamic(q.back())) {
     return emitOpError("needs a static head dimension or an explicit scale");
+  }
+  if (Value mask = getMask()) {
+    SmallVector<int64_t> scores(q.drop_back());
+    scores.push_back(k[k.size() - 2]);
+    if (failed(verifyMask(*this, "mask", mask, scores,
+                          getQuery().getType().getElementType())))
+      return failure();
   }
   SmallVector<int64_t> expected(q);
   expected.back() = v.back();
@@ -370,6 +462,64 @@ LogicalResult MultiHeadAttentionOp::verify() {
   for (auto [bias, name] : llvm::zip(biases, biasNames))
     if (bias && failed(checkWeight(bias, name, {embed})))
       return failure();
+
+  bool batched = q.size() == 3;
+  int64_t heads = getNumHeads();
+  int64_t sq = q[q.size() - 2], sk = k[k.size() - 2];
+  Type elementType = getQuery().getType().getElementType();
+  auto checkMask =
+      [&](Value mask, StringRef name,
+          ArrayRef<SmallVector<int64_t>> allowed) -> LogicalResult {
+    auto type = cast<RankedTensorType>(mask.getType());
+    if (!type.getElementType().isInteger(1) &&
+        type.getElementType() != elementType)
+      return emitOpError() << name << " must be i1 or " << elementType
+                           << ", got " << type.getElementType();
+    for (ArrayRef<int64_t> shape : allowed)
+      if (shape.size() == size_t(type.getRank()) &&
+          llvm::all_of(llvm::zip(shape, type.getShape()), [](auto pair) {
+            return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+          }))
+        return success();
+    InFlightDiagnostic diag = emitOpError()
+                              << name << " " << formatShape(type.getShape())
+                              << " must be ";
+    for (auto [i, shape] : llvm::enumerate(allowed))
+      diag << (i ? " or " : "") << formatShape(shape);
+    return diag;
+  };
+  int64_t batchHeads = ShapedType::kDynamic;
+  if (batched && !ShapedType::isDynamic(q[0]))
+    batchHeads = q[0] * heads;
+  if (Value mask = getKeyPaddingMask()) {
+    SmallVector<int64_t> shape =
+        batched ? SmallVector<int64_t>{q[0], sk} : SmallVector<int64_t>{sk};
+    if (failed(checkMask(mask, "key_padding_mask", {shape})))
+      return failure();
+  }
+  if (Value mask = getAttnMask()) {
+    SmallVector<int64_t> perHead = {batched ? batchHeads : heads, sq, sk};
+    if (failed(checkMask(mask, "attn_mask", {{sq, sk}, perHead})))
+      return failure();
+  }
+  if (Value weights = getAttnWeights()) {
+    SmallVector<int64_t> expected;
+    if (batched)
+      expected.push_back(q[0]);
+    if (!getAverageAttnWeights())
+      expected.push_back(heads);
+    expected.append({sq, sk});
+    ArrayRef<int64_t> shape = shapeOf(weights);
+    if (shape.size() != expected.size() ||
+        !llvm::all_of(llvm::zip(shape, expected), [](auto pair) {
+          return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+        }))
+      return emitOpError("attention weights ")
+             << formatShape(shape) << " must be " << formatShape(expected);
+    if (cast<RankedTensorType>(weights.getType()).getElementType() !=
+        elementType)
+      return emitOpError("attention weights must be ") << elementType;
+  }
   SmallVector<int64_t> expected(q);
   if (failed(verifySameElementType(*this)))
     return failure();

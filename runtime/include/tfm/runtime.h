@@ -73,12 +73,16 @@ typedef enum tfm_dtype_t {
   TFM_DTYPE_F64 = 2,
   TFM_DTYPE_I32 = 3,
   TFM_DTYPE_I64 = 4,
+  /* One byte per element holding 0 (false) or 1 (true), as numpy's bool_;
+     e.g. attention masks. */
+  TFM_DTYPE_BOOL = 5,
 } tfm_dtype;
 
 /* Bytes per element; 0 for an invalid dtype. */
 size_t tfm_dtype_size(tfm_dtype dtype);
 
-/* "f32", "f64", "i32", "i64" as in the metadata; "invalid" otherwise. */
+/* "f32", "f64", "i32", "i64", "bool" as in the metadata; "invalid"
+   otherwise. */
 const char *tfm_dtype_name(tfm_dtype dtype);
 
 /*===----------------------------------------------------------------------===*\
@@ -120,9 +124,10 @@ void tfm_tensor_release_data(tfm_tensor *tensor);
 \*===----------------------------------------------------------------------===*/
 
 /* Reads a NumPy .npy file (format 1.0, 2.0 or 3.0) of dtype '<f4', '<f8',
-   '<i4' or '<i8' in C order into a fresh tensor, as tfm_tensor_allocate
-   would. On failure `*out_tensor` has NULL data and nothing to release.
-   Safe to call from several threads at once. */
+   '<i4', '<i8' or '|b1' (bool; a byte other than 0 or 1 is a FORMAT_ERROR)
+   in C order into a fresh tensor, as tfm_tensor_allocate would. On failure
+   `*out_tensor` has NULL data and nothing to release. Safe to call from
+   several threads at once. */
 tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
 
 /* Writes `tensor` as a format 1.0 .npy file that numpy.load reads (format 2.0
@@ -247,9 +252,10 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
 
 /* Runs the model: validates `inputs` as tfm_model_infer_output_shapes does,
    checks that each output view has the derived dtype and shape, that no data
-   pointer is NULL and that no output overlaps another buffer, then calls the
-   entry point, which writes the outputs, with exec = NULL: all the work runs
-   on the calling thread. Inputs are only read. A model may run on several
+   pointer is NULL, that every byte of a bool input is 0 or 1
+   (INVALID_ARGUMENT otherwise) and that no output overlaps another buffer,
+   then calls the entry point, which writes the outputs, with exec = NULL: all
+   the work runs on the calling thread. Inputs are only read. A model may run on several
    threads at once; concurrent calls must write distinct outputs. */
 tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
                          size_t n_inputs, tfm_tensor *outputs,

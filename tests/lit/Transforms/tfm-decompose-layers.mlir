@@ -134,6 +134,145 @@ func.func @mha_cross_attention(%q: tensor<2x?x8xf32>, %kv: tensor<2x5x6xf32>, %w
 
 // -----
 
+// SDPA's boolean mask keeps where true: one generic inverts it before the
+// chain's masked_fill(-inf), and `causal` becomes tfm.causal_mask after it.
+
+// CHECK-LABEL: func.func @sdpa_bool_mask_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x8xf32>, %[[K:.*]]: tensor<2x4x?x8xf32>, %[[KEEP:.*]]: tensor<?x?xi1>)
+// CHECK-DAG:  %[[TRUE:.*]] = arith.constant true
+// CHECK-DAG:  %[[SQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<2x4x?x8xf32>
+// CHECK-DAG:  %[[SK:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<2x4x?x8xf32>
+// CHECK:      %[[EMPTY:.*]] = tensor.empty(%[[SQ]], %[[SK]]) : tensor<?x?xi1>
+// CHECK:      %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[KEEP]] : tensor<?x?xi1>) outs(%[[EMPTY]] : tensor<?x?xi1>)
+// CHECK:        arith.xori %{{.*}}, %[[TRUE]] : i1
+// CHECK:      %[[SCORES:.*]] = tfm.matmul %[[Q]], %{{.*}} -> tensor<2x4x?x?xf32>
+// CHECK:      %[[SCALED:.*]] = tfm.scale %[[SCORES]], 0.35355339059327373 : tensor<2x4x?x?xf32>
+// CHECK:      %[[FILLED:.*]] = tfm.masked_fill %[[SCALED]], %[[MASKED]], 0xFFF0000000000000 : tensor<2x4x?x?xf32>, tensor<?x?xi1> -> tensor<2x4x?x?xf32>
+// CHECK:      %[[CAUSAL:.*]] = tfm.causal_mask %[[FILLED]] : tensor<2x4x?x?xf32>
+// CHECK:      tfm.softmax %[[CAUSAL]], -1
+func.func @sdpa_bool_mask_causal(%q: tensor<2x4x?x8xf32>, %k: tensor<2x4x?x8xf32>, %keep: tensor<?x?xi1>) -> tensor<2x4x?x8xf32> {
+  %0 = tfm.sdpa %q, %k, %k mask(%keep : tensor<?x?xi1>) {causal} : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
+}
+
+// -----
+
+// A float mask that broadcasts over no batch dim or over all of them is added
+// as it is.
+
+// CHECK-LABEL: func.func @sdpa_float_mask
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x8xf32>, %[[M:.*]]: tensor<1x?xf32>)
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[SCALED:.*]] = tfm.scale
+// CHECK-NEXT: %[[ADDED:.*]] = tfm.add %[[SCALED]], %[[M]] : tensor<2x4x?x?xf32>, tensor<1x?xf32> -> tensor<2x4x?x?xf32>
+// CHECK-NEXT: tfm.softmax %[[ADDED]], -1
+func.func @sdpa_float_mask(%q: tensor<2x4x?x8xf32>, %m: tensor<1x?xf32>) -> tensor<2x4x?x8xf32> {
+  %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<1x?xf32>) : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
+}
+
+// -----
+
+// A mask [B, 1, Sq, Sk] broadcasts over the heads only: tfm.attention's
+// lowerings read batch dims all present or all absent, so it is expanded to
+// [B, H, Sq, Sk].
+
+// CHECK-LABEL: func.func @sdpa_mask_partial_batch
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x4x?x8xf32>, %[[K:.*]]: tensor<?x4x?x8xf32>, %[[M:.*]]: tensor<?x1x?x?xf32>)
+// CHECK:      %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<?x4x?x?xf32>
+// CHECK:      %[[FULL:.*]] = linalg.generic {indexing_maps = [#[[BCAST:.*]], #{{.*}}], {{.*}} ins(%[[M]] : tensor<?x1x?x?xf32>) outs(%[[EMPTY]] : tensor<?x4x?x?xf32>)
+// CHECK:      tfm.add %{{.*}}, %[[FULL]] : tensor<?x4x?x?xf32>, tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+func.func @sdpa_mask_partial_batch(%q: tensor<?x4x?x8xf32>, %k: tensor<?x4x?x8xf32>, %m: tensor<?x1x?x?xf32>) -> tensor<?x4x?x8xf32> {
+  %0 = tfm.sdpa %q, %k, %k mask(%m : tensor<?x1x?x?xf32>) : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+// nn.MultiheadAttention's key_padding_mask [B, Sk] (true = ignore the key)
+// becomes [B, H, 1, Sk]; the averaged attention weights are the softmax
+// summed over the heads and divided by H.
+
+// CHECK-DAG:  #[[PAD:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-DAG:  #[[MEAN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @mha_key_padding_weights
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32>, %[[W:.*]]: tensor<8x8xf32>, %[[P:.*]]: tensor<?x?xi1>)
+// CHECK:      %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x2x1x?xi1>
+// CHECK:      %[[MASK:.*]] = linalg.generic {indexing_maps = [#[[PAD]], #{{.*}}], {{.*}} ins(%[[P]] : tensor<?x?xi1>) outs(%[[EMPTY]] : tensor<?x2x1x?xi1>)
+// CHECK:      %[[FILLED:.*]] = tfm.masked_fill %{{.*}}, %[[MASK]], 0xFFF0000000000000 : tensor<?x2x?x?xf32>, tensor<?x2x1x?xi1> -> tensor<?x2x?x?xf32>
+// CHECK:      %[[PROBS:.*]] = tfm.softmax %[[FILLED]], -1
+// CHECK:      %[[OUT:.*]] = tfm.linear
+// CHECK:      %[[SUM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[MEAN]]], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%[[PROBS]] : tensor<?x2x?x?xf32>)
+// CHECK:      %[[AVG:.*]] = tfm.scale %[[SUM]], 2.000000e+00 {divide} : tensor<?x?x?xf32>
+// CHECK:      return %[[OUT]], %[[AVG]]
+func.func @mha_key_padding_weights(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %pad: tensor<?x?xi1>) -> (tensor<?x?x8xf32>, tensor<?x?x?xf32>) {
+  %0, %1 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) key_padding_mask(%pad) heads 2
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?x?xi1>) -> (tensor<?x?x8xf32>, tensor<?x?x?xf32>)
+  return %0, %1 : tensor<?x?x8xf32>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// A [B*H, Sq, Sk] attn_mask is reshaped to [B, H, Sq, Sk] and used as it is;
+// the per-head weights are the softmax itself.
+
+// CHECK-LABEL: func.func @mha_attn_mask_3d_per_head
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5x8xf32>, %[[W:.*]]: tensor<8x8xf32>, %[[M:.*]]: tensor<4x5x5xi1>)
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[MASK:.*]] = tensor.expand_shape %[[M]] {{\[}}[0, 1], [2], [3]] output_shape [2, 2, 5, 5] : tensor<4x5x5xi1> into tensor<2x2x5x5xi1>
+// CHECK:      tfm.masked_fill %{{.*}}, %[[MASK]], 0xFFF0000000000000 : tensor<2x2x5x5xf32>, tensor<2x2x5x5xi1> -> tensor<2x2x5x5xf32>
+// CHECK:      %[[PROBS:.*]] = tfm.softmax
+// CHECK:      return %{{.*}}, %[[PROBS]] : tensor<2x5x8xf32>, tensor<2x2x5x5xf32>
+func.func @mha_attn_mask_3d_per_head(%x: tensor<2x5x8xf32>, %w: tensor<8x8xf32>, %am: tensor<4x5x5xi1>) -> (tensor<2x5x8xf32>, tensor<2x2x5x5xf32>) {
+  %0, %1 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) attn_mask(%am) heads 2 {average_attn_weights = false}
+      : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<4x5x5xi1>) -> (tensor<2x5x8xf32>, tensor<2x2x5x5xf32>)
+  return %0, %1 : tensor<2x5x8xf32>, tensor<2x2x5x5xf32>
+}
+
+// -----
+
+// A float attn_mask and a boolean key_padding_mask merge into one float mask
+// [B, H, Sq, Sk]: the float added to -inf where the key is padding, else 0,
+// as PyTorch merges them.
+
+// CHECK-DAG:  #[[AM:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG:  #[[PAD:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @mha_merged_masks
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5x8xf32>, %[[W:.*]]: tensor<8x8xf32>, %[[P:.*]]: tensor<2x5xi1>, %[[M:.*]]: tensor<5x5xf32>)
+// CHECK-DAG:  %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:  %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:      %[[MASK:.*]] = linalg.generic {indexing_maps = [#[[AM]], #[[PAD]], #{{.*}}], {{.*}} ins(%[[M]], %[[P]] : tensor<5x5xf32>, tensor<2x5xi1>) outs(%{{.*}} : tensor<2x2x5x5xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: i1, %{{.*}}: f32):
+// CHECK-NEXT:   %[[BF:.*]] = arith.select %[[B]], %[[NEGINF]], %[[ZERO]] : f32
+// CHECK-NEXT:   %[[SUM:.*]] = arith.addf %[[A]], %[[BF]] : f32
+// CHECK-NEXT:   linalg.yield %[[SUM]] : f32
+// CHECK:      tfm.add %{{.*}}, %[[MASK]] : tensor<2x2x5x5xf32>, tensor<2x2x5x5xf32> -> tensor<2x2x5x5xf32>
+func.func @mha_merged_masks(%x: tensor<2x5x8xf32>, %w: tensor<8x8xf32>, %pad: tensor<2x5xi1>, %am: tensor<5x5xf32>) -> tensor<2x5x8xf32> {
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) key_padding_mask(%pad) attn_mask(%am) heads 2
+      : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x5xi1>, tensor<5x5xf32>) -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+// Two boolean masks merge by OR; unbatched, the merged mask is [Sq, Sk].
+
+// CHECK-LABEL: func.func @mha_unbatched_bool_masks
+// CHECK:      linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<5x7xi1>, tensor<7xi1>) outs(%{{.*}} : tensor<5x7xi1>)
+// CHECK:        arith.ori
+// CHECK:      tfm.masked_fill %{{.*}} : tensor<2x5x7xf32>, tensor<5x7xi1> -> tensor<2x5x7xf32>
+func.func @mha_unbatched_bool_masks(%q: tensor<5x8xf32>, %kv: tensor<7x8xf32>, %w: tensor<8x8xf32>, %pad: tensor<7xi1>, %am: tensor<5x7xi1>) -> tensor<5x8xf32> {
+  %0 = tfm.multi_head_attention (%q, %kv, %kv) weights (%w, %w, %w, %w) key_padding_mask(%pad) attn_mask(%am) heads 2
+      : (tensor<5x8xf32>, tensor<7x8xf32>, tensor<7x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<7xi1>, tensor<5x7xi1>) -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
 // Primitives are left alone.
 
 // CHECK-LABEL: func.func @primitives_untouched

@@ -137,10 +137,32 @@ module {
 // -----
 
 module {
-  // expected-error @+1 {{model function must return its results through out-parameters}}
-  llvm.func @returns_value() -> i32 attributes {tfm.signature = {
+  // expected-error @+1 {{model function must return its results through out-parameters (and nothing or an i32 status)}}
+  llvm.func @returns_value() -> f32 attributes {tfm.signature = {
       model = "returns_value", symbols = [], inputs = [], outputs = []}} {
-    %0 = llvm.mlir.constant(0 : i32) : i32
+    %0 = llvm.mlir.constant(0.0 : f32) : f32
+    llvm.return %0 : f32
+  }
+}
+
+// -----
+
+// A model with run-time checks returns its i32 status, and both entry points
+// return it; the checks' codes are in the metadata as "errors".
+
+// CHECK-LABEL: llvm.func internal @checked(
+// CHECK:       llvm.mlir.global internal constant @tfm_checked_metadata_json({{.*}}\22errors\22:[{\22code\22:1,\22message\22:\22embedding 'E': a token id is outside [0, 6)\22}]}\00")
+// CHECK-LABEL: llvm.func @tfm_checked_run_packed(
+// CHECK:         %[[STATUS:.*]] = llvm.call @checked(
+// CHECK-NEXT:    llvm.return %[[STATUS]] : i32
+// CHECK-LABEL: llvm.func @tfm_checked_run(
+// CHECK:         %[[STATUS:.*]] = llvm.call @checked(
+// CHECK-NEXT:    llvm.return %[[STATUS]] : i32
+module {
+  llvm.func @checked(%a: !llvm.ptr, %b: !llvm.ptr, %o: i64, %s: i64, %t: i64) -> i32 attributes {tfm.signature = {
+      model = "checked", symbols = [], inputs = [{name = "ids", dtype = "i64", shape = [3]}], outputs = [],
+      errors = [{code = 1, message = "embedding 'E': a token id is outside [0, 6)"}]}} {
+    %0 = llvm.mlir.constant(1 : i32) : i32
     llvm.return %0 : i32
   }
 }

@@ -51,3 +51,48 @@ func.func @multi_head_attention(%x: tensor<?x?x8xf32>,
             tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return %0 : tensor<?x?x8xf32>
 }
+
+// -----
+
+// With masks the layers still fuse: sdpa's inverted boolean mask and its
+// causal flag, nn.MultiheadAttention's key_padding_mask as [B, H, 1, Sk].
+
+// CHECK-LABEL: func.func @sdpa_masked_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x8xf32>, %[[KEEP:.*]]: tensor<?x?xi1>)
+// CHECK:      %[[MASK:.*]] = linalg.generic {{.*}} ins(%[[KEEP]] : tensor<?x?xi1>)
+// CHECK:      tfm.attention ins(%[[Q]], %[[Q]], %[[Q]] : {{.*}}) mask(%[[MASK]] : tensor<?x?xi1>)
+// CHECK-SAME:   {causal}
+// CHECK-NOT:  tfm.softmax
+func.func @sdpa_masked_causal(%q: tensor<2x4x?x8xf32>, %keep: tensor<?x?xi1>) -> tensor<2x4x?x8xf32> {
+  %0 = tfm.sdpa %q, %q, %q mask(%keep : tensor<?x?xi1>) {causal} : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mha_key_padding_mask
+// CHECK:      %[[EMPTY:.*]] = tensor.empty({{.*}}) : tensor<?x2x1x?xi1>
+// CHECK:      %[[MASK:.*]] = linalg.generic {{.*}} outs(%[[EMPTY]] : tensor<?x2x1x?xi1>)
+// CHECK:      tfm.attention ins({{.*}}) mask(%[[MASK]] : tensor<?x2x1x?xi1>)
+// CHECK-NOT:  tfm.softmax
+func.func @mha_key_padding_mask(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %pad: tensor<?x?xi1>) -> tensor<?x?x8xf32> {
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) key_padding_mask(%pad) heads 2
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?x?xi1>) -> tensor<?x?x8xf32>
+  return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Asking for the attention weights keeps the chain: the softmax has another
+// user.
+
+// CHECK-LABEL: func.func @mha_weights_unfused
+// CHECK-NOT:  tfm.attention
+// CHECK:      tfm.softmax
+func.func @mha_weights_unfused(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x?xf32>) {
+  %0, %1 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x?xf32>)
+  return %0, %1 : tensor<?x?x8xf32>, tensor<?x?x?xf32>
+}

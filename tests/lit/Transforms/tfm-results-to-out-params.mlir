@@ -22,6 +22,26 @@ func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attrib
 
 // -----
 
+// The model's i32 status (the result of its run-time checks) stays a result,
+// after the memref results turned out-parameters.
+
+// CHECK-LABEL: func.func @with_status
+// CHECK-SAME: (%[[X:.*]]: memref<4xi64>, %[[S:.*]]: i32, %[[Y:.*]]: memref<4xi64>) -> i32
+// CHECK:      memref.copy %[[X]], %[[Y]]
+// CHECK-NEXT: return %[[S]] : i32
+func.func @with_status(%x: memref<4xi64>, %s: i32) -> (memref<4xi64>, i32) attributes {tfm.signature = {}} {
+  return %x, %s : memref<4xi64>, i32
+}
+
+// -----
+
+// expected-error @+1 {{a model returns at most one i32 status}}
+func.func @two_statuses(%s: i32) -> (i32, i32) attributes {tfm.signature = {}} {
+  return %s, %s : i32, i32
+}
+
+// -----
+
 // Functions without tfm.signature, and declarations, are not touched.
 
 // CHECK-LABEL: func.func @helper
@@ -35,7 +55,7 @@ func.func private @declared(memref<2xf32>) -> memref<2xf32> attributes {tfm.sign
 
 // -----
 
-// expected-error @+1 {{model results must be memrefs after bufferization, got 'tensor<2xf32>'}}
+// expected-error @+1 {{model results must be memrefs after bufferization (or its i32 status), got 'tensor<2xf32>'}}
 func.func @not_bufferized(%x: tensor<2xf32>) -> tensor<2xf32> attributes {tfm.signature = {}} {
   return %x : tensor<2xf32>
 }

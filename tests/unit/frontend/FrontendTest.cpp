@@ -147,8 +147,8 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
       {"unknown name", "model m\ninput x: f32[2, 2]\ny = x @ z\noutput y\n",
        "3:9: unknown value 'z'"},
       {"unknown function",
-       "model m\ninput x: f32[2, 2]\ny = gelu(x)\noutput y\n",
-       "3:5: unknown function 'gelu'"},
+       "model m\ninput x: f32[2, 2]\ny = swish(x)\noutput y\n",
+       "3:5: unknown function 'swish'"},
       {"named dims differ",
        "model m\ninput a: f32[seq, 4]\ninput b: f32[3, 4]\n"
        "y = a @ transpose(b)\ny2 = transpose(b) @ a\noutput y2\n",

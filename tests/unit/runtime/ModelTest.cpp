@@ -456,3 +456,75 @@ TEST_CASE("a shared-library artifact loads and runs", "[model][load]") {
   CHECK(failed.code == TFM_STATUS_RUNTIME_ERROR);
   tfm_model_release(model);
 }
+
+TEST_CASE("a model with bool inputs and outputs", "[model]") {
+  // y[i] = x[i] masked where m[i] is true; k = !m. As an attention mask would
+  // come in: bool[seq], one byte per element.
+  Model masked(
+      [](void *const *buffers, const int64_t *symbols,
+         const tfm_exec *) -> int32_t {
+        const float *x = static_cast<const float *>(buffers[0]);
+        const unsigned char *m = static_cast<const unsigned char *>(buffers[1]);
+        float *y = static_cast<float *>(buffers[2]);
+        unsigned char *k = static_cast<unsigned char *>(buffers[3]);
+        for (int64_t i = 0; i < symbols[0]; ++i) {
+          y[i] = m[i] ? 0.0f : x[i];
+          k[i] = !m[i];
+        }
+        return 0;
+      },
+      R"({"abi": 1, "model": "masked", "entry": "e", "symbols": ["seq"],
+          "inputs": [{"name": "x", "dtype": "f32", "shape": ["seq"]},
+                     {"name": "m", "dtype": "bool", "shape": ["seq"]}],
+          "outputs": [{"name": "y", "dtype": "f32", "shape": ["seq"]},
+                      {"name": "k", "dtype": "bool", "shape": ["seq"]}]})");
+  CHECK(tfm_dtype_size(TFM_DTYPE_BOOL) == 1);
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_BOOL)) == "bool");
+  CHECK(tfm_model_input_dtype(masked.model, 1) == TFM_DTYPE_BOOL);
+  CHECK(tfm_model_output_dtype(masked.model, 1) == TFM_DTYPE_BOOL);
+
+  float x[3] = {1, 2, 3};
+  unsigned char m[3] = {0, 1, 0};
+  float y[3] = {};
+  unsigned char k[3] = {7, 7, 7};
+  tfm_tensor inputs[2] = {view(TFM_DTYPE_F32, {3}, x),
+                          view(TFM_DTYPE_BOOL, {3}, m)};
+  tfm_tensor outputs[2] = {view(TFM_DTYPE_F32, {3}, y),
+                           view(TFM_DTYPE_BOOL, {3}, k)};
+
+  SECTION("output shapes") {
+    tfm_tensor inferred[2] = {};
+    Status status(tfm_model_infer_output_shapes(masked.model, inputs, 2,
+                                                inferred, 2));
+    REQUIRE(status.code == TFM_STATUS_OK);
+    CHECK(inferred[1].dtype == TFM_DTYPE_BOOL);
+    CHECK(inferred[1].shape[0] == 3);
+    CHECK(tfm_tensor_byte_size(&inferred[1]) == 3);
+  }
+  SECTION("runs") {
+    Status status(tfm_model_run(masked.model, inputs, 2, outputs, 2));
+    INFO(status.message);
+    REQUIRE(status.code == TFM_STATUS_OK);
+    CHECK(y[0] == 1);
+    CHECK(y[1] == 0);
+    CHECK(y[2] == 3);
+    CHECK(k[0] == 1);
+    CHECK(k[1] == 0);
+    CHECK(k[2] == 1);
+  }
+  SECTION("a bool byte other than 0 or 1 is rejected") {
+    m[2] = 2;
+    Status status(tfm_model_run(masked.model, inputs, 2, outputs, 2));
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message == "input 'm': bool element 2 is the byte 2, not 0 "
+                            "or 1");
+    CHECK(y[0] == 0); // The entry point never ran.
+  }
+  SECTION("an f32 or i64 tensor is no bool") {
+    inputs[1].dtype = TFM_DTYPE_I32;
+    Status status(tfm_model_run(masked.model, inputs, 2, outputs, 2));
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message ==
+          "input 'm': dtype is i32 but the model expects bool[seq]");
+  }
+}

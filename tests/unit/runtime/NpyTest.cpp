@@ -199,6 +199,17 @@ TEST_CASE("malformed npy files are errors", "[npy]") {
                             "'shape': (3, 2), }",
                             data),
                     "unsupported dtype '<f2'");
+  expectFormatError("bool-byte-2.npy",
+                    npyFile("{'descr': '|b1', 'fortran_order': False, "
+                            "'shape': (3,), }",
+                            std::string("\x01\x00\x02", 3)),
+                    "bool element 2 is the byte 2, not 0 or 1");
+  expectFormatError("u1.npy",
+                    npyFile("{'descr': '|u1', 'fortran_order': False, "
+                            "'shape': (3,), }",
+                            std::string(3, '\0')),
+                    "unsupported dtype '|u1' (supported: <f4, <f8, <i4, <i8, "
+                    "|b1)");
   expectFormatError("rank9.npy",
                     npyFile("{'descr': '<f4', 'fortran_order': False, "
                             "'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }",
@@ -266,4 +277,30 @@ TEST_CASE("npy I/O errors and bad arguments", "[npy]") {
   tfm_tensor badRank{TFM_DTYPE_F32, -1, {}, &value};
   CHECK(Status(tfm_npy_write(tempPath("w.npy").c_str(), &badRank)).code ==
         TFM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("npy bool arrays are numpy's '|b1'", "[npy]") {
+  tfm_tensor tensor{};
+  int64_t shape[] = {2, 3};
+  REQUIRE(tfm_tensor_allocate(TFM_DTYPE_BOOL, 2, shape, &tensor) == nullptr);
+  CHECK(tfm_tensor_byte_size(&tensor) == 6);
+  unsigned char values[6] = {1, 0, 0, 1, 1, 0};
+  std::memcpy(tensor.data, values, 6);
+  std::string path = tempPath("bool.npy");
+  REQUIRE(tfm_npy_write(path.c_str(), &tensor) == nullptr);
+  tfm_tensor_release_data(&tensor);
+  CHECK(readBytes(path) ==
+        npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }",
+                std::string(reinterpret_cast<char *>(values), 6)));
+
+  tfm_tensor read{};
+  Status status(tfm_npy_read(path.c_str(), &read));
+  INFO(status.message);
+  REQUIRE(status.code == TFM_STATUS_OK);
+  CHECK(read.dtype == TFM_DTYPE_BOOL);
+  REQUIRE(read.rank == 2);
+  CHECK(read.shape[0] == 2);
+  CHECK(read.shape[1] == 3);
+  CHECK(std::memcmp(read.data, values, 6) == 0);
+  tfm_tensor_release_data(&read);
 }

@@ -1,7 +1,7 @@
 //===- RuntimeFixtures.cpp - .npy files for the tfm-run tests ---*- C++ -*-===//
 //
 // A test helper with four commands:
-//   add DIR            inputs and expected outputs for the TestModel artifact
+//   add DIR            inputs and expected outputs for the TestModel artifacts
 //   arange DIR         arrays that the numpy test checks (see CMakeLists.txt)
 //   check DIR PREFIX   checks PREFIX<name>.npy written by numpy, and that the
 //                      layouts numpy can write but tfm cannot are rejected
@@ -73,6 +73,14 @@ void writeAdd(const std::string &dir) {
   for (float &value : bigSum)
     value *= 2;
   write(dir + "/big_sum.npy", TFM_DTYPE_F32, {600, 2}, bigSum.data());
+  // For the bool model (TestModel.cpp with TFM_TEST_BOOL_MODEL).
+  std::vector<float> x3 = {1, 2, 3};
+  write(dir + "/x3.npy", TFM_DTYPE_F32, {3}, x3.data());
+  unsigned char m[] = {0, 1, 0}, notM[] = {1, 0, 1}, bad[] = {0, 2, 0};
+  write(dir + "/m.npy", TFM_DTYPE_BOOL, {3}, m);
+  write(dir + "/not_m.npy", TFM_DTYPE_BOOL, {3}, notM);
+  // tfm_npy_write does not look at the values; tfm_npy_read rejects this.
+  write(dir + "/m_bad.npy", TFM_DTYPE_BOOL, {3}, bad);
 }
 
 struct Case {
@@ -89,10 +97,14 @@ const std::vector<Case> kCases = {
     {"i64_2x0x3", TFM_DTYPE_I64, {2, 0, 3}},
     {"f32_2x3x4", TFM_DTYPE_F32, {2, 3, 4}},
     {"i64_5", TFM_DTYPE_I64, {5}},
+    {"bool_2x4", TFM_DTYPE_BOOL, {2, 4}},
 };
 
-/// Element i of every case: arange * 0.5 - 1 for floats, * 3 - 4 for ints.
+/// Element i of every case: arange * 0.5 - 1 for floats, * 3 - 4 for ints,
+/// arange % 3 == 0 for bools.
 double caseValue(tfm_dtype dtype, int64_t i) {
+  if (dtype == TFM_DTYPE_BOOL)
+    return i % 3 == 0 ? 1 : 0;
   bool isFloat = dtype == TFM_DTYPE_F32 || dtype == TFM_DTYPE_F64;
   return isFloat ? static_cast<double>(i) * 0.5 - 1
                  : static_cast<double>(i * 3 - 4);
@@ -112,6 +124,9 @@ void setValue(tfm_tensor &tensor, int64_t i, double value) {
   case TFM_DTYPE_I64:
     static_cast<int64_t *>(tensor.data)[i] = static_cast<int64_t>(value);
     break;
+  case TFM_DTYPE_BOOL:
+    static_cast<unsigned char *>(tensor.data)[i] = value != 0;
+    break;
   case TFM_DTYPE_INVALID:
     break;
   }
@@ -127,6 +142,8 @@ double getValue(const tfm_tensor &tensor, int64_t i) {
     return static_cast<const int32_t *>(tensor.data)[i];
   case TFM_DTYPE_I64:
     return static_cast<double>(static_cast<const int64_t *>(tensor.data)[i]);
+  case TFM_DTYPE_BOOL:
+    return static_cast<const unsigned char *>(tensor.data)[i];
   case TFM_DTYPE_INVALID:
     break;
   }

@@ -487,7 +487,7 @@ func.func @mha_partial_biases(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %b: tens
   // expected-error @+1 {{'tfm.multi_head_attention' op needs all four biases or none}}
   %0 = "tfm.multi_head_attention"(%x, %x, %x, %w, %w, %w, %w, %b, %b) <{
       num_heads = 2 : i64,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}>
       : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
          tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>,
          tensor<8xf32>) -> tensor<?x8xf32>
@@ -708,4 +708,138 @@ func.func @sdpa_dynamic_head_dim_default_scale(%q: tensor<?x?xf32>) -> tensor<?x
   // expected-error @+1 {{head dimension}}
   %0 = tfm.sdpa %q, %q, %q : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @gelu_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tfm.gelu' op approximate must be "none" or "tanh", got "sigmoid"}}
+  %0 = tfm.gelu %x {approximate = "sigmoid"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @check_index_bound(%ids: tensor<4xi64>) -> i32 {
+  // expected-error @+1 {{'tfm.check_index' op bound must be positive, got 0}}
+  %0 = tfm.check_index %ids, bound 0, code 1 : tensor<4xi64>
+  return %0 : i32
+}
+
+// -----
+
+func.func @check_index_code(%ids: tensor<4xi64>) -> i32 {
+  // expected-error @+1 {{'tfm.check_index' op code must be non-zero (0 means success)}}
+  %0 = tfm.check_index %ids, bound 6, code 0 : tensor<4xi64>
+  return %0 : i32
+}
+
+// -----
+
+func.func @check_size_dim(%x: tensor<?x4xf32>) -> i32 {
+  // expected-error @+1 {{'tfm.check_size' op dimension -3 out of range for input [?, 4]}}
+  %0 = tfm.check_size %x, dim -3, max 8, code 2 : tensor<?x4xf32>
+  return %0 : i32
+}
+
+// -----
+
+func.func @check_size_max(%x: tensor<?x4xf32>) -> i32 {
+  // expected-error @+1 {{'tfm.check_size' op max must be non-negative, got -1}}
+  %0 = tfm.check_size %x, dim 0, max -1, code 2 : tensor<?x4xf32>
+  return %0 : i32
+}
+
+// -----
+
+func.func @layer_norm_weight(%x: tensor<?x8xf32>, %w: tensor<4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.layer_norm' op weight [4] must be [8] to normalize input [?, 8]}}
+  %0 = tfm.layer_norm %x weight %w eps 1.0e-5 : (tensor<?x8xf32>, tensor<4xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_eps(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.layer_norm' op eps must be finite and non-negative}}
+  %0 = tfm.layer_norm %x eps -1.0 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @embedding_no_rows(%ids: tensor<4xi64>, %t: tensor<0x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tfm.embedding' op weight has no rows to look up}}
+  %0 = tfm.embedding %ids, %t : tensor<4xi64>, tensor<0x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @positional_table_width(%x: tensor<?x8xf32>, %t: tensor<16x4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.positional_encoding' op table [16, 4] must be [max_len, 8]}}
+  %0 = tfm.positional_encoding %x, %t : tensor<?x8xf32>, tensor<16x4xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_type(%q: tensor<?x8xf32>, %m: tensor<?x?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op operand #3 must be ranked tensor of 1-bit signless integer or 32-bit float or 64-bit float values}}
+  %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<?x?xi32>) : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_float_type(%q: tensor<?x8xf32>, %m: tensor<?x?xf64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op mask must be i1 or 'f32', got 'f64'}}
+  %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<?x?xf64>) : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_shape(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %m: tensor<5x5xi1>) -> tensor<2x5x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op mask [5, 5] does not broadcast to the scores [2, 5, 7]}}
+  %0 = tfm.sdpa %q, %k, %k mask(%m : tensor<5x5xi1>) : tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+func.func @mha_key_padding_mask(%x: tensor<2x5x8xf32>, %w: tensor<8x8xf32>, %pad: tensor<5xi1>) -> tensor<2x5x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op key_padding_mask [5] must be [2, 5]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) key_padding_mask(%pad) heads 2
+      : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<5xi1>) -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+func.func @mha_attn_mask(%x: tensor<2x5x8xf32>, %w: tensor<8x8xf32>, %m: tensor<2x5x5xf32>) -> tensor<2x5x8xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op attn_mask [2, 5, 5] must be [5, 5] or [4, 5, 5]}}
+  %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) attn_mask(%m) heads 2
+      : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x5x5xf32>) -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+func.func @mha_weights_shape(%x: tensor<2x5x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x5x5xf32> {
+  // expected-error @+1 {{'tfm.multi_head_attention' op attention weights [2, 5, 5] must be [2, 2, 5, 5]}}
+  %0, %1 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2 {average_attn_weights = false}
+      : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5x5xf32>)
+  return %1 : tensor<2x5x5xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_rank_0(%q: tensor<?x8xf32>, %m: tensor<i1>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tfm.sdpa' op mask must have rank 1 or more}}
+  %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<i1>) : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }

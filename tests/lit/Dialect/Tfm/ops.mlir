@@ -2,8 +2,9 @@
 // RUN: tfm-opt %s -mlir-print-op-generic | tfm-opt | FileCheck %s
 
 // Round trip of every tfm op in its custom assembly, with static and dynamic
-// shapes, and the optional parts (linear bias, mha biases, scale {divide},
-// sdpa scale) both present and absent.
+// shapes, and the optional parts (linear bias, mha biases, masks and weights,
+// scale {divide}, sdpa scale, mask and causal, layer_norm weight and bias,
+// the learned positional table) both present and absent.
 
 // CHECK-LABEL: func.func @weight
 func.func @weight() -> tensor<2x3xf32> {
@@ -207,4 +208,85 @@ func.func @attention_memrefs(%q: memref<?x8xf64>, %out: memref<?x8xf64>) {
   tfm.attention ins(%q, %q, %q : memref<?x8xf64>, memref<?x8xf64>, memref<?x8xf64>)
       outs(%out : memref<?x8xf64>) scale 0.5
   return
+}
+
+// CHECK-LABEL: func.func @activations
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>)
+func.func @activations(%x: tensor<?x8xf32>)
+    -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  // CHECK: tfm.relu %[[X]] : tensor<?x8xf32>
+  %0 = tfm.relu %x : tensor<?x8xf32>
+  // The default approximation is not printed.
+  // CHECK: tfm.gelu %[[X]] : tensor<?x8xf32>
+  %1 = tfm.gelu %x {approximate = "none"} : tensor<?x8xf32>
+  // CHECK: tfm.gelu %[[X]] {approximate = "tanh"} : tensor<?x8xf32>
+  %2 = tfm.gelu %x {approximate = "tanh"} : tensor<?x8xf32>
+  return %0, %1, %2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// CHECK-LABEL: func.func @checks
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi64>, %[[X:.*]]: tensor<?x?x16xf32>)
+func.func @checks(%ids: tensor<?x?xi64>, %x: tensor<?x?x16xf32>) -> (i32, i32) {
+  // CHECK: tfm.check_index %[[IDS]], bound 6, code 1 : tensor<?x?xi64>
+  %0 = tfm.check_index %ids, bound 6, code 1 : tensor<?x?xi64>
+  // CHECK: tfm.check_size %[[X]], dim -2, max 64, code 2 : tensor<?x?x16xf32>
+  %1 = tfm.check_size %x, dim -2, max 64, code 2 : tensor<?x?x16xf32>
+  return %0, %1 : i32, i32
+}
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %[[W:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>)
+func.func @layer_norm(%x: tensor<?x?x16xf32>, %w: tensor<16xf32>, %b: tensor<16xf32>)
+    -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  // CHECK: tfm.layer_norm %[[X]] weight %[[W]] bias %[[B]] eps 1.000000e-05 : (tensor<?x?x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %0 = tfm.layer_norm %x weight %w bias %b eps 1.0e-5 : (tensor<?x?x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.layer_norm %[[X]] weight %[[W]] eps 9.9999999999999995E-7 : (tensor<?x?x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %1 = tfm.layer_norm %x weight %w eps 1.0e-6 : (tensor<?x?x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.layer_norm %[[X]] eps 1.000000e-05 : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %2 = tfm.layer_norm %x eps 1.0e-5 : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %0, %1, %2 : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>
+}
+
+// CHECK-LABEL: func.func @learned_positional_encoding
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %[[T:.*]]: tensor<64x16xf32>)
+func.func @learned_positional_encoding(%x: tensor<?x?x16xf32>, %t: tensor<64x16xf32>) -> tensor<?x16xf32> {
+  // CHECK: tfm.positional_encoding %[[X]], %[[T]] : tensor<?x?x16xf32>, tensor<64x16xf32> -> tensor<?x16xf32>
+  %0 = tfm.positional_encoding %x, %t : tensor<?x?x16xf32>, tensor<64x16xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @sdpa_masks
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x?x8xf32>, %[[K:.*]]: tensor<2x4x?x8xf32>, %[[KEEP:.*]]: tensor<?x?xi1>, %[[ADD:.*]]: tensor<2x1x1x?xf32>)
+func.func @sdpa_masks(%q: tensor<2x4x?x8xf32>, %k: tensor<2x4x?x8xf32>,
+                      %keep: tensor<?x?xi1>, %add: tensor<2x1x1x?xf32>)
+    -> (tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) {
+  // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[K]] mask(%[[KEEP]] : tensor<?x?xi1>) : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  %0 = tfm.sdpa %q, %k, %k mask(%keep : tensor<?x?xi1>) : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[K]] mask(%[[ADD]] : tensor<2x1x1x?xf32>) {causal, scale = 5.000000e-01 : f64}
+  %1 = tfm.sdpa %q, %k, %k mask(%add : tensor<2x1x1x?xf32>) {causal, scale = 0.5 : f64} : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[K]] {causal} :
+  %2 = tfm.sdpa %q, %k, %k {causal} : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0, %1, %2 : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @multi_head_attention_options
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5x8xf32>, %[[M:.*]]: tensor<2x7x8xf32>, %[[W:.*]]: tensor<8x8xf32>, %[[PAD:.*]]: tensor<2x7xi1>, %[[AM:.*]]: tensor<4x5x7xf32>)
+func.func @multi_head_attention_options(%x: tensor<2x5x8xf32>, %m: tensor<2x7x8xf32>,
+    %w: tensor<8x8xf32>, %pad: tensor<2x7xi1>, %am: tensor<4x5x7xf32>)
+    -> (tensor<2x5x8xf32>, tensor<2x5x7xf32>, tensor<2x5x8xf32>, tensor<2x2x5x7xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = tfm.multi_head_attention(%[[X]], %[[M]], %[[M]]) weights(%[[W]], %[[W]], %[[W]], %[[W]]) key_padding_mask(%[[PAD]]) heads 2 :
+  // CHECK-SAME: -> (tensor<2x5x8xf32>, tensor<2x5x7xf32>)
+  %0, %1 = tfm.multi_head_attention (%x, %m, %m) weights (%w, %w, %w, %w)
+      key_padding_mask(%pad) heads 2
+      : (tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x7xi1>)
+        -> (tensor<2x5x8xf32>, tensor<2x5x7xf32>)
+  // CHECK: tfm.multi_head_attention(%[[X]], %[[M]], %[[M]]) weights(%[[W]], %[[W]], %[[W]], %[[W]]) key_padding_mask(%[[PAD]]) attn_mask(%[[AM]]) heads 2 {average_attn_weights = false} :
+  // CHECK-SAME: -> (tensor<2x5x8xf32>, tensor<2x2x5x7xf32>)
+  %2, %3 = tfm.multi_head_attention (%x, %m, %m) weights (%w, %w, %w, %w)
+      key_padding_mask(%pad) attn_mask(%am) heads 2 {average_attn_weights = false}
+      : (tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x7xi1>, tensor<4x5x7xf32>)
+        -> (tensor<2x5x8xf32>, tensor<2x2x5x7xf32>)
+  return %0, %1, %2, %3 : tensor<2x5x8xf32>, tensor<2x5x7xf32>, tensor<2x5x8xf32>, tensor<2x2x5x7xf32>
 }
