@@ -222,10 +222,16 @@ tfm_status runModel(const char *function, const tfm_model *model,
   int32_t result = model->entry(
       buffers.data(), symbolValues.empty() ? nullptr : symbolValues.data(),
       exec);
-  if (result != 0)
+  if (result != 0) {
+    auto known = signature.errors.find(result);
+    if (known != signature.errors.end())
+      return makeStatus(TFM_STATUS_RUNTIME_ERROR,
+                        fmt::format("model '{}': {} (error code {})",
+                                    signature.model, known->second, result));
     return makeStatus(TFM_STATUS_RUNTIME_ERROR,
                       fmt::format("model '{}': {} returned error code {}",
                                   signature.model, signature.entry, result));
+  }
   return nullptr;
 }
 

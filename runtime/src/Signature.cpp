@@ -178,6 +178,25 @@ bool parseSignature(std::string_view text, Signature &signature,
     return false;
   }
 
+  if (auto errors = root.find("errors"); errors != root.end()) {
+    if (!errors->is_array()) {
+      error = "metadata: \"errors\" is not an array";
+      return false;
+    }
+    for (const json &entry : *errors) {
+      auto code = entry.find("code");
+      auto message = entry.find("message");
+      if (!entry.is_object() || code == entry.end() ||
+          !code->is_number_integer() || message == entry.end() ||
+          !message->is_string()) {
+        error = "metadata: \"errors\" entries need an integer \"code\" and "
+                "a string \"message\"";
+        return false;
+      }
+      signature.errors[code->get<int32_t>()] = message->get<std::string>();
+    }
+  }
+
   // Symbols are bound from input shapes only, so each must occur in one.
   std::vector<bool> bound(signature.symbols.size(), false);
   for (const TensorSpec &input : signature.inputs)

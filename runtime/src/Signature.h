@@ -11,6 +11,7 @@
 #include "tfm/runtime.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,8 @@ struct Signature {
   std::vector<std::string> symbols;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  /// Messages of the run-time checks by status code (metadata "errors").
+  std::map<int32_t, std::string> errors;
 
   /// "f32[seq, 2]", for messages.
   std::string describe(const TensorSpec &spec) const;

@@ -330,6 +330,25 @@ TEST_CASE("errors of the entry point become statuses", "[model]") {
     CHECK(status.message ==
           "model 'add': tfm_add_run_packed returned error code 7");
   }
+  SECTION("a code the metadata documents names its check") {
+    std::string metadata = kAddMetadata;
+    metadata.insert(metadata.rfind('}'),
+                    R"(, "errors": [{"code": 7, "message": "x is odd"}])");
+    Model failing(failingEntry, metadata.c_str());
+    Status status = args.run(failing.model);
+    CHECK(status.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK(status.message == "model 'add': x is odd (error code 7)");
+  }
+  SECTION("malformed errors metadata is rejected") {
+    std::string metadata = kAddMetadata;
+    metadata.insert(metadata.rfind('}'), R"(, "errors": [{"code": "7"}])");
+    tfm_model *model = nullptr;
+    Status status(tfm_model_create_from_symbols(metadata.c_str(),
+                                                failingEntry, &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message.find("\"errors\" entries need") != std::string::npos);
+    tfm_model_release(model);
+  }
   SECTION("an exception does not escape the C API") {
     Model throwing(throwingEntry);
     Status status = args.run(throwing.model);
