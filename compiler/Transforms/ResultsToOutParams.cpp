@@ -25,6 +25,20 @@ struct TfmResultsToOutParamsPass
     });
   }
 
+  /// Whether `value`, returned by `ret`, is a fresh allocation of `dest`'s
+  /// type returned once, so its uses can write `dest` directly.
+  static bool canComputeInPlace(Value value, func::ReturnOp ret,
+                                BlockArgument dest) {
+    auto alloc = value.getDefiningOp<memref::AllocOp>();
+    if (!alloc || value.getType() != dest.getType() ||
+        alloc->getBlock() != ret->getBlock())
+      return false;
+    return llvm::count(ret.getOperands(), value) == 1 &&
+           llvm::none_of(value.getUsers(), [](Operation *user) {
+             return isa<memref::DeallocOp>(user);
+           });
+  }
+
   LogicalResult convert(func::FuncOp func) {
     FunctionType type = func.getFunctionType();
     // Tensors are memrefs now; the one scalar a model may return is its i32
@@ -53,10 +67,20 @@ struct TfmResultsToOutParamsPass
     SmallVector<Value> status;
     auto out = outs.begin();
     for (Value value : ret.getOperands()) {
-      if (isa<MemRefType>(value.getType()))
-        memref::CopyOp::create(b, ret.getLoc(), value, *out++);
-      else
+      if (!isa<MemRefType>(value.getType())) {
         status.push_back(value);
+        continue;
+      }
+      BlockArgument dest = *out++;
+      // A result the function allocated itself is computed in the caller's
+      // buffer instead: no output-sized temporary, no copy.
+      if (canComputeInPlace(value, ret, dest)) {
+        Operation *alloc = value.getDefiningOp();
+        value.replaceAllUsesWith(dest);
+        alloc->erase();
+        continue;
+      }
+      memref::CopyOp::create(b, ret.getLoc(), value, dest);
     }
     func::ReturnOp::create(b, ret.getLoc(), status);
     ret.erase();

@@ -104,6 +104,14 @@ private:
     return vector::CreateMaskOp::create(b, loc, maskType,
                                         ValueRange{validLanes});
   }
+  /// max for the online softmax. Scores are never NaN for finite inputs and
+  /// the sign of a zero max does not matter, so nnan+nsz lets it be a single
+  /// vmaxps instead of max, compare-unordered and blend.
+  Value runningMax(Value x, Value y) {
+    return arith::MaximumFOp::create(
+        b, loc, x, y,
+        arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+  }
   Value loadVector(Value memref, ValueRange indices) {
     return vector::LoadOp::create(b, loc, vectorType, memref, indices);
   }
@@ -214,7 +222,9 @@ void FlashAttentionEmitter::allocateTiles() {
         b.getI64IntegerAttr(64));
   };
   queriesT = tile({headDim, bq});
-  scores = tile({bk, bq});
+  // The scores micro-kernel writes whole groups of micro-rows keys, so the
+  // last group of a block may run past the block's keys.
+  scores = tile({int64_t(llvm::alignTo(bk, tiling.microRows)), bq});
   acc = tile({bq, valueVectors * tiling.lanes});
   rowMax = tile({bq});
   rowSum = tile({bq});
@@ -445,13 +455,10 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
             }
             storeVector(s, scores, {jj, lane0});
           }
-          scf::YieldOp::create(
-              b, loc,
-              arith::MaximumFOp::create(b, loc, iter[0], s).getResult());
+          scf::YieldOp::create(b, loc, runningMax(iter[0], s));
         });
     Value maxOld = loadVector(rowMax, {lane0});
-    Value maxNew = arith::MaximumFOp::create(b, loc, maxOld,
-                                             maxLoop.getResult(0));
+    Value maxNew = runningMax(maxOld, maxLoop.getResult(0));
     // While every key so far is masked, subtract 0 instead of -inf so that
     // exp gives 0 rather than NaN.
     Value allMasked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,

@@ -1,15 +1,17 @@
 // RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-results-to-out-params | FileCheck %s
 
-// Each memref result of the model function becomes a trailing argument that
-// the function copies its result into; dynamic shapes are fine.
+// Each memref result of the model function becomes a trailing argument. A
+// result the function allocated itself is computed in the caller's buffer
+// (no temporary, no copy); anything else (here an input returned as is) is
+// copied into it. Dynamic shapes are fine.
 
 // CHECK-LABEL: func.func @model
 // CHECK-SAME: (%[[X:.*]]: memref<?x2xf32>, %[[Y:.*]]: memref<?x2xf32>, %[[Z:.*]]: memref<3xf32>)
 // CHECK-NOT:  ->
 // CHECK-SAME: attributes {tfm.signature = {{{.*}}model = "model"
-// CHECK:      %[[A:.*]] = memref.alloc() : memref<3xf32>
+// CHECK-NOT:  memref.alloc
+// CHECK:      linalg.fill ins(%{{.*}} : f32) outs(%[[Z]] : memref<3xf32>)
 // CHECK:      memref.copy %[[X]], %[[Y]] : memref<?x2xf32> to memref<?x2xf32>
-// CHECK-NEXT: memref.copy %[[A]], %[[Z]] : memref<3xf32> to memref<3xf32>
 // CHECK-NEXT: return{{$}}
 func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attributes {tfm.signature = {
     model = "model", symbols = ["seq"],
@@ -17,7 +19,26 @@ func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attrib
     outputs = [{name = "y", dtype = "f32", shape = ["seq", 2]},
                {name = "z", dtype = "f32", shape = [3]}]}} {
   %a = memref.alloc() : memref<3xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%a : memref<3xf32>)
   return %x, %a : memref<?x2xf32>, memref<3xf32>
+}
+
+// -----
+
+// A result returned twice is computed once and copied into both outputs.
+
+// CHECK-LABEL: func.func @twice
+// CHECK-SAME: (%[[Y:.*]]: memref<2xf32>, %[[Z:.*]]: memref<2xf32>)
+// CHECK:      %[[A:.*]] = memref.alloc() : memref<2xf32>
+// CHECK:      memref.copy %[[A]], %[[Y]]
+// CHECK-NEXT: memref.copy %[[A]], %[[Z]]
+func.func @twice() -> (memref<2xf32>, memref<2xf32>) attributes {tfm.signature = {
+    model = "twice", symbols = [], inputs = [],
+    outputs = [{name = "y", dtype = "f32", shape = [2]},
+               {name = "z", dtype = "f32", shape = [2]}]}} {
+  %a = memref.alloc() : memref<2xf32>
+  return %a, %a : memref<2xf32>, memref<2xf32>
 }
 
 // -----
