@@ -137,7 +137,16 @@ private:
   void emitScores(Value bh, Value j0, Value validKeys);
   void emitOnlineSoftmax(Value bh, Value i0, Value j0, Value validKeys);
   Value gatherMask(Value bh, Value queries, Value validQueries, Value j);
-  void emitAccumulate(Value bh, Value j0, Value rows, Value validKeys);
+  void emitAccumulate(Value bh, Value i0, Value j0, Value rows,
+                      Value validKeys);
+  /// The keys of the block [j0, j0 + validKeys) that queries up to
+  /// `lastQuery` may see: all of them, or with causal masking those up to
+  /// the last query (none when the count is <= 0).
+  Value visibleKeys(Value j0, Value validKeys, Value lastQuery) {
+    if (!op.getCausal())
+      return validKeys;
+    return min(validKeys, sub(add(lastQuery, idx(1)), j0));
+  }
   void emitStoreOutput(Value bh, Value i0, Value rows);
 
   AttentionOp op;
@@ -335,7 +344,7 @@ void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
     Value validKeys = min(idx(tiling.blockK()), sub(sk, j0));
     emitScores(bh, j0, validKeys);
     emitOnlineSoftmax(bh, i0, j0, validKeys);
-    emitAccumulate(bh, j0, rows, validKeys);
+    emitAccumulate(bh, i0, j0, rows, validKeys);
   });
   emitStoreOutput(bh, i0, rows);
 }
@@ -429,10 +438,16 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
         vector::BroadcastOp::create(b, loc, indexVector, firstQuery));
     Value validQueries = sub(sq, firstQuery);
     bool needsMasking = mask || op.getCausal();
+    // Causal: keys past the vector's last query are masked for all its
+    // lanes. The P V kernel reads keys up to the last query of its micro-row
+    // group, which may reach into the next vector: cover those too.
+    Value keys = visibleKeys(
+        j0, validKeys,
+        add(firstQuery, idx(tiling.lanes - 1 + tiling.microRows - 1)));
 
     // Column max over the block's keys, applying masks on the way.
     auto maxLoop = scf::ForOp::create(
-        b, loc, idx(0), validKeys, idx(1), ValueRange{negInfVector},
+        b, loc, idx(0), keys, idx(1), ValueRange{negInfVector},
         [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(nested.getBlock());
@@ -468,7 +483,7 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
     Value correction = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
     auto sumLoop = scf::ForOp::create(
-        b, loc, idx(0), validKeys, idx(1), ValueRange{splat(fconst(0.0))},
+        b, loc, idx(0), keys, idx(1), ValueRange{splat(fconst(0.0))},
         [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(nested.getBlock());
@@ -490,10 +505,12 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
   }
 }
 
-void FlashAttentionEmitter::emitAccumulate(Value bh, Value j0, Value rows,
-                                           Value validKeys) {
+void FlashAttentionEmitter::emitAccumulate(Value bh, Value i0, Value j0,
+                                           Value rows, Value validKeys) {
   int64_t mr = tiling.microRows;
   forLoop(idx(0), rows, idx(mr), [&](Value r0) {
+    // Causal: keys past the group's last query contribute exp(-inf) = 0.
+    Value keys = visibleKeys(j0, validKeys, add(i0, add(r0, idx(mr - 1))));
     for (int64_t c0 = 0; c0 < valueVectors; c0 += tiling.valueVectors) {
       int64_t nv = std::min(tiling.valueVectors, valueVectors - c0);
       SmallVector<Value> init;
@@ -508,7 +525,7 @@ void FlashAttentionEmitter::emitAccumulate(Value bh, Value j0, Value rows,
               correction));
       }
       auto loop = scf::ForOp::create(
-          b, loc, idx(0), validKeys, idx(1), init,
+          b, loc, idx(0), keys, idx(1), init,
           [&](OpBuilder &nested, Location, Value j, ValueRange c) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(nested.getBlock());
