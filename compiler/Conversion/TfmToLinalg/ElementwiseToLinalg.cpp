@@ -15,10 +15,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-SmallVector<utils::IteratorType> allParallel(unsigned n) {
-  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-}
-
 struct AddToLinalg : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AddOp op,
@@ -27,10 +23,10 @@ struct AddToLinalg : OpRewritePattern<AddOp> {
     auto resultType = op.getResult().getType();
     ArrayRef<int64_t> result = resultType.getShape();
     unsigned rank = result.size();
-    AffineMap lhsMap = getBroadcastMap(
-        ctx, op.getLhs().getType().getShape(), result, rank);
-    AffineMap rhsMap = getBroadcastMap(
-        ctx, op.getRhs().getType().getShape(), result, rank);
+    AffineMap lhsMap =
+        getBroadcastMap(ctx, op.getLhs().getType().getShape(), result, rank);
+    AffineMap rhsMap =
+        getBroadcastMap(ctx, op.getRhs().getType().getShape(), result, rank);
     Value init = createEmptyTensor(
         rewriter, op.getLoc(), resultType,
         getBroadcastDimSources(op.getLhs(), op.getRhs(), rank, 0));
@@ -39,22 +35,16 @@ struct AddToLinalg : OpRewritePattern<AddOp> {
         ValueRange{op.getLhs(), op.getRhs()}, ValueRange{init},
         ArrayRef<AffineMap>{lhsMap, rhsMap,
                             AffineMap::getMultiDimIdentityMap(rank, ctx)},
-        allParallel(rank), [](OpBuilder &b, Location loc, ValueRange args) {
+        getParallelIterators(rank),
+        [](OpBuilder &b, Location loc, ValueRange args) {
           linalg::YieldOp::create(
-              b, loc, arith::AddFOp::create(b, loc, args[0], args[1]).getResult());
+              b, loc,
+              arith::AddFOp::create(b, loc, args[0], args[1]).getResult());
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
-
-SmallVector<DimSource> sameShapeAs(Value v) {
-  SmallVector<DimSource> sources;
-  for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank(); i < e;
-       ++i)
-    sources.push_back({v, i});
-  return sources;
-}
 
 struct ScaleToLinalg : OpRewritePattern<ScaleOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -69,13 +59,14 @@ struct ScaleToLinalg : OpRewritePattern<ScaleOp> {
                               op.getFactor().convertToDouble()));
     bool divide = op.getDivide();
     Value init =
-        createEmptyTensor(rewriter, loc, type, sameShapeAs(op.getInput()));
+        createEmptyTensor(rewriter, loc, type, getDimSources(op.getInput()));
     AffineMap identity =
         AffineMap::getMultiDimIdentityMap(rank, op.getContext());
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{op.getInput()},
         ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-        allParallel(rank), [&](OpBuilder &b, Location l, ValueRange args) {
+        getParallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
           Value scaled =
               divide ? arith::DivFOp::create(b, l, args[0], factor).getResult()
                      : arith::MulFOp::create(b, l, args[0], factor).getResult();
@@ -92,13 +83,13 @@ Value mapElements(PatternRewriter &rewriter, Location loc, Value input,
                   function_ref<Value(OpBuilder &, Location, Value)> body) {
   auto type = cast<RankedTensorType>(input.getType());
   unsigned rank = type.getRank();
-  Value init = createEmptyTensor(rewriter, loc, type, sameShapeAs(input));
+  Value init = createEmptyTensor(rewriter, loc, type, getDimSources(input));
   AffineMap identity =
       AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext());
   return linalg::GenericOp::create(
              rewriter, loc, TypeRange{type}, ValueRange{input},
              ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-             allParallel(rank),
+             getParallelIterators(rank),
              [&](OpBuilder &b, Location l, ValueRange args) {
                linalg::YieldOp::create(b, l, body(b, l, args[0]));
              })
@@ -165,10 +156,10 @@ struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Value init = createEmptyTensor(rewriter, op.getLoc(), type,
-                                   sameShapeAs(op.getInput()));
-    auto softmax = linalg::SoftmaxOp::create(
-        rewriter, op.getLoc(), TypeRange{type}, op.getInput(), init,
-        op.getNormalizedDim());
+                                   getDimSources(op.getInput()));
+    auto softmax =
+        linalg::SoftmaxOp::create(rewriter, op.getLoc(), TypeRange{type},
+                                  op.getInput(), init, op.getNormalizedDim());
     rewriter.replaceOp(op, softmax->getResults());
     return success();
   }

@@ -22,10 +22,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-SmallVector<utils::IteratorType> allParallel(unsigned n) {
-  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-}
-
 /// A gather generic: ids are clamped into the table so that a bad id can
 /// never read outside it.
 struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
@@ -50,9 +46,10 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
         rewriter, loc, TypeRange{resultType}, ValueRange{op.getIndices()},
         ValueRange{init},
         ArrayRef<AffineMap>{identity.getMajorSubMap(rank - 1), identity},
-        allParallel(rank), [&](OpBuilder &b, Location l, ValueRange args) {
-          Value id = arith::IndexCastOp::create(b, l, b.getIndexType(),
-                                                args[0]);
+        getParallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value id =
+              arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           Value one = arith::ConstantIndexOp::create(b, l, 1);
           Value last = arith::SubIOp::create(b, l, rows, one);
@@ -82,7 +79,8 @@ Value learnedPositions(PatternRewriter &rewriter, PositionalEncodingOp op) {
   AffineMap identity = AffineMap::getMultiDimIdentityMap(2, op.getContext());
   return linalg::GenericOp::create(
              rewriter, loc, TypeRange{resultType}, ValueRange{},
-             ValueRange{init}, ArrayRef<AffineMap>{identity}, allParallel(2),
+             ValueRange{init}, ArrayRef<AffineMap>{identity},
+             getParallelIterators(2),
              [&](OpBuilder &b, Location l, ValueRange) {
                Value one = arith::ConstantIndexOp::create(b, l, 1);
                Value last = arith::SubIOp::create(b, l, rows, one);
@@ -114,15 +112,15 @@ struct PositionalEncodingToLinalg : OpRewritePattern<PositionalEncodingOp> {
     if (ShapedType::isDynamic(dim))
       return rewriter.notifyMatchFailure(op, "needs a static model dimension");
     int64_t inputRank = op.getInput().getType().getRank();
-    Value init = createEmptyTensor(rewriter, loc, resultType,
-                                   {{op.getInput(), inputRank - 2},
-                                    {op.getInput(), inputRank - 1}});
+    Value init = createEmptyTensor(
+        rewriter, loc, resultType,
+        {{op.getInput(), inputRank - 2}, {op.getInput(), inputRank - 1}});
     Type elementType = resultType.getElementType();
     double rate = -std::log(10000.0) / double(dim);
     AffineMap identity = AffineMap::getMultiDimIdentityMap(2, op.getContext());
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
-        ArrayRef<AffineMap>{identity}, allParallel(2),
+        ArrayRef<AffineMap>{identity}, getParallelIterators(2),
         [&](OpBuilder &b, Location l, ValueRange) {
           auto toFloat = [&](Value index) -> Value {
             Value i64 = arith::IndexCastOp::create(b, l, b.getI64Type(), index);

@@ -21,18 +21,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-SmallVector<DimSource> sameShapeAs(Value v) {
-  SmallVector<DimSource> sources;
-  for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank(); i < e;
-       ++i)
-    sources.push_back({v, i});
-  return sources;
-}
-
-SmallVector<utils::IteratorType> allParallel(unsigned n) {
-  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-}
-
 struct MaskedFillToLinalg : OpRewritePattern<MaskedFillOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaskedFillOp op,
@@ -50,11 +38,12 @@ struct MaskedFillToLinalg : OpRewritePattern<MaskedFillOp> {
                                         type.getShape(), rank);
     AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     Value init =
-        createEmptyTensor(rewriter, loc, type, sameShapeAs(op.getInput()));
+        createEmptyTensor(rewriter, loc, type, getDimSources(op.getInput()));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{op.getInput(), op.getMask()},
         ValueRange{init}, ArrayRef<AffineMap>{identity, maskMap, identity},
-        allParallel(rank), [&](OpBuilder &b, Location l, ValueRange args) {
+        getParallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
           Value selected =
               arith::SelectOp::create(b, l, args[1], fill, args[0]);
           linalg::YieldOp::create(b, l, selected);
@@ -78,11 +67,12 @@ struct CausalMaskToLinalg : OpRewritePattern<CausalMaskOp> {
     AffineMap identity =
         AffineMap::getMultiDimIdentityMap(rank, op.getContext());
     Value init =
-        createEmptyTensor(rewriter, loc, type, sameShapeAs(op.getInput()));
+        createEmptyTensor(rewriter, loc, type, getDimSources(op.getInput()));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{op.getInput()},
         ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-        allParallel(rank), [&](OpBuilder &b, Location l, ValueRange args) {
+        getParallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
           // Query i, key j: keys after the query are masked (top-left
           // aligned, as tfm.attention's `causal`).
           Value i = linalg::IndexOp::create(b, l, rank - 2);

@@ -104,7 +104,7 @@ struct LayerNormToLinalg : OpRewritePattern<LayerNormOp> {
     Value init = createEmptyTensor(rewriter, loc, type, sources);
     auto normalize = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, inputs, ValueRange{init}, maps,
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        getParallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value variance = mean(b, l, args[2]);
           Value stddev = math::SqrtOp::create(

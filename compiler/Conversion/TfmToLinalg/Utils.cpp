@@ -8,6 +8,17 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+SmallVector<DimSource> mlir::tfm::getDimSources(Value v) {
+  SmallVector<DimSource> sources;
+  for (int64_t i = 0, e = cast<ShapedType>(v.getType()).getRank(); i < e; ++i)
+    sources.push_back({v, i});
+  return sources;
+}
+
+SmallVector<utils::IteratorType> mlir::tfm::getParallelIterators(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
 Value mlir::tfm::createEmptyTensor(OpBuilder &b, Location loc,
                                    RankedTensorType type,
                                    ArrayRef<DimSource> sources) {
@@ -45,8 +56,9 @@ AffineMap mlir::tfm::getBroadcastMap(MLIRContext *ctx,
   return AffineMap::get(numLoops, 0, exprs, ctx);
 }
 
-SmallVector<DimSource> mlir::tfm::getBroadcastDimSources(
-    Value lhs, Value rhs, unsigned leadingDims, unsigned trailingDimsToSkip) {
+SmallVector<DimSource>
+mlir::tfm::getBroadcastDimSources(Value lhs, Value rhs, unsigned leadingDims,
+                                  unsigned trailingDimsToSkip) {
   ArrayRef<int64_t> a = cast<RankedTensorType>(lhs.getType()).getShape();
   ArrayRef<int64_t> b = cast<RankedTensorType>(rhs.getType()).getShape();
   size_t aRank = a.size() - trailingDimsToSkip;

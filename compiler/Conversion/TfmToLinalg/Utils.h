@@ -2,6 +2,7 @@
 #ifndef TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H
 #define TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H
 
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -14,6 +15,12 @@ struct DimSource {
   Value source;
   int64_t dim;
 };
+
+/// Every dimension of `v`, as the source of a same-shaped result's sizes.
+SmallVector<DimSource> getDimSources(Value v);
+
+/// `n` parallel iterators, for elementwise generics.
+SmallVector<utils::IteratorType> getParallelIterators(unsigned n);
 
 /// A `tensor.empty` of `type` whose dynamic sizes are read with `tensor.dim`
 /// from `sources` (one entry per dimension of `type`).
