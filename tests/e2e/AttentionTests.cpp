@@ -445,7 +445,9 @@ output y, p, z
       Array p = ref::softmax(logits, -1);
       E2E_CHECK_CLOSE(r["p"], p);
       E2E_CHECK_CLOSE(r["z"], ref::matmul(p, V));
-      E2E_CHECK_CLOSE(r["y"], ref::sdpa(Q, K, V));
+      // y is the fused kernel (sdpa alone fuses): issue 3 asks for 1e-5
+      // relative to float64, also with logits around 1e3.
+      E2E_CHECK_CLOSE(r["y"], ref::sdpa(Q, K, V), 1e-5, 1e-6);
     }
   }
 }
@@ -762,7 +764,11 @@ output causal, padded, both, finite, self
         for (const auto &[name, ref] : expected) {
           INFO("output " << name);
           CHECK(allFinite(r[name].toDoubles()));
-          E2E_CHECK_CLOSE(r[name], ref);
+          // The fused kernel is held to issue 3's 1e-5 relative to float64
+          // (causal, masked, S = 1, odd S); the -1e9 fill stays unfused.
+          bool fused = m == 0 && std::string(name) != "finite";
+          E2E_CHECK_CLOSE(r[name], ref, fused ? 1e-5 : 1e-4,
+                          fused ? 1e-6 : 1e-5);
         }
       }
     }
