@@ -17,16 +17,18 @@ number of decimals. Every written file is read back and checked (the
 produce byte-identical files.
 """
 
-import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from safetensors_io import read_safetensors, to_f32, write_safetensors  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -60,67 +62,6 @@ def check_close(seed, desc, a, b, tol):
     diff = float(np.max(np.abs(a - b))) if a.size else 0.0
     check(seed, f"{desc} (max |diff| {diff:.2e} <= {tol:g})",
           a.shape == b.shape and diff <= tol)
-
-
-# ----------------------------------------------------------------------------
-# safetensors writer / reader (json + struct + numpy only)
-# ----------------------------------------------------------------------------
-
-def to_f32(t):
-    if isinstance(t, torch.Tensor):
-        t = t.detach().cpu().numpy()
-    return np.ascontiguousarray(np.asarray(t, dtype="<f4"))
-
-
-def write_safetensors(path, tensors):
-    """tensors: dict name -> array. Stored as F32 in sorted-name order."""
-    names = sorted(tensors)
-    header = {}
-    blobs = []
-    offset = 0
-    for name in names:
-        arr = to_f32(tensors[name])
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    hjson = json.dumps(header, separators=(",", ":"), sort_keys=True).encode("utf-8")
-    hjson += b" " * ((-len(hjson)) % 8)  # pad with spaces to a multiple of 8
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
-def read_safetensors(path):
-    """Strict reader; returns dict name -> float32 array and checks the layout."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (hlen,) = struct.unpack("<Q", raw[:8])
-    assert hlen % 8 == 0, "header length not a multiple of 8"
-    hbytes = raw[8:8 + hlen]
-    assert hbytes == hbytes.rstrip(b" ") + b" " * (len(hbytes) - len(hbytes.rstrip(b" ")))
-    header = json.loads(hbytes.decode("utf-8"))
-    data = raw[8 + hlen:]
-    names = list(header)
-    assert "__metadata__" not in header
-    assert names == sorted(names), "tensors not in sorted-name order"
-    out = {}
-    expect = 0
-    for name in names:
-        info = header[name]
-        assert set(info) == {"dtype", "shape", "data_offsets"}
-        assert info["dtype"] == "F32"
-        b, e = info["data_offsets"]
-        assert b == expect, "offsets not contiguous"
-        n = int(np.prod(info["shape"], dtype=np.int64))
-        assert e - b == 4 * n, "byte size does not match shape"
-        out[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
-        expect = e
-    assert expect == len(data), "trailing bytes after the last tensor"
-    return out
 
 
 # ----------------------------------------------------------------------------

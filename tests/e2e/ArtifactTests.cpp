@@ -5,6 +5,7 @@
 // re-running one library at alternating shapes, and the generated C header.
 //
 //===----------------------------------------------------------------------===//
+#include "Fixture.h"
 #include "Harness.h"
 #include "Reference.h"
 
@@ -24,19 +25,6 @@ using namespace e2e;
 using ref::Array;
 
 namespace {
-struct Fixture {
-  Weights weights;
-  std::shared_ptr<Model> model;
-  Array w(const std::string &name) const { return ref::fromWeight(weights.at(name)); }
-};
-
-Fixture makeFixture(const std::string &source, Weights weights) {
-  Fixture f;
-  f.weights = std::move(weights);
-  f.model = Model::build(source, f.weights);
-  return f;
-}
-
 /// A dlopen handle that closes itself.
 struct Library {
   void *handle = nullptr;

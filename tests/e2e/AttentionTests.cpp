@@ -5,6 +5,7 @@
 // once (static fixtures), then run at every shape.
 //
 //===----------------------------------------------------------------------===//
+#include "Fixture.h"
 #include "Harness.h"
 #include "Reference.h"
 
@@ -19,20 +20,6 @@ using namespace e2e;
 using ref::Array;
 
 namespace {
-/// A compiled model and the weights it was compiled with.
-struct Fixture {
-  Weights weights;
-  std::shared_ptr<Model> model;
-  Array w(const std::string &name) const { return ref::fromWeight(weights.at(name)); }
-};
-
-Fixture makeFixture(const std::string &source, Weights weights) {
-  Fixture f;
-  f.weights = std::move(weights);
-  f.model = Model::build(source, f.weights);
-  return f;
-}
-
 const int64_t kSeqs[] = {1, 3, 17, 1031};
 } // namespace
 

@@ -5,6 +5,7 @@
 // symbolic dims run at several sizes from one compiled library.
 //
 //===----------------------------------------------------------------------===//
+#include "Fixture.h"
 #include "Harness.h"
 #include "Reference.h"
 
@@ -16,19 +17,6 @@ using namespace e2e;
 using ref::Array;
 
 namespace {
-struct Fixture {
-  Weights weights;
-  std::shared_ptr<Model> model;
-  Array w(const std::string &name) const { return ref::fromWeight(weights.at(name)); }
-};
-
-Fixture makeFixture(const std::string &source, Weights weights) {
-  Fixture f;
-  f.weights = std::move(weights);
-  f.model = Model::build(source, f.weights);
-  return f;
-}
-
 /// `seq` ids in [0, num) that include 0 and num - 1 (when seq allows).
 std::vector<int64_t> tokenIds(Random &rng, int64_t seq, int64_t num) {
   std::vector<int64_t> ids = rng.ids(seq, 0, num - 1);

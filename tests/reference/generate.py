@@ -42,7 +42,6 @@ import math
 import os
 import re
 import shutil
-import struct
 import sys
 import tempfile
 import textwrap
@@ -53,6 +52,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from safetensors_io import read_safetensors, to_f32, write_safetensors  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 DEFAULT_RTOL = 1e-4
@@ -60,62 +63,6 @@ DEFAULT_ATOL = 1e-5
 
 torch.set_num_threads(1)  # fixed summation order -> reproducible bits
 torch.use_deterministic_algorithms(True)
-
-# ----------------------------------------------------------------------------
-# safetensors writer / reader (json + struct + numpy only)
-# ----------------------------------------------------------------------------
-
-
-def to_f32(t):
-    if isinstance(t, torch.Tensor):
-        t = t.detach().cpu().numpy()
-    return np.ascontiguousarray(np.asarray(t, dtype="<f4"))
-
-
-def write_safetensors(path, tensors):
-    """tensors: dict name -> array. Stored as F32 in sorted-name order."""
-    names = sorted(tensors)
-    header = {}
-    blobs = []
-    offset = 0
-    for name in names:
-        arr = to_f32(tensors[name])
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    hjson = json.dumps(header, separators=(",", ":"), sort_keys=True).encode("utf-8")
-    hjson += b" " * ((-len(hjson)) % 8)  # pad with spaces to a multiple of 8
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
-def read_safetensors(path):
-    """Strict reader; returns dict name -> float32 array."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (hlen,) = struct.unpack("<Q", raw[:8])
-    assert hlen % 8 == 0
-    header = json.loads(raw[8:8 + hlen].decode("utf-8"))
-    data = raw[8 + hlen:]
-    out = {}
-    expect = 0
-    for name in header:
-        info = header[name]
-        assert info["dtype"] == "F32"
-        b, e = info["data_offsets"]
-        assert b == expect, "offsets not contiguous"
-        n = int(np.prod(info["shape"], dtype=np.int64))
-        assert e - b == 4 * n
-        out[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
-        expect = e
-    assert expect == len(data)
-    return out
-
 
 # ----------------------------------------------------------------------------
 # random data
