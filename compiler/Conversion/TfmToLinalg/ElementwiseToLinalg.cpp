@@ -51,50 +51,21 @@ struct ScaleToLinalg : OpRewritePattern<ScaleOp> {
   LogicalResult matchAndRewrite(ScaleOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getResult().getType());
-    unsigned rank = type.getRank();
     Value factor = arith::ConstantOp::create(
         rewriter, loc,
-        rewriter.getFloatAttr(type.getElementType(),
+        rewriter.getFloatAttr(op.getType().getElementType(),
                               op.getFactor().convertToDouble()));
     bool divide = op.getDivide();
-    Value init =
-        createEmptyTensor(rewriter, loc, type, getDimSources(op.getInput()));
-    AffineMap identity =
-        AffineMap::getMultiDimIdentityMap(rank, op.getContext());
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{op.getInput()},
-        ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-        getParallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value scaled =
-              divide ? arith::DivFOp::create(b, l, args[0], factor).getResult()
-                     : arith::MulFOp::create(b, l, args[0], factor).getResult();
-          linalg::YieldOp::create(b, l, scaled);
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(
+        op, mapElements(rewriter, loc, op.getInput(),
+                        [&](OpBuilder &b, Location l, Value x) -> Value {
+                          if (divide)
+                            return arith::DivFOp::create(b, l, x, factor);
+                          return arith::MulFOp::create(b, l, x, factor);
+                        }));
     return success();
   }
 };
-
-/// An elementwise generic over `input` whose payload `body` maps an element
-/// to its result.
-Value mapElements(PatternRewriter &rewriter, Location loc, Value input,
-                  function_ref<Value(OpBuilder &, Location, Value)> body) {
-  auto type = cast<RankedTensorType>(input.getType());
-  unsigned rank = type.getRank();
-  Value init = createEmptyTensor(rewriter, loc, type, getDimSources(input));
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext());
-  return linalg::GenericOp::create(
-             rewriter, loc, TypeRange{type}, ValueRange{input},
-             ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-             getParallelIterators(rank),
-             [&](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(b, l, body(b, l, args[0]));
-             })
-      .getResult(0);
-}
 
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));

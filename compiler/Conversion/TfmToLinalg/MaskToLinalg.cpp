@@ -58,32 +58,23 @@ struct CausalMaskToLinalg : OpRewritePattern<CausalMaskOp> {
   LogicalResult matchAndRewrite(CausalMaskOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getResult().getType());
-    unsigned rank = type.getRank();
+    int64_t rank = op.getType().getRank();
     Value minusInf = arith::ConstantOp::create(
         rewriter, loc,
-        rewriter.getFloatAttr(type.getElementType(),
+        rewriter.getFloatAttr(op.getType().getElementType(),
                               -std::numeric_limits<double>::infinity()));
-    AffineMap identity =
-        AffineMap::getMultiDimIdentityMap(rank, op.getContext());
-    Value init =
-        createEmptyTensor(rewriter, loc, type, getDimSources(op.getInput()));
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{op.getInput()},
-        ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
-        getParallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          // Query i, key j: keys after the query are masked (top-left
-          // aligned, as tfm.attention's `causal`).
-          Value i = linalg::IndexOp::create(b, l, rank - 2);
-          Value j = linalg::IndexOp::create(b, l, rank - 1);
-          Value future =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, j, i);
-          Value masked =
-              arith::SelectOp::create(b, l, future, minusInf, args[0]);
-          linalg::YieldOp::create(b, l, masked);
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(
+        op, mapElements(rewriter, loc, op.getInput(),
+                        [&](OpBuilder &b, Location l, Value x) -> Value {
+                          // Query i, key j: keys after the query are masked
+                          // (top-left aligned, as tfm.attention's `causal`).
+                          Value i = linalg::IndexOp::create(b, l, rank - 2);
+                          Value j = linalg::IndexOp::create(b, l, rank - 1);
+                          Value future = arith::CmpIOp::create(
+                              b, l, arith::CmpIPredicate::ugt, j, i);
+                          return arith::SelectOp::create(b, l, future, minusInf,
+                                                         x);
+                        }));
     return success();
   }
 };

@@ -30,6 +30,23 @@ Value mlir::tfm::createEmptyTensor(OpBuilder &b, Location loc,
   return tensor::EmptyOp::create(b, loc, type, dynamicSizes);
 }
 
+Value mlir::tfm::mapElements(
+    OpBuilder &b, Location loc, Value input,
+    function_ref<Value(OpBuilder &, Location, Value)> body) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  Value init = createEmptyTensor(b, loc, type, getDimSources(input));
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{input}, ValueRange{init},
+             ArrayRef<AffineMap>{identity, identity},
+             getParallelIterators(rank),
+             [&](OpBuilder &nested, Location l, ValueRange args) {
+               linalg::YieldOp::create(nested, l, body(nested, l, args[0]));
+             })
+      .getResult(0);
+}
+
 Value mlir::tfm::createFilledTensor(OpBuilder &b, Location loc,
                                     RankedTensorType type,
                                     ArrayRef<DimSource> sources, double value) {

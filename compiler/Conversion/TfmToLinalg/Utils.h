@@ -27,6 +27,12 @@ SmallVector<utils::IteratorType> getParallelIterators(unsigned n);
 Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                         ArrayRef<DimSource> sources);
 
+/// An elementwise generic over `input` (into a new tensor of its shape)
+/// whose payload `body` maps an element to its result; the payload may read
+/// its position with linalg.index.
+Value mapElements(OpBuilder &b, Location loc, Value input,
+                  function_ref<Value(OpBuilder &, Location, Value)> body);
+
 /// `createEmptyTensor` filled with `value`.
 Value createFilledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                          ArrayRef<DimSource> sources, double value);
