@@ -1,0 +1,98 @@
+"""Writes each workload's files: weights, input, PyTorch eager reference, .tfm, ONNX.
+
+    work/<name>/weights.safetensors   the module's state_dict, PyTorch names
+    work/<name>/x.npy                 the input, f32[1, S, E] (or [1, M, K])
+    work/<name>/ref.npy               PyTorch eager's output (the reference)
+    work/<name>/model.tfm             the tfm model (workloads.tfm_source)
+    work/<name>/model.onnx            torch.onnx.export of the same module
+    work/<name>/export.json           what was written, and by which torch
+
+Files are reused when export.json says they came from the same workload
+definition and torch version (delete work/ to redo them).
+"""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import workloads
+
+
+def _key(w, torch_version):
+    return {"workload": w, "torch": torch_version, "format": 4}
+
+
+def export_onnx(module, x, path):
+    """torch.onnx.export: the TorchScript exporter (fast; enough for nn.Linear,
+    but in torch 2.15 it fails on nn.TransformerEncoderLayer, tracing is_causal
+    as a tensor), else the dynamo exporter (needs onnxscript; weights go to
+    model.onnx.data next to model.onnx). Returns a note ('' when fine)."""
+    import torch
+    errors = []
+    for dynamo in (False, True):
+        try:
+            kwargs = {"dynamo": dynamo} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
+            # without the fused fast path of nn.TransformerEncoderLayer, which
+            # has no ONNX symbolic
+            fast = torch.backends.mha.get_fastpath_enabled()
+            torch.backends.mha.set_fastpath_enabled(False)
+            try:
+                with torch.no_grad():
+                    torch.onnx.export(module, (x,), path, input_names=["x"], output_names=["y"],
+                                      opset_version=17 if not dynamo else 18, **kwargs)
+            finally:
+                torch.backends.mha.set_fastpath_enabled(fast)
+            return ""
+        except Exception as e:  # noqa: BLE001 -- any exporter failure is reported
+            errors.append(f"{'dynamo' if dynamo else 'torchscript'}: {type(e).__name__}: {str(e)[:200]}")
+    for p in (path, path + ".data"):
+        if os.path.exists(p):
+            os.remove(p)
+    return "; ".join(errors)
+
+
+def export_workload(w, work_dir, log=print):
+    import torch
+    d = os.path.join(work_dir, w["name"])
+    os.makedirs(d, exist_ok=True)
+    meta_path = os.path.join(d, "export.json")
+    key = _key(w, torch.__version__)
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+        if meta.get("key") == key and all(
+                os.path.exists(os.path.join(d, n))
+                for n in ("weights.safetensors", "x.npy", "ref.npy", "model.tfm")):
+            return meta
+    t0 = time.time()
+    module = workloads.build_module(w)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*w["input"], generator=g)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    with torch.no_grad():
+        ref = module(x)
+
+    sd = {k: v.detach().contiguous() for k, v in module.state_dict().items()}
+    from safetensors.torch import save_file
+    save_file(sd, os.path.join(d, "weights.safetensors"))
+    np.save(os.path.join(d, "x.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(d, "ref.npy"), ref.numpy().astype(np.float32))
+    with open(os.path.join(d, "model.tfm"), "w") as f:
+        f.write(workloads.tfm_source(w))
+    onnx_note = export_onnx(module, x, os.path.join(d, "model.onnx"))
+    meta = {"key": key, "onnx_note": onnx_note, "export_s": round(time.time() - t0, 2)}
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=1)
+    log(f"exported {w['name']} in {meta['export_s']} s"
+        + (f" (ONNX export failed: {onnx_note})" if onnx_note else ""))
+    return meta
+
+
+if __name__ == "__main__":
+    # python export.py WORK_DIR [NAME-SUBSTRING ...]: export without timing
+    ws = workloads.all_workloads(only=sys.argv[2:] or None)
+    for w in ws:
+        export_workload(w, sys.argv[1])

@@ -1,0 +1,174 @@
+/* bench/models helper, built by run.sh with `cc -O3 -march=native`.
+ *
+ *   helper peak SECONDS TRIALS THREADS
+ *       FMA-throughput loop (the approach of bench/attention/Peak.cpp):
+ *       independent accumulators in vector registers, acc = acc * a + b, one
+ *       FMA per accumulator per iteration. Prints one JSON line:
+ *       {"isa": ..., "single": best 1-thread GFLOP/s, "single_min": slowest,
+ *        "all": best GFLOP/s of THREADS threads together}
+ *
+ *   helper rss CMD ARGS...
+ *       Runs CMD as a child and, after it exits, prints
+ *       "helper-rss: maxrss_kib=N status=S cpu_s=C" on stderr, N being the
+ *       child's ru_maxrss from wait4 and C its user + system CPU time. This process is small, so the child's figure is
+ *       its own: on Linux ru_maxrss carries the hiwater of the process that
+ *       forked and exec'd (a big Python parent would otherwise show through,
+ *       see bench/README.md, "Peak memory"). Exits with the child's status.
+ */
+#define _GNU_SOURCE
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile float kA = 0.999999f;
+static volatile float kB = 1e-7f;
+static volatile float sink;
+
+#if defined(__AVX512F__)
+#define ISA "AVX-512"
+#define NACC 16
+#define LANES 16
+typedef __m512 vec;
+#define SET1 _mm512_set1_ps
+#define FMADD _mm512_fmadd_ps
+#define ADD _mm512_add_ps
+static float hsum(vec v) { return _mm512_reduce_add_ps(v); }
+#elif defined(__AVX2__) && defined(__FMA__)
+#define ISA "AVX2+FMA"
+#define NACC 12
+#define LANES 8
+typedef __m256 vec;
+#define SET1 _mm256_set1_ps
+#define FMADD _mm256_fmadd_ps
+#define ADD _mm256_add_ps
+static float hsum(vec v) {
+  float l[8];
+  _mm256_storeu_ps(l, v);
+  float t = 0;
+  for (int i = 0; i < 8; ++i) t += l[i];
+  return t;
+}
+#else
+#define ISA "none"
+#endif
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#ifdef NACC
+/* Runs `iters` iterations; returns FLOPs done. */
+__attribute__((noinline)) static double fma_loop(long iters) {
+  vec a = SET1(kA), b = SET1(kB);
+  vec acc[NACC];
+  for (int j = 0; j < NACC; ++j) acc[j] = SET1((float)j * 1e-3f);
+  for (long i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < NACC; ++j) acc[j] = FMADD(acc[j], a, b);
+  }
+  vec s = acc[0];
+  for (int j = 1; j < NACC; ++j) s = ADD(s, acc[j]);
+  sink = hsum(s);
+  return (double)iters * NACC * LANES * 2;
+}
+
+static double trial(double seconds) {
+  double flops = 0, t0 = now(), el;
+  do {
+    flops += fma_loop(1 << 20);
+    el = now() - t0;
+  } while (el < seconds);
+  return flops / el * 1e-9;
+}
+
+struct arg { double seconds, rate; };
+static void *thread_main(void *p) {
+  struct arg *a = p;
+  a->rate = trial(a->seconds);
+  return NULL;
+}
+#endif
+
+static int peak(int argc, char **argv) {
+  double seconds = argc > 2 ? atof(argv[2]) : 0.2;
+  int trials = argc > 3 ? atoi(argv[3]) : 5;
+  int threads = argc > 4 ? atoi(argv[4]) : 2;
+#ifdef NACC
+  double best = 0, worst = 1e30, all = 0;
+  fma_loop(1 << 16);
+  for (int t = 0; t < trials; ++t) {
+    double r = trial(seconds);
+    if (r > best) best = r;
+    if (r < worst) worst = r;
+  }
+  if (threads < 1) threads = 1;
+  for (int t = 0; t < trials; ++t) {
+    pthread_t th[64];
+    struct arg args[64];
+    int n = threads > 64 ? 64 : threads;
+    for (int i = 0; i < n; ++i) {
+      args[i].seconds = seconds;
+      pthread_create(&th[i], NULL, thread_main, &args[i]);
+    }
+    double total = 0;
+    for (int i = 0; i < n; ++i) {
+      pthread_join(th[i], NULL);
+      total += args[i].rate;
+    }
+    if (total > all) all = total;
+  }
+  printf("{\"isa\": \"%s\", \"accumulators\": %d, \"single\": %.2f, "
+         "\"single_min\": %.2f, \"all\": %.2f, \"threads\": %d, "
+         "\"trials\": %d}\n",
+         ISA, NACC, best, worst, all, threads, trials);
+#else
+  printf("{\"isa\": \"none\", \"single\": 0, \"single_min\": 0, \"all\": 0}\n");
+#endif
+  return 0;
+}
+
+static int rss(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: helper rss CMD ARGS...\n");
+    return 2;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return 2;
+  }
+  if (pid == 0) {
+    execvp(argv[2], argv + 2);
+    perror(argv[2]);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  if (wait4(pid, &status, 0, &ru) < 0) {
+    perror("wait4");
+    return 2;
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+               ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  fprintf(stderr, "helper-rss: maxrss_kib=%ld status=%d cpu_s=%.3f\n",
+          ru.ru_maxrss, code, cpu);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "peak") == 0) return peak(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "rss") == 0) return rss(argc, argv);
+  fprintf(stderr, "usage: helper peak [SECONDS TRIALS THREADS] | helper rss CMD ARGS...\n");
+  return 2;
+}

@@ -1,0 +1,211 @@
+"""bench/models driver (run.sh calls it in the venv): export, compile, time, print.
+
+Progress goes to stderr, one line per step; the markdown report to stdout
+(and work/report.md); everything measured to work/results.json; the commands
+run and their output to work/bench.log.
+"""
+
+import argparse
+import contextlib
+import datetime
+import io
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import iree_compile
+import table
+import timing
+import workloads
+from export import export_workload
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL_PEERS = ["eager", "compile", "ort", "iree"]
+LINEAR_PEERS = ["eager", "ort", "iree"]  # torch.compile of one nn.Linear calls the same addmm
+
+
+def progress(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def measure_peak(helper, threads):
+    try:
+        p = subprocess.run([helper, "peak", "0.2", "5", str(threads)], capture_output=True,
+                           text=True, timeout=60)
+        return json.loads(p.stdout)
+    except Exception as e:  # noqa: BLE001
+        return {"isa": f"failed: {e}", "single": 0, "single_min": 0, "all": 0}
+
+
+def versions(python_bin):
+    v = {"python": platform.python_version()}
+    for mod, name in (("torch", "torch"), ("onnxruntime", "onnxruntime"),
+                      ("iree.runtime", "iree-base-runtime"), ("iree.compiler", "iree-base-compiler")):
+        try:
+            from importlib.metadata import version
+            v[name] = version(name)
+        except Exception:  # noqa: BLE001
+            v[name] = "not installed"
+    return v
+
+
+def machine():
+    info = {"model": platform.processor() or "?", "cpus": os.cpu_count()}
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            k, _, val = line.partition(":")
+            val = val.strip()
+            if k == "Model name":
+                info["model"] = val
+            elif k == "Flags":
+                flags = val.split()
+                info["avx2"] = "avx2" in flags and "fma" in flags
+                info["avx512"] = [f for f in flags if f.startswith("avx512")]
+            elif k in ("Core(s) per socket", "Thread(s) per core", "Socket(s)", "L2 cache",
+                       "L3 cache", "CPU family", "Model", "Hypervisor vendor"):
+                info[k] = val
+    except OSError:
+        pass
+    with open("/proc/meminfo") as f:
+        info["mem_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+    return info
+
+
+def git_commit(path):
+    try:
+        return subprocess.run(["git", "-C", path, "log", "-1", "--format=%h %s"],
+                              capture_output=True, text=True).stdout.strip()[:80]
+    except OSError:
+        return "?"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="2 encoder rows and 3 linear shapes")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--tfm-bin", required=True)
+    ap.add_argument("--helper", required=True)
+    ap.add_argument("--work", default=os.path.join(HERE, "work"))
+    ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    ap.add_argument("--peers", default="eager,compile,ort,iree")
+    ap.add_argument("--budget", type=float, default=1.0, help="timed seconds per model measurement")
+    ap.add_argument("--linear-budget", type=float, default=0.25, help="... per linear measurement")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per measurement")
+    args = ap.parse_args()
+
+    start = time.time()
+    threads = [int(t) for t in args.threads.split(",") if t]
+    wanted = [p for p in args.peers.split(",") if p]
+    os.makedirs(args.work, exist_ok=True)
+    log = open(os.path.join(args.work, "bench.log"), "w")
+    venv_bin = os.path.dirname(sys.executable)
+
+    ws = workloads.all_workloads(quick=args.quick, only=[o for o in args.only.split(",") if o])
+    progress(f"{len(ws)} workloads, threads {threads}, peers {wanted}, work dir {args.work}")
+    peak0 = measure_peak(args.helper, max(threads))
+    progress(f"FMA peak: {peak0}")
+
+    # 1. export (weights, input, reference, .tfm, .onnx)
+    import torch  # noqa: F401  (after the peak: importing torch starts nothing)
+    exports = {}
+    for i, w in enumerate(ws):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                exports[w["name"]] = export_workload(w, args.work, log=progress)
+        log.write(buf.getvalue())
+    progress("exported all workloads")
+
+    # 2. compile: tfm (always, it is what is being measured) and IREE (cached)
+    compiled = {}
+    for w in ws:
+        d = os.path.join(args.work, w["name"])
+        s, err = timing.compile_tfm(args.tfm_bin, d, args.timeout, log)
+        c = {"tfm": {"compile_s": s, "error": err}}
+        if "iree" in wanted:
+            c["iree"] = iree_compile.compile_iree(venv_bin, d, args.timeout, log)
+        compiled[w["name"]] = c
+        progress(f"compiled {w['name']}: tfm " + (f"{s:.1f} s" if s is not None else err)
+                 + ("" if "iree" not in c else ", iree " + (
+                     f"{c['iree']['compile_s']:.1f} s" if "compile_s" in c["iree"]
+                     else c["iree"]["error"])))
+        log.flush()
+
+    # 3. measure
+    servers = {}
+
+    def server(lib):
+        if lib not in servers:
+            servers[lib] = timing.PeerServer(sys.executable, lib, log)
+        return servers[lib]
+
+    results = []
+    for w in ws:
+        d = os.path.join(args.work, w["name"])
+        is_linear = w["kind"] == "linear"
+        budget = args.linear_budget if is_linear else args.budget
+        peers = [p for p in (LINEAR_PEERS if is_linear else MODEL_PEERS) if p in wanted]
+        for n in threads:
+            row = {"workload": w, "threads": n, "runtimes": {}}
+            c = compiled[w["name"]]["tfm"]
+            if c["error"]:
+                r = {"status": "error", "error": c["error"]}
+            else:
+                r = timing.measure_tfm(args.helper, args.tfm_bin, d, n, budget, args.timeout, log)
+                r["compile_s"] = c["compile_s"]
+            row["runtimes"]["tfm"] = r
+            for p in peers:
+                if p == "ort" and exports[w["name"]].get("onnx_note"):
+                    r = {"status": "error", "error": "ONNX export failed: " + exports[w["name"]]["onnx_note"]}
+                elif p == "iree" and "error" in compiled[w["name"]].get("iree", {}):
+                    r = {"status": "error", "error": compiled[w["name"]]["iree"]["error"]}
+                else:
+                    r = server(peers_library(p)).measure(p, d, n, budget, args.timeout)
+                    if p == "iree" and r.get("status") == "ok":
+                        r["compile_s"] = compiled[w["name"]]["iree"].get("compile_s")
+                row["runtimes"][p] = r
+            results.append(row)
+            progress(f"{w['name']} thr={n}: " + ", ".join(
+                f"{k} {v['ms']:.3f} ms" if v.get("status") == "ok" else f"{k} {v.get('status')}"
+                for k, v in row["runtimes"].items()))
+            log.flush()
+    for s in servers.values():
+        s.close()
+
+    peak1 = measure_peak(args.helper, max(threads))
+    peak = {"isa": peak0.get("isa"), "accumulators": peak0.get("accumulators"),
+            "single": max(peak0["single"], peak1["single"]),
+            "single_min": min(peak0["single_min"], peak1["single_min"]),
+            "all": max(peak0["all"], peak1["all"]), "threads": max(threads)}
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "bench/models/run.sh " + " ".join(os.environ.get("TFM_BENCH_ARGV", "").split()),
+        "machine": machine(), "peak": peak, "versions": versions(sys.executable),
+        "tfm_commit": git_commit(HERE), "tfm_bin": args.tfm_bin, "threads": threads,
+        "budget": args.budget, "linear_budget": args.linear_budget,
+        "total_s": round(time.time() - start),
+    }
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
+    report = table.report(meta, results)
+    with open(os.path.join(args.work, "report.md"), "w") as f:
+        f.write(report)
+    print(report)
+    progress(f"done in {meta['total_s']} s; report in {args.work}/report.md")
+    bad = [r for row in results for k, r in row["runtimes"].items()
+           if k == "tfm" and r.get("status") != "ok"]
+    return 1 if bad else 0
+
+
+def peers_library(p):
+    return {"eager": "torch", "compile": "torch", "ort": "onnxruntime", "iree": "iree"}[p]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
