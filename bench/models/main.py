@@ -93,8 +93,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
     ap.add_argument("--peers", default="eager,compile,ort,iree")
     ap.add_argument("--budget", type=float, default=1.0, help="timed seconds per model measurement")
-    ap.add_argument("--linear-budget", type=float, default=0.25, help="... per linear measurement")
+    ap.add_argument("--linear-budget", type=float, default=0.2, help="... per linear measurement")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per measurement")
+    ap.add_argument("--retries", type=int, default=1,
+                    help="repeat a measurement (fresh process, keep the faster) while other"
+                         " processes used more than --busy cores during it")
+    ap.add_argument("--busy", type=float, default=0.5)
     args = ap.parse_args()
 
     start = time.time()
@@ -145,6 +149,20 @@ def main():
             servers[lib] = timing.PeerServer(sys.executable, lib, log)
         return servers[lib]
 
+    def retried(measure):
+        r = measure()
+        for _ in range(args.retries):
+            if r.get("status") != "ok" or (r.get("busy") or 0) <= args.busy \
+                    or r["ms"] * r.get("runs", 1) > 5000:
+                break
+            again = measure()
+            if again.get("status") == "ok" and again["ms"] < r["ms"]:
+                again["tries"] = r.get("tries", 1) + 1
+                r = again
+            else:
+                r["tries"] = r.get("tries", 1) + 1
+        return r
+
     results = []
     for w in ws:
         d = os.path.join(args.work, w["name"])
@@ -157,7 +175,8 @@ def main():
             if c["error"]:
                 r = {"status": "error", "error": c["error"]}
             else:
-                r = timing.measure_tfm(args.helper, args.tfm_bin, d, n, budget, args.timeout, log)
+                r = retried(lambda: timing.measure_tfm(args.helper, args.tfm_bin, d, n, budget,
+                                                       args.timeout, log))
                 r["compile_s"] = c["compile_s"]
             row["runtimes"]["tfm"] = r
             for p in peers:
@@ -166,7 +185,7 @@ def main():
                 elif p == "iree" and "error" in compiled[w["name"]].get("iree", {}):
                     r = {"status": "error", "error": compiled[w["name"]]["iree"]["error"]}
                 else:
-                    r = server(peers_library(p)).measure(p, d, n, budget, args.timeout)
+                    r = retried(lambda: server(peers_library(p)).measure(p, d, n, budget, args.timeout))
                     if p == "iree" and r.get("status") == "ok":
                         r["compile_s"] = compiled[w["name"]]["iree"].get("compile_s")
                 row["runtimes"][p] = r
@@ -189,6 +208,7 @@ def main():
         "machine": machine(), "peak": peak, "versions": versions(sys.executable),
         "tfm_commit": git_commit(HERE), "tfm_bin": args.tfm_bin, "threads": threads,
         "budget": args.budget, "linear_budget": args.linear_budget,
+        "retries": args.retries, "busy_limit": args.busy,
         "total_s": round(time.time() - start),
     }
     with open(os.path.join(args.work, "results.json"), "w") as f:

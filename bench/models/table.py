@@ -66,8 +66,10 @@ def header(meta):
         f"- peers: torch {v.get('torch')}, onnxruntime {v.get('onnxruntime')}, iree-base-compiler"
         f" {v.get('iree-base-compiler')} / iree-base-runtime {v.get('iree-base-runtime')}, Python {v.get('python')}",
         f"- timing: one warm-up, then timed runs until >= 3 runs (2 if a run takes > 1 s, 1 if > 5 s)"
-        f" and >= {meta['budget']} s ({meta['linear_budget']} s for linear), at most 30; median."
-        " Each measurement in its own process; `MiB` is that process's peak RSS.",
+        f" and >= {meta['budget']} s ({meta['linear_budget']} s for linear), at most 1000; median."
+        " Each measurement in its own process; `MiB` is that process's peak RSS. A measurement"
+        f" during which other processes used more than {meta.get('busy_limit', 0.5)} cores is"
+        f" repeated up to {meta.get('retries', 1)} time(s) in a fresh process, keeping the faster.",
     ])
 
 
@@ -101,7 +103,7 @@ def linear_table(rows, peak, notes, peers):
     head = ["M", "K", "N", "thr", "tfm ms", "GFLOP/s", "% peak", "compile s"]
     for p in peers:
         head += [f"{SHORT[p]} ms", f"{SHORT[p]}/tfm"]
-    head += ["MiB " + "/".join(SHORT[p] for p in ["tfm"] + peers), "check"]
+    head += ["MiB " + "/".join(SHORT[p] for p in ["tfm"] + peers), "busy", "check"]
     out = ["| " + " | ".join(head) + " |", "|" + "--:|" * (len(head) - 1) + "---|"]
     for row in rows:
         w, n, rts = row["workload"], row["threads"], row["runtimes"]
@@ -127,7 +129,9 @@ def linear_table(rows, peak, notes, peers):
             mib.append(f"{r['peak_mib']:.0f}" if ok and r.get("peak_mib") is not None else "-")
             if ok and r.get("err") is not None and r["err"] > tol(w):
                 bad.append(f"{SHORT[k]} {fmt_err(r['err'])}")
-        cells += ["/".join(mib), "FAIL " + ", ".join(bad) if bad else "ok"]
+        busy = [r.get("busy") for r in rts.values() if r.get("busy") is not None]
+        cells += ["/".join(mib), fmt_busy(max(busy) if busy else None),
+                  "FAIL " + ", ".join(bad) if bad else "ok"]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -152,7 +156,8 @@ def report(meta, results):
                  if any(p in r["runtimes"] for r in linears)]
         parts += ["### nn.Linear sweep (y = x W^T + b, x [1, M, K], fp32)", "",
                   "GFLOP/s and % peak are tfm's (2·M·K·N FLOPs); `X/tfm`: that runtime's time over"
-                  " tfm's; MiB: each runtime's peak RSS; check: every output within"
+                  " tfm's; MiB: each runtime's peak RSS; busy: the most cores other processes used"
+                  " during any of the row's measurements; check: every output within"
                   f" {TOL_LAYER:.0e} of eager (max |y - y_eager| / max |y_eager|).", ""]
         parts += linear_table(linears, peak, notes, peers) + [""]
     if notes.items:
