@@ -76,9 +76,17 @@ def machine():
 
 
 def git_commit(path):
+    """The checkout's commit, and whether the compiler's sources differ from it."""
     try:
-        return subprocess.run(["git", "-C", path, "log", "-1", "--format=%h %s"],
+        head = subprocess.run(["git", "-C", path, "log", "-1", "--format=%h %s"],
                               capture_output=True, text=True).stdout.strip()[:80]
+        root = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "compiler",
+                                "dialects", "runtime", "tools"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + (f" plus uncommitted changes to {len(dirty.splitlines())} files under"
+                       " compiler/, dialects/, runtime/, tools/" if dirty else "")
     except OSError:
         return "?"
 
@@ -92,7 +100,8 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
     ap.add_argument("--peers", default="eager,compile,ort,iree")
-    ap.add_argument("--budget", type=float, default=1.0, help="timed seconds per model measurement")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="timed seconds per model measurement (default 1, --quick 0.5)")
     ap.add_argument("--linear-budget", type=float, default=0.2, help="... per linear measurement")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per measurement")
     ap.add_argument("--retries", type=int, default=1,
@@ -102,6 +111,8 @@ def main():
     args = ap.parse_args()
 
     start = time.time()
+    if args.budget is None:
+        args.budget = 0.5 if args.quick else 1.0
     threads = [int(t) for t in args.threads.split(",") if t]
     wanted = [p for p in args.peers.split(",") if p]
     os.makedirs(args.work, exist_ok=True)
@@ -125,6 +136,10 @@ def main():
                 exports[w["name"]] = export_workload(w, args.work, log=progress)
         log.write(buf.getvalue())
     progress("exported all workloads")
+
+    exe = os.path.join(args.tfm_bin, "tfm-compile")
+    tfm_built = (datetime.datetime.fromtimestamp(os.path.getmtime(exe), datetime.timezone.utc)
+                 .strftime("%Y-%m-%d %H:%M UTC") if os.path.exists(exe) else "?")
 
     # 2. compile: tfm (always, it is what is being measured) and IREE (cached)
     compiled = {}
@@ -153,7 +168,7 @@ def main():
         r = measure()
         for _ in range(args.retries):
             if r.get("status") != "ok" or (r.get("busy") or 0) <= args.busy \
-                    or r["ms"] * r.get("runs", 1) > 5000:
+                    or r["ms"] * r.get("runs", 1) > 2000:
                 break
             again = measure()
             if again.get("status") == "ok" and again["ms"] < r["ms"]:
@@ -207,6 +222,7 @@ def main():
         "command": "bench/models/run.sh " + " ".join(os.environ.get("TFM_BENCH_ARGV", "").split()),
         "machine": machine(), "peak": peak, "versions": versions(sys.executable),
         "tfm_commit": git_commit(HERE), "tfm_bin": args.tfm_bin, "threads": threads,
+        "tfm_built": tfm_built,
         "budget": args.budget, "linear_budget": args.linear_budget,
         "retries": args.retries, "busy_limit": args.busy,
         "total_s": round(time.time() - start),

@@ -61,14 +61,14 @@ def header(meta):
         f" and the end of the run): **{p['single']:.1f} GFLOP/s on 1 core** (slowest trial"
         f" {p['single_min']:.1f}), {p['all']:.1f} GFLOP/s on {p['threads']} threads together."
         " `% peak` is against the 1-core figure, so 2-thread rows can exceed 100.",
-        f"- tfm: `{meta['tfm_bin']}`, repository at `{meta['tfm_commit']}`"
-        " (the working tree may hold uncommitted changes)",
+        f"- tfm: `{meta['tfm_bin']}` (tfm-compile built {meta.get('tfm_built', '?')}); checkout at"
+        f" {meta['tfm_commit']}",
         f"- peers: torch {v.get('torch')}, onnxruntime {v.get('onnxruntime')}, iree-base-compiler"
         f" {v.get('iree-base-compiler')} / iree-base-runtime {v.get('iree-base-runtime')}, Python {v.get('python')}",
         f"- timing: one warm-up, then timed runs until >= 3 runs (2 if a run takes > 1 s, 1 if > 5 s)"
         f" and >= {meta['budget']} s ({meta['linear_budget']} s for linear), at most 1000; median."
         " Each measurement in its own process; `MiB` is that process's peak RSS. A measurement"
-        f" during which other processes used more than {meta.get('busy_limit', 0.5)} cores is"
+        f" (timed runs under 2 s in all) during which other processes used more than {meta.get('busy_limit', 0.5)} cores is"
         f" repeated up to {meta.get('retries', 1)} time(s) in a fresh process, keeping the faster.",
     ])
 

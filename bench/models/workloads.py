@@ -52,14 +52,17 @@ def linear(M, K, N):
 
 def all_workloads(quick=False, only=None):
     """The workloads of a run; `only`: a list of substrings of names."""
-    ws = [
-        encoder("enc512_s128", "encoder layer E=512 S=128", 128, 512, 8, 2048, 1, "relu"),
-    ]
-    if not quick:
-        ws.append(encoder("enc512_s512", "encoder layer E=512 S=512", 512, 512, 8, 2048, 1, "relu"))
-    ws.append(encoder("bert12_s128", "BERT-base 12 layers S=128", 128, 768, 12, 3072, 12, "gelu"))
-    if not quick:
-        ws.append(encoder("bert12_s512", "BERT-base 12 layers S=512", 512, 768, 12, 3072, 12, "gelu"))
+    ws = [encoder("enc512_s128", "encoder layer E=512 S=128", 128, 512, 8, 2048, 1, "relu")]
+    if quick:
+        # a smoke test of the stacked-layer path (weight prefixes) that compiles in seconds
+        ws.append(encoder("bert2_s128", "BERT-base, 2 of its 12 layers, S=128", 128, 768, 12,
+                          3072, 2, "gelu"))
+    else:
+        ws += [
+            encoder("enc512_s512", "encoder layer E=512 S=512", 512, 512, 8, 2048, 1, "relu"),
+            encoder("bert12_s128", "BERT-base 12 layers S=128", 128, 768, 12, 3072, 12, "gelu"),
+            encoder("bert12_s512", "BERT-base 12 layers S=512", 512, 768, 12, 3072, 12, "gelu"),
+        ]
     shapes = QUICK_LINEAR if quick else [
         (m, k, n) for m in SWEEP_M for k in SWEEP_KN for n in SWEEP_KN]
     ws += [linear(*s) for s in shapes]
