@@ -78,7 +78,7 @@ def machine():
 def git_commit(path):
     """The checkout's commit, and whether the compiler's sources differ from it."""
     try:
-        head = subprocess.run(["git", "-C", path, "log", "-1", "--format=%h %s"],
+        head = subprocess.run(["git", "-C", path, "log", "-1", "--format=%h"],
                               capture_output=True, text=True).stdout.strip()[:80]
         root = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
                               capture_output=True, text=True).stdout.strip()
