@@ -68,11 +68,52 @@ def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "ModuleOp"> {
            "vector length (0: from the vector width)">,
     Option<"valueVectors", "value-vectors", "int64_t", /*default=*/"0",
            "Vectors of the value dimension accumulated at once (0: from "
-           "the vector width)">
+           "the vector width)">,
+    Option<"multiversion", "multiversion", "bool", /*default=*/"false",
+           "Emit SSE, AVX2+FMA and AVX-512 variants of each task, chosen at "
+           "run time by the CPU's features (vector-bits is then ignored)">
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
                            "math::MathDialect"];
+}
+
+def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
+  let summary = "Lower bufferized tfm.packed_linear to a register-tiled GEMM";
+  let description = [{
+    Rewrites each `tfm.packed_linear` on memrefs into a call to an outlined
+    task function over (row block, column block) tasks, which
+    `tfm-dispatch-tasks` hands to the caller's threads. Inside a task, K is
+    cut into chunks whose packed weight panel stays in L1; for each panel
+    of `nr` columns, a micro-kernel of `mr` rows keeps its `mr x nr`
+    accumulators in vector registers, broadcasting one element of the input
+    per row and fusing it with two contiguous weight vectors per K step.
+    The last chunk applies bias, activation (`relu`, `gelu` through a
+    polynomial erf, `gelu_tanh`) and the residual add before storing. Row
+    tails get their own micro-kernel per row count; column tails use masked
+    loads and stores. Task functions are shared by ops of the same shapes.
+
+    Tiles follow the vector width: 6 rows x 2 vectors with AVX2 and SSE,
+    12 x 2 with AVX-512; the options override them for experiments. With
+    `multiversion`, each task is emitted for SSE, AVX2+FMA and AVX-512
+    (function-level target features) and the call site picks the variant
+    the CPU supports (`__tfm_cpu_level()`, CPUID, cached).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers in bits (128, 256, 512)">,
+    Option<"microRows", "micro-rows", "int64_t", /*default=*/"0",
+           "Rows per micro-kernel (0: from the vector width)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "Depth of a K chunk (0: 16 KB of packed weight panel)">,
+    Option<"multiversion", "multiversion", "bool", /*default=*/"false",
+           "Emit SSE, AVX2+FMA and AVX-512 variants of each task, chosen at "
+           "run time by the CPU's features (vector-bits is then ignored)">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect",
+                           "math::MathDialect", "func::FuncDialect",
+                           "LLVM::LLVMDialect"];
 }
 
 #endif // TFM_CONVERSION_PASSES_TD

@@ -218,8 +218,10 @@ LogicalResult Compilation::run() {
     return printIR(module);
 
   // The target decides the vector width the kernels are tiled for.
+  bool portable = options.cpu == "portable" || options.cpu.empty();
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(CPUTarget{options.cpu}, error);
+      createTargetMachine(CPUTarget{portable ? "x86-64-v2" : options.cpu},
+                          error);
   if (failed(machine))
     return fail(error);
 
@@ -232,6 +234,7 @@ LogicalResult Compilation::run() {
   pipeline.fuseAttention = options.fuseAttention;
   pipeline.remarks = options.remarks;
   pipeline.vectorBits = getVectorBits(**machine);
+  pipeline.multiversion = portable;
   if (failed(runPipeline(module, [&](OpPassManager &pm) {
         buildTfmToLinalgPipeline(pm, pipeline);
       })))

@@ -45,8 +45,10 @@ struct CompileOptions {
   std::string headerPath;
   /// What to produce; when unset, derived from outputPath's extension.
   std::optional<EmitKind> emit;
-  /// LLVM CPU name, or "host".
-  std::string cpu = "x86-64-v2";
+  /// LLVM CPU name, or "host"; "portable" (the default): x86-64-v2 code
+  /// whose GEMM and attention kernels also come as AVX2+FMA and AVX-512
+  /// variants, chosen at run time by the CPU's features.
+  std::string cpu = "portable";
   /// Print large constants (weights) in IR stages in full.
   bool printWeights = false;
   /// Fuse attention chains into tfm.attention (docs/compiler.md); off keeps

@@ -37,8 +37,14 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createTfmFuseAttention(
         TfmFuseAttentionOptions{options.remarks, /*remarkRefusals=*/false}));
   // Without a weights file the pass explains what is missing.
-  if (options.bindWeights)
+  if (options.bindWeights) {
     pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
+    // Constant weights are packed for the GEMM micro-kernel now, once.
+    if (options.packLinear)
+      pm.addNestedPass<func::FuncOp>(
+          createTfmPackLinear(TfmPackLinearOptions{options.vectorBits,
+                                                   options.multiversion}));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
   if (options.fuseAttention)
@@ -67,8 +73,12 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   attention.microRows = options.attentionMicroRows;
   attention.keyVectors = options.attentionKeyVectors;
   attention.valueVectors = options.attentionValueVectors;
+  attention.multiversion = options.multiversion;
   // Module-level: it outlines task functions next to the model.
   pm.addPass(tfm::createConvertAttentionToCPU(attention));
+  pm.addPass(tfm::createConvertLinearToCPU(
+      tfm::ConvertLinearToCPUOptions{options.vectorBits, 0, 0,
+                                     options.multiversion}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

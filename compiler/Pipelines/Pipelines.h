@@ -41,6 +41,18 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fuse attention chains into tfm.attention (off: the "
                      "unfused path, for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> multiversion{
+      *this, "multiversion",
+      llvm::cl::desc("Emit the GEMM and attention kernels for SSE, AVX2+FMA "
+                     "and AVX-512, chosen at run time (vector-bits is then "
+                     "ignored by them)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> packLinear{
+      *this, "pack-linear",
+      llvm::cl::desc("Lower linear layers with constant weights to the "
+                     "register-tiled GEMM (off: linalg loops, for "
+                     "comparison)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Report fused and refused attention chains as remarks"),

@@ -112,6 +112,42 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
   let dependentDialects = ["arith::ArithDialect"];
 }
 
+def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
+  let summary = "Pack constant linear weights for the GEMM micro-kernel and fuse its epilogue";
+  let description = [{
+    Runs after `tfm-bind-weights`. Each f32 `tfm.linear` whose weight (and
+    bias) are constants, also through static slices of a constant, becomes a
+    `tfm.packed_linear` whose weight is packed at compile time into panels
+    of the micro-kernel's width `nr` (two vectors of the target):
+    `[ceil(N/nr), K, nr]`, zero padded, with the bias padded to match. A
+    `tfm.relu` or `tfm.gelu` that is the layer's only user becomes the
+    op's activation, and a `tfm.add` of a same-shaped tensor that is the
+    only user after that becomes its residual, so bias, activation and
+    residual are applied while the output tile is in registers.
+
+    Before:
+    ```mlir
+    %h = tfm.linear %x, %w, %b : tensor<?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32> -> tensor<?x2048xf32>
+    %g = tfm.gelu %h : tensor<?x2048xf32>
+    ```
+    After (vector-bits=256, nr = 16):
+    ```mlir
+    %wp = arith.constant dense<...> : tensor<128x512x16xf32>
+    %g = tfm.packed_linear ins(%x, %wp : ...) bias(%bp : tensor<2048xf32>)
+           outs(%e : tensor<?x2048xf32>) activation "gelu" -> tensor<?x2048xf32>
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers in bits (128, 256, 512); "
+           "panels are two vectors wide">,
+    Option<"multiversion", "multiversion", "bool", /*default=*/"false",
+           "Pack for the widest kernel variant (32 columns), which the "
+           "narrower variants read as sub-panels">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
+}
+
 def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
   let summary = "Lower linalg.softmax to max, exp-sum and divide generics";
   let description = [{

@@ -28,8 +28,12 @@ static cl::opt<std::string>
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
-    cpu("cpu", cl::desc("CPU to generate code for (LLVM name, or 'host')"),
-        cl::init("x86-64-v2"), cl::cat(category));
+    cpu("cpu",
+        cl::desc("CPU to generate code for: an LLVM name (x86-64-v3, "
+                 "znver4, ...), 'host', or 'portable' (the default: "
+                 "x86-64-v2 code whose GEMM and attention kernels also come "
+                 "in AVX2+FMA and AVX-512 variants, picked at run time)"),
+        cl::init("portable"), cl::cat(category));
 static cl::opt<bool> noFuseAttention(
     "no-fuse-attention",
     cl::desc("Lower attention chains unfused, materializing the scores"),

@@ -21,6 +21,7 @@
 // expf calls.
 //
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/KernelVariants/KernelVariants.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,8 +81,12 @@ Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
 /// arithmetic readable; every value is an index unless named otherwise.
 class FlashAttentionEmitter {
 public:
-  FlashAttentionEmitter(AttentionOp op, const Tiling &tiling)
-      : op(op), tiling(tiling), b(op), loc(op.getLoc()) {}
+  /// Emits the variant's task function and its call at `at`'s insertion
+  /// point; the caller erases the op.
+  FlashAttentionEmitter(AttentionOp op, const Tiling &tiling,
+                        const KernelVariant &variant, OpBuilder &at)
+      : op(op), tiling(tiling), variant(variant),
+        b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()) {}
   /// The outlined task function, once emitted.
   func::FuncOp getTask() { return task; }
 
@@ -151,6 +156,7 @@ private:
 
   AttentionOp op;
   Tiling tiling;
+  KernelVariant variant;
   OpBuilder b;
   Location loc;
 
@@ -261,12 +267,10 @@ LogicalResult FlashAttentionEmitter::emit() {
   Value numTasks = countTasks();
   if (failed(createTaskFunction(operands)))
     return failure();
-  b.setInsertionPoint(op);
   SmallVector<Value> args(operands);
   args.push_back(idx(0));
   args.push_back(numTasks);
   func::CallOp::create(b, loc, task, args);
-  op.erase();
   return success();
 }
 
@@ -284,7 +288,7 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   auto module = op->getParentOfType<ModuleOp>();
   std::string name;
   for (unsigned n = 0;; ++n) {
-    name = "__tfm_task_attention_" + std::to_string(n);
+    name = "__tfm_task_attention_" + std::to_string(n) + variant.suffix;
     if (!module.lookupSymbol(name))
       break;
   }
@@ -296,6 +300,7 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
   task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
   task.setPrivate();
+  setKernelTarget(task, variant);
   Block *entry = task.addEntryBlock();
   b.setInsertionPointToStart(entry);
   ArrayRef<BlockArgument> args = entry->getArguments();
@@ -614,21 +619,31 @@ struct ConvertAttentionToCPUPass
       }
       unsigned bits =
           cast<MemRefType>(op.getQuery().getType()).getElementTypeBitWidth();
-      Tiling tiling = defaultTiling(vectorBits, bits);
-      auto override = [](int64_t option, int64_t &field) {
-        if (option > 0)
-          field = option;
-      };
-      override(microRows, tiling.microRows);
-      override(keyVectors, tiling.keyVectors);
-      override(valueVectors, tiling.valueVectors);
-      override(blockQ, tiling.blockQ);
-      // Query blocks are whole vectors (queries run along the lanes) and
-      // whole micro-kernels.
-      tiling.blockQ = llvm::alignTo(
-          tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
-      if (failed(FlashAttentionEmitter(op, tiling).emit()))
+      OpBuilder b(op);
+      bool failedAny = false;
+      emitVariantSwitch(
+          b, op.getLoc(), getOperation(),
+          getKernelVariants(vectorBits, multiversion),
+          [&](const KernelVariant &variant) {
+            Tiling tiling = defaultTiling(variant.vectorBits, bits);
+            auto override = [](int64_t option, int64_t &field) {
+              if (option > 0)
+                field = option;
+            };
+            override(microRows, tiling.microRows);
+            override(keyVectors, tiling.keyVectors);
+            override(valueVectors, tiling.valueVectors);
+            override(blockQ, tiling.blockQ);
+            // Query blocks are whole vectors (queries run along the lanes)
+            // and whole micro-kernels.
+            tiling.blockQ = llvm::alignTo(
+                tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
+            failedAny |= failed(
+                FlashAttentionEmitter(op, tiling, variant, b).emit());
+          });
+      if (failedAny)
         return signalPassFailure();
+      op.erase();
     }
     // Vector exponentials as polynomials: LLVM would scalarize them into
     // expf calls otherwise.

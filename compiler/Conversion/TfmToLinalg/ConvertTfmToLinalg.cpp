@@ -34,7 +34,7 @@ struct ConvertTfmToLinalgPass
       return signalPassFailure();
 
     WalkResult leftover = getOperation().walk([](Operation *op) {
-      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp, AttentionOp>(op)) {
+      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp, AttentionOp, PackedLinearOp>(op)) {
         op->emitError("could not lower '")
             << op->getName() << "' to linalg"
             << (isa<SdpaOp, MultiHeadAttentionOp>(op)

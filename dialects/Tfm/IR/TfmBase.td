@@ -32,5 +32,6 @@ def Tfm_FloatTensor : RankedTensorOf<[F32, F64]>;
 def Tfm_IndexTensor : RankedTensorOf<[I32, I64]>;
 /// An attention mask: boolean, or float values added to the scores.
 def Tfm_MaskTensor : RankedTensorOf<[I1, F32, F64]>;
+def Tfm_RankedTensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
 
 #endif // TFM_BASE_TD

@@ -608,5 +608,68 @@ void AttentionOp::getEffects(
   }
 }
 
+LogicalResult PackedLinearOp::verify() {
+  bool tensors = isa<RankedTensorType>(getInit().getType());
+  for (Value v : getOperation()->getOperands()) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    if (!type || !type.hasRank() || isa<RankedTensorType>(type) != tensors)
+      return emitOpError("operands must all be ranked tensors or all memrefs");
+    if (!type.getElementType().isF32())
+      return emitOpError("operands must be f32");
+  }
+  if (tensors != (getNumResults() == 1))
+    return emitOpError(tensors ? "on tensors must return one result"
+                               : "on memrefs returns nothing");
+  auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  ArrayRef<int64_t> x = shape(getInput()), w = shape(getPackedWeight()),
+                    o = shape(getInit());
+  if (w.size() != 3 || ShapedType::isDynamicShape(w) || w[2] < 1)
+    return emitOpError("packed weight must be static [panels, K, width]");
+  if (x.empty() || o.size() != x.size())
+    return emitOpError("input and init must have the same rank, 1 or more");
+  for (size_t d = 0; d + 1 < x.size(); ++d)
+    if (!dimsAgree(x[d], o[d]))
+      return emitOpError("input ") << formatShape(x) << " and init "
+                                   << formatShape(o)
+                                   << " disagree in dimension " << d;
+  if (x.back() != w[1])
+    return emitOpError("input ") << formatShape(x)
+                                 << " does not have the packed weight's "
+                                 << w[1] << " input features";
+  if (ShapedType::isDynamic(o.back()) || llvm::divideCeil(o.back(), w[2]) != w[0])
+    return emitOpError("init ") << formatShape(o) << " needs "
+                                << w[0] * w[2] - w[2] + 1 << " to "
+                                << w[0] * w[2] << " static output features";
+  if (Value bias = getBias())
+    if (shape(bias) != ArrayRef<int64_t>{w[0] * w[2]})
+      return emitOpError("bias must be [") << w[0] * w[2] << "] (padded)";
+  if (Value residual = getResidual())
+    if (shape(residual).size() != o.size() ||
+        !llvm::all_of(llvm::zip(shape(residual), o), [](auto pair) {
+          return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+        }))
+      return emitOpError("residual must have the result's shape");
+  StringRef activation = getActivation();
+  if (activation != "none" && activation != "relu" && activation != "gelu" &&
+      activation != "gelu_tanh")
+    return emitOpError("unknown activation '") << activation << "'";
+  return success();
+}
+
+void PackedLinearOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!hasPureBufferSemantics())
+    return;
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (&operand == &getInitMutable())
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Tfm/IR/TfmOps.cpp.inc"

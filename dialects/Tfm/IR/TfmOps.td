@@ -578,4 +578,60 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
   }];
 }
 
+def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
+    DestinationStyleOpInterface, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Linear layer over a weight packed for register-tiled GEMM, with a fused epilogue";
+  let description = [{
+    `init = residual + activation(input W^T + bias)`, where the weight
+    `W [N, K]` is stored packed in column panels of the micro-kernel's width
+    `nr`: `packed_weight [ceil(N/nr), K, nr]`, element `[p, k, j]` holding
+    `W[p*nr + j, k]` (zero past `N`). The packing is done at compile time
+    (`tfm-pack-linear`), so the micro-kernel streams one contiguous panel
+    per group of output columns. `bias` is `[ceil(N/nr)*nr]` (zero padded);
+    `residual` has the result's shape. `activation` is `none`, `relu`,
+    `gelu` (exact, with erf) or `gelu_tanh`.
+
+    `input [..., K]` and `init [..., N]` share their leading dimensions,
+    which are flattened into the GEMM's rows. Destination-style: on tensors
+    it returns the result, on memrefs it writes `init`.
+
+    Example:
+
+    ```mlir
+    %y = tfm.packed_linear ins(%x, %wp : tensor<?x512xf32>, tensor<128x512x16xf32>)
+           bias(%b : tensor<2048xf32>) outs(%init : tensor<?x2048xf32>)
+           activation "gelu" -> tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_RankedTensorOrMemRef:$input,
+                       Tfm_RankedTensorOrMemRef:$packed_weight,
+                       Optional<Tfm_RankedTensorOrMemRef>:$bias,
+                       Optional<Tfm_RankedTensorOrMemRef>:$residual,
+                       Tfm_RankedTensorOrMemRef:$init,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $packed_weight `:` type($input) `,`
+    type($packed_weight) `)` (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getInitMutable());
+    }
+    /// True once bufferized: operands are memrefs and there is no result.
+    bool hasPureBufferSemantics() {
+      return isa<MemRefType>(getInit().getType());
+    }
+    /// Columns per packed panel (the micro-kernel's width).
+    int64_t getPanelWidth() {
+      return cast<ShapedType>(getPackedWeight().getType()).getShape()[2];
+    }
+  }];
+}
+
 #endif // TFM_OPS_TD

@@ -39,11 +39,40 @@ struct AttentionOpInterface
     return success();
   }
 };
+
+/// Destination-style tfm ops bufferize the same way: the same op over the
+/// operands' buffers, writing the init buffer, with no results.
+template <typename OpTy>
+struct DpsOpInterface
+    : DstBufferizableOpInterfaceExternalModel<DpsOpInterface<OpTy>, OpTy> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto dps = cast<OpTy>(op);
+    if (dps.hasPureBufferSemantics())
+      return success();
+    SmallVector<Value> buffers;
+    for (OpOperand &operand : op->getOpOperands()) {
+      FailureOr<Value> buffer =
+          getBuffer(rewriter, operand.get(), options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    OperationState bufferized(op->getLoc(), op->getName(), buffers,
+                              TypeRange{}, op->getAttrs());
+    rewriter.create(bufferized);
+    replaceOpWithBufferizedValues(rewriter, op, buffers.back());
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tfm::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
     AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
+    PackedLinearOp::attachInterface<DpsOpInterface<PackedLinearOp>>(*ctx);
   });
 }

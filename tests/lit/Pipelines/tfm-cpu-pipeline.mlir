@@ -20,8 +20,10 @@
 // The model function is internal and takes x then the two outputs as memref
 // descriptors, then the tfm_exec pointer that tfm-dispatch-tasks appends for
 // the attention's parallel tasks. The bound weights are read-only globals.
-// CHECK-DAG:   llvm.mlir.global private constant @[[W:__constant_2x3xf32[_0-9]*]](dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>)
-// CHECK-DAG:   llvm.mlir.global private constant @[[B:__constant_2xf32[_0-9]*]](dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>)
+// The weight is packed into one panel of 32 columns (two AVX-512 vectors,
+// tfm-opt's default width), the bias padded to match.
+// CHECK-DAG:   llvm.mlir.global private constant @[[W:__constant_1x3x32xf32[_0-9]*]](dense<{{\[\[\[}}1.000000e+00, 4.000000e+00, 0.000000e+00,
+// CHECK-DAG:   llvm.mlir.global private constant @[[B:__constant_32xf32[_0-9]*]](dense<[5.000000e-01, -5.000000e-01, 0.000000e+00,
 // CHECK-LABEL: llvm.func internal @attn(
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
@@ -51,8 +53,8 @@
 // that has a lowering of its own after bufferization.
 // LINALG-LABEL: func.func @attn
 // LINALG-NOT:   {{(= |^ *)tfm\.}}
-// LINALG:       %[[W:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
-// LINALG:       %[[H:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x3xf32>)
+// LINALG:       %[[W:.*]] = arith.constant dense<{{\[\[\[}}1.000000e+00, 4.000000e+00, {{.*}}> : tensor<1x3x32xf32>
+// LINALG:       %[[H:.*]] = tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<1x3x32xf32>)
 // LINALG-NOT:   {{(= |^ *)tfm\.}}
 // LINALG:       %[[A:.*]] = tfm.attention ins(%[[H]], %[[H]], %[[H]] : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x2xf32>) scale 0.70710678118654746 -> tensor<?x2xf32>
 // LINALG-NOT:   {{(= |^ *)tfm\.}}

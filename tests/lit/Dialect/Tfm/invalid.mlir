@@ -843,3 +843,43 @@ func.func @sdpa_mask_rank_0(%q: tensor<?x8xf32>, %m: tensor<i1>) -> tensor<?x8xf
   %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<i1>) : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @packed_linear_mixed(%x: tensor<?x3xf32>, %w: memref<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op operands must all be ranked tensors or all memrefs}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, memref<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_features(%x: tensor<?x4xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 4] does not have the packed weight's 3 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_panels(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x9xf32>) -> tensor<?x9xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op init [?, 9] needs 1 to 8 static output features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x9xf32>) activation "none" -> tensor<?x9xf32>
+  return %0 : tensor<?x9xf32>
+}
+
+// -----
+
+func.func @packed_linear_bias(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %b: tensor<2xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op bias must be [8] (padded)}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) bias(%b : tensor<2xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op unknown activation 'swish'}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "swish" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

@@ -290,3 +290,13 @@ func.func @multi_head_attention_options(%x: tensor<2x5x8xf32>, %m: tensor<2x7x8x
         -> (tensor<2x5x8xf32>, tensor<2x2x5x7xf32>)
   return %0, %1, %2, %3 : tensor<2x5x8xf32>, tensor<2x5x7xf32>, tensor<2x5x8xf32>, tensor<2x2x5x7xf32>
 }
+
+// CHECK-LABEL: func.func @packed_linear(
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%{{.*}} : tensor<16xf32>) residual(%{{.*}} : tensor<?x7x13xf32>) outs(%{{.*}} : tensor<?x7x13xf32>) activation "gelu" -> tensor<?x7x13xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : memref<?x3xf32>, memref<2x3x8xf32>) outs(%{{.*}} : memref<?x13xf32>) activation "relu"
+func.func @packed_linear(%x: tensor<?x7x3xf32>, %w: tensor<2x3x8xf32>, %b: tensor<16xf32>, %r: tensor<?x7x13xf32>, %i: tensor<?x7x13xf32>,
+                         %mx: memref<?x3xf32>, %mw: memref<2x3x8xf32>, %my: memref<?x13xf32>) -> tensor<?x7x13xf32> {
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%b : tensor<16xf32>) residual(%r : tensor<?x7x13xf32>) outs(%i : tensor<?x7x13xf32>) activation "gelu" -> tensor<?x7x13xf32>
+  tfm.packed_linear ins(%mx, %mw : memref<?x3xf32>, memref<2x3x8xf32>) outs(%my : memref<?x13xf32>) activation "relu"
+  return %0 : tensor<?x7x13xf32>
+}

@@ -1,0 +1,209 @@
+//===- KernelVariants.cpp - Per-CPU variants of outlined kernels ----------===//
+#include "compiler/Conversion/KernelVariants/KernelVariants.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+constexpr StringLiteral kCpuLevel = "__tfm_cpu_level";
+constexpr StringLiteral kCpuLevelCache = "__tfm_cpu_level_cache";
+constexpr StringLiteral kCpuLevelEnv = "__tfm_cpu_level_env";
+
+/// i32 __tfm_cpu_level(void): 3 with AVX-512 F/DQ/BW/VL enabled by the OS,
+/// 2 with AVX2 and FMA, else 1; capped by $TFM_CPU_LEVEL; cached.
+LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kCpuLevel))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  auto i32 = b.getI32Type();
+  auto i8 = b.getI8Type();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+
+  LLVM::GlobalOp::create(b, loc, i32, /*isConstant=*/false,
+                         LLVM::Linkage::Internal, kCpuLevelCache,
+                         b.getI32IntegerAttr(0));
+  StringRef envName("TFM_CPU_LEVEL\0", 14);
+  LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(i8, envName.size()),
+                         /*isConstant=*/true, LLVM::Linkage::Internal,
+                         kCpuLevelEnv, b.getStringAttr(envName));
+  auto getenv = module.lookupSymbol<LLVM::LLVMFuncOp>("getenv");
+  if (!getenv)
+    getenv = LLVM::LLVMFuncOp::create(b, loc, "getenv",
+                                      LLVM::LLVMFunctionType::get(ptr, {ptr}));
+
+  auto fn = LLVM::LLVMFuncOp::create(b, loc, kCpuLevel,
+                                     LLVM::LLVMFunctionType::get(i32, {}));
+  fn.setLinkage(LLVM::Linkage::Internal);
+  Block *entry = fn.addEntryBlock(b);
+  Region &body = fn.getBody();
+  auto newBlock = [&](ArrayRef<Type> args = {}) {
+    Block *block = new Block();
+    body.push_back(block);
+    for (Type t : args)
+      block->addArgument(t, loc);
+    return block;
+  };
+  Block *detect = newBlock(), *readXcr0 = newBlock(), *decide = newBlock({i32});
+  Block *readEnv = newBlock(), *store = newBlock({i32}), *done = newBlock({i32});
+
+  auto c32 = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  };
+  auto cpuid = [&](int64_t leaf) {
+    auto regs = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+    return LLVM::InlineAsmOp::create(
+               b, loc, regs, ValueRange{c32(leaf), c32(0)}, "cpuid",
+               "={ax},={bx},={cx},={dx},{ax},{cx}", /*has_side_effects=*/true,
+               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  };
+  auto field = [&](Value s, int64_t i) {
+    return LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{i});
+  };
+  auto allBits = [&](Value word, uint32_t bits) {
+    Value masked = LLVM::AndOp::create(b, loc, word, c32(int32_t(bits)));
+    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, masked,
+                                c32(int32_t(bits)));
+  };
+
+  // entry: the cached level, once known.
+  b.setInsertionPointToStart(entry);
+  Value cache = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelCache);
+  Value cached = LLVM::LoadOp::create(b, loc, i32, cache, 4, false, false,
+                                      false, false,
+                                      LLVM::AtomicOrdering::monotonic);
+  Value known = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, cached,
+                                     c32(0));
+  LLVM::CondBrOp::create(b, loc, known, done, ValueRange{cached}, detect,
+                         ValueRange{});
+
+  // detect: CPUID leaves 0, 1 and 7; XGETBV only where the OS enabled it.
+  b.setInsertionPointToStart(detect);
+  Value maxLeaf = field(cpuid(0), 0);
+  Value ecx1 = field(cpuid(1), 2);
+  Value has7 = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, maxLeaf,
+                                    c32(7));
+  Value ebx7 = LLVM::SelectOp::create(b, loc, has7, field(cpuid(7), 1), c32(0));
+  Value osxsave = allBits(ecx1, 1u << 27);
+  LLVM::CondBrOp::create(b, loc, osxsave, readXcr0, ValueRange{}, decide,
+                         ValueRange{c32(0)});
+
+  b.setInsertionPointToStart(readXcr0);
+  auto pair = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32});
+  Value xcr0 = field(LLVM::InlineAsmOp::create(
+                         b, loc, pair, ValueRange{c32(0)}, "xgetbv",
+                         "={ax},={dx},{cx}", true, false,
+                         LLVM::tailcallkind::TailCallKind::None,
+                         LLVM::AsmDialectAttr(), ArrayAttr())
+                         .getResult(0),
+                     0);
+  LLVM::BrOp::create(b, loc, ValueRange{xcr0}, decide);
+
+  b.setInsertionPointToStart(decide);
+  Value os = decide->getArgument(0);
+  // AVX (28) and FMA (12) in leaf 1, AVX2 (5) in leaf 7, XMM|YMM state.
+  Value avx2 = LLVM::AndOp::create(
+      b, loc,
+      LLVM::AndOp::create(b, loc, allBits(ecx1, (1u << 28) | (1u << 12)),
+                          allBits(ebx7, 1u << 5)),
+      allBits(os, 0x6));
+  // AVX-512 F (16), DQ (17), BW (30), VL (31); opmask and ZMM state too.
+  Value avx512 = LLVM::AndOp::create(
+      b, loc,
+      LLVM::AndOp::create(
+          b, loc, avx2,
+          allBits(ebx7, (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31))),
+      allBits(os, 0xE6));
+  Value level = LLVM::SelectOp::create(
+      b, loc, avx512, c32(3), LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)));
+  Value name = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelEnv);
+  Value env = LLVM::CallOp::create(b, loc, getenv, ValueRange{name}).getResult();
+  Value noEnv = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, env,
+                                     LLVM::ZeroOp::create(b, loc, ptr));
+  LLVM::CondBrOp::create(b, loc, noEnv, store, ValueRange{level}, readEnv,
+                         ValueRange{});
+
+  // readEnv: TFM_CPU_LEVEL=1|2|3 lowers the level (never raises it).
+  b.setInsertionPointToStart(readEnv);
+  Value digit = LLVM::SExtOp::create(b, loc, i32,
+                                     LLVM::LoadOp::create(b, loc, i8, env));
+  Value cap = LLVM::SubOp::create(b, loc, digit, c32('0'));
+  Value valid = LLVM::AndOp::create(
+      b, loc,
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, cap, c32(1)),
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, cap, level));
+  LLVM::BrOp::create(b, loc,
+                     ValueRange{LLVM::SelectOp::create(b, loc, valid, cap,
+                                                       level)},
+                     store);
+
+  b.setInsertionPointToStart(store);
+  LLVM::StoreOp::create(b, loc, store->getArgument(0), cache, 4, false, false,
+                        false, LLVM::AtomicOrdering::monotonic);
+  LLVM::BrOp::create(b, loc, ValueRange{store->getArgument(0)}, done);
+
+  b.setInsertionPointToStart(done);
+  LLVM::ReturnOp::create(b, loc, ValueRange{done->getArgument(0)});
+  return fn;
+}
+} // namespace
+
+SmallVector<KernelVariant> mlir::tfm::getKernelVariants(int64_t vectorBits,
+                                                        bool multiversion) {
+  if (!multiversion)
+    return {{vectorBits, 1, "", ""}};
+  // The baseline's tuning splits unaligned 256-bit accesses in two; every
+  // CPU with AVX2 does them at full speed.
+  return {{128, 1, "", "_sse"},
+          {256, 2, "+avx,+avx2,+fma,-slow-unaligned-mem-32", "_avx2"},
+          {512, 3,
+           "+avx,+avx2,+fma,+avx512f,+avx512dq,+avx512bw,+avx512vl,"
+           "-slow-unaligned-mem-32",
+           "_avx512"}};
+}
+
+void mlir::tfm::setKernelTarget(func::FuncOp task,
+                                const KernelVariant &variant) {
+  if (variant.features.empty())
+    return;
+  // func-to-llvm carries the attribute over to llvm.func's target_features.
+  task->setAttr("target_features",
+                LLVM::TargetFeaturesAttr::get(task.getContext(),
+                                              variant.features));
+}
+
+void mlir::tfm::emitVariantSwitch(
+    OpBuilder &b, Location loc, ModuleOp module,
+    ArrayRef<KernelVariant> variants,
+    function_ref<void(const KernelVariant &)> emitCall) {
+  if (variants.size() == 1) {
+    emitCall(variants.front());
+    return;
+  }
+  LLVM::LLVMFuncOp cpuLevel = getOrCreateCpuLevel(module);
+  Value level = LLVM::CallOp::create(b, loc, cpuLevel, ValueRange{}).getResult();
+  Value index =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), level);
+  SmallVector<int64_t> cases;
+  for (const KernelVariant &v : variants.drop_front())
+    cases.push_back(v.level);
+  auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
+                                             cases, cases.size());
+  auto fill = [&](Region &region, const KernelVariant &variant) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    emitCall(variant);
+    scf::YieldOp::create(b, loc);
+  };
+  for (auto [i, variant] : llvm::enumerate(variants.drop_front()))
+    fill(dispatch.getCaseRegions()[i], variant);
+  fill(dispatch.getDefaultRegion(), variants.front());
+}

@@ -1,0 +1,53 @@
+//===- KernelVariants.h - Per-CPU variants of outlined kernels --*- C++ -*-===//
+//
+// The hot kernels (GEMM, flash attention) can be emitted once per vector
+// width, each variant compiled for its own target features, and the one the
+// running CPU supports is chosen at run time. An artifact built for the
+// portable baseline thus still runs AVX2+FMA or AVX-512 kernels where the
+// CPU has them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_CONVERSION_KERNELVARIANTS_KERNELVARIANTS_H
+#define TFM_COMPILER_CONVERSION_KERNELVARIANTS_KERNELVARIANTS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::tfm {
+
+struct KernelVariant {
+  /// Vector register width the kernel is tiled for.
+  int64_t vectorBits;
+  /// What __tfm_cpu_level() returns on CPUs that run it: 1 = the baseline
+  /// (SSE4.2), 2 = AVX2 + FMA, 3 = AVX-512 (F, DQ, BW, VL).
+  int64_t level;
+  /// LLVM target features of the variant's functions ("" for the module's).
+  std::string features;
+  /// Suffix of the variant's task function names.
+  std::string suffix;
+};
+
+/// One variant for `vectorBits` (the module's own target), or, with
+/// `multiversion`, SSE, AVX2 and AVX-512 variants.
+SmallVector<KernelVariant> getKernelVariants(int64_t vectorBits,
+                                             bool multiversion);
+
+/// Compiles `task` for the variant's target features.
+void setKernelTarget(func::FuncOp task, const KernelVariant &variant);
+
+/// Emits a call of `__tfm_cpu_level()` (defined once per module: CPUID and
+/// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1|2 caps it, for
+/// testing each variant on one machine) and an `scf.index_switch` with one
+/// region per variant, filled by `emitCall` at the builder's insertion
+/// point. The last variant that the CPU level allows runs; the first is the
+/// fallback.
+void emitVariantSwitch(OpBuilder &b, Location loc, ModuleOp module,
+                       ArrayRef<KernelVariant> variants,
+                       function_ref<void(const KernelVariant &)> emitCall);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_CONVERSION_KERNELVARIANTS_KERNELVARIANTS_H

@@ -1,0 +1,493 @@
+//===- LinearToCPU.cpp - Register-tiled GEMM for tfm.packed_linear --------===//
+//
+// Lowers bufferized tfm.packed_linear to a cache-blocked GEMM whose leaf is a
+// register-tiled vector micro-kernel, split into tasks for the caller's
+// threads:
+//
+//   for (row block rb, column block cb) in tasks:            (one task)
+//     for k0 in K by Kc:                                     (B chunk in L1)
+//       for panel p in cb:                                   (nr columns)
+//         for i in rb by mr:                                 (micro-kernel)
+//           acc[mr][nr] = k0 == 0 ? 0 : C[i:i+mr, p*nr:(p+1)*nr]
+//           for k in [k0, k0+Kc): acc += A[i:i+mr, k] x Bp[p, k, :]
+//           C[...] = last chunk ? residual + act(acc + bias) : acc
+//
+// The packed weight `Bp [ceil(N/nr), K, nr]` was laid out at compile time
+// (tfm-pack-linear), so each k step loads nr contiguous floats and broadcasts
+// mr scalars of A: mr x nr/lanes FMAs per step with every accumulator in a
+// register. The epilogue (bias, activation, residual) runs on the tile while
+// it is in registers, once, on the last K chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/KernelVariants/KernelVariants.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_CONVERTLINEARTOCPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+struct GemmTiling {
+  int64_t lanes;         ///< f32 lanes per vector register
+  int64_t panelVectors;  ///< vectors per packed panel (nr / lanes)
+  int64_t microRows;     ///< mr: rows of A per micro-kernel
+  int64_t blockRows;     ///< Mc: rows per task
+  int64_t blockK;        ///< Kc: depth of one B chunk (kept in L1)
+  int64_t maxPanelsPerTask;
+};
+
+/// Views a contiguous buffer as a matrix [rows, last dim].
+Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return buffer;
+  if (rank == 1)
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({1, type.getShape()[0]}, type.getElementType()),
+        buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  ReassociationIndices rows;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    rows.push_back(i);
+  return memref::CollapseShapeOp::create(
+      b, loc, buffer, ArrayRef<ReassociationIndices>{rows, {rank - 1}});
+}
+
+class GemmEmitter {
+public:
+  /// Emits the variant's task count and task call at `at`'s insertion
+  /// point (creating the task function on first use).
+  GemmEmitter(PackedLinearOp op, const GemmTiling &tiling,
+              const KernelVariant &variant,
+              llvm::StringMap<func::FuncOp> &tasks, OpBuilder &at)
+      : op(op), tiling(tiling), variant(variant), tasks(tasks),
+        b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()) {}
+
+  void emitCall();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(b, loc, x, y);
+  }
+  Value fconst(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(v)));
+  }
+  template <typename Fn> void forLoop(Value lb, Value ub, Value step, Fn body) {
+    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPointToStart(nested.getBlock());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
+  std::string taskKey();
+  func::FuncOp createTask();
+  void emitTaskBody(ArrayRef<BlockArgument> args);
+  void emitMicroKernel(int64_t rows, Value i, Value p, Value k0, Value kc,
+                       Value first);
+  /// bias, activation and residual over the tile [i, i + rows) x panel p.
+  void emitEpilogue(Value i, Value rows, Value p);
+  bool needsEpilogue() {
+    return op.getBias() || op.getResidual() || op.getActivation() != "none";
+  }
+  /// The lanes of vector `v` of panel `p` that hold real columns.
+  Value columnMask(Value p, int64_t v);
+  Value loadTile(Value buffer, Value row, Value column, Value mask);
+  void storeTile(Value value, Value buffer, Value row, Value column,
+                 Value mask);
+  Value applyEpilogue(Value acc, Value row, Value p, int64_t v, Value mask);
+
+  PackedLinearOp op;
+  GemmTiling tiling;
+  KernelVariant variant;
+  llvm::StringMap<func::FuncOp> &tasks;
+  OpBuilder b;
+  Location loc;
+
+  VectorType vectorType;
+  int64_t k = 0, n = 0, panels = 0, panelWidth = 0;
+  // The micro-kernel covers kernelWidth = 2 vectors of columns: a packed
+  // panel (packed for the widest variant) holds subPanels of them, and
+  // columnPanels of them cover N.
+  int64_t kernelWidth = 0, subPanels = 1, columnPanels = 0;
+  bool maskColumns = false;
+  // Inside the task function: matrices [M, K], [panels, K, nr], [M, N].
+  Value a, packed, bias, residual, c;
+};
+
+std::string GemmEmitter::taskKey() {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (Value v : op->getOperands())
+    os << v.getType() << ";";
+  os << op.getActivation() << ";" << (op.getBias() ? 1 : 0)
+     << (op.getResidual() ? 1 : 0) << variant.suffix;
+  return key;
+}
+
+void GemmEmitter::emitCall() {
+  auto packedType = cast<MemRefType>(op.getPackedWeight().getType());
+  panels = packedType.getShape()[0];
+  k = packedType.getShape()[1];
+  panelWidth = packedType.getShape()[2];
+  n = cast<MemRefType>(op.getInit().getType()).getShape().back();
+  // Two vectors per micro-kernel, narrower where the packing is narrower
+  // than the variant's vectors.
+  while (tiling.lanes > 1 && panelWidth % (2 * tiling.lanes) != 0)
+    tiling.lanes /= 2;
+  tiling.panelVectors = 2;
+  kernelWidth = 2 * tiling.lanes;
+  if (panelWidth % kernelWidth != 0) {
+    tiling.lanes = panelWidth;
+    tiling.panelVectors = 1;
+    kernelWidth = panelWidth;
+  }
+  subPanels = panelWidth / kernelWidth;
+  columnPanels = llvm::divideCeil(n, kernelWidth);
+  vectorType = VectorType::get({tiling.lanes}, b.getF32Type());
+  maskColumns = n % kernelWidth != 0;
+
+  std::string key = taskKey();
+  func::FuncOp task = tasks.lookup(key);
+  if (!task) {
+    task = createTask();
+    tasks[key] = task;
+  }
+
+  // Tasks are (row block, column block) pairs, row-major; a column block is
+  // a run of micro-kernel panels sized so that there are enough tasks to
+  // share among threads without making them too small to amortize.
+  Value input = op.getInput();
+  auto inputType = cast<MemRefType>(input.getType());
+  Value rows = idx(1);
+  for (int64_t d = 0; d + 1 < inputType.getRank(); ++d)
+    rows = mul(rows, memref::DimOp::create(b, loc, input, d));
+  Value rowBlocks = ceilDiv(rows, idx(tiling.blockRows));
+  Value panelsPerTask =
+      max(idx(1), min(idx(tiling.maxPanelsPerTask),
+                      ceilDiv(mul(rowBlocks, idx(columnPanels)), idx(64))));
+  Value columnBlocks = ceilDiv(idx(columnPanels), panelsPerTask);
+  SmallVector<Value> args(op->getOperands());
+  args.append({panelsPerTask, idx(0), mul(rowBlocks, columnBlocks)});
+  func::CallOp::create(b, loc, task, args);
+}
+
+func::FuncOp GemmEmitter::createTask() {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = "__tfm_task_linear_" + std::to_string(i) + variant.suffix;
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  SmallVector<Type> types(op->getOperandTypes());
+  types.append(3, b.getIndexType());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
+  auto task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
+  task.setPrivate();
+  setKernelTarget(task, variant);
+  Block *entry = task.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  emitTaskBody(entry->getArguments());
+  func::ReturnOp::create(b, loc);
+  return task;
+}
+
+void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
+  unsigned next = 0;
+  a = viewAsMatrix(b, loc, args[next++]);
+  packed = args[next++];
+  bias = op.getBias() ? Value(args[next++]) : Value();
+  residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
+  c = viewAsMatrix(b, loc, args[next++]);
+  Value panelsPerTask = args[next++];
+  Value begin = args[next++], end = args[next++];
+
+  Value m = memref::DimOp::create(b, loc, a, 0);
+  Value columnBlocks = ceilDiv(idx(columnPanels), panelsPerTask);
+  forLoop(begin, end, idx(1), [&](Value t) {
+    Value rowBlock = arith::DivUIOp::create(b, loc, t, columnBlocks);
+    Value columnBlock = arith::RemUIOp::create(b, loc, t, columnBlocks);
+    Value m0 = mul(rowBlock, idx(tiling.blockRows));
+    Value mEnd = min(add(m0, idx(tiling.blockRows)), m);
+    Value p0 = mul(columnBlock, panelsPerTask);
+    Value pEnd = min(add(p0, panelsPerTask), idx(columnPanels));
+    forLoop(idx(0), idx(k), idx(tiling.blockK), [&](Value k0) {
+      Value kc = min(idx(tiling.blockK), sub(idx(k), k0));
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          k0, idx(0));
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         add(k0, kc), idx(k));
+      forLoop(p0, pEnd, idx(1), [&](Value p) {
+        forLoop(m0, mEnd, idx(tiling.microRows), [&](Value i) {
+          Value rows = min(idx(tiling.microRows), sub(mEnd, i));
+          // One micro-kernel per row count, so every accumulator of every
+          // variant stays in a register.
+          SmallVector<int64_t> cases;
+          for (int64_t r = 1; r < tiling.microRows; ++r)
+            cases.push_back(r);
+          auto dispatch = scf::IndexSwitchOp::create(
+              b, loc, TypeRange{}, rows, cases, cases.size());
+          auto fill = [&](Region &region, int64_t r) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(&region.emplaceBlock());
+            emitMicroKernel(r, i, p, k0, kc, first);
+            scf::YieldOp::create(b, loc);
+          };
+          for (auto [caseIndex, r] : llvm::enumerate(cases))
+            fill(dispatch.getCaseRegions()[caseIndex], r);
+          fill(dispatch.getDefaultRegion(), tiling.microRows);
+          if (needsEpilogue()) {
+            auto ifLast = scf::IfOp::create(b, loc, last, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+            emitEpilogue(i, rows, p);
+          }
+        });
+      });
+    });
+  });
+}
+
+Value GemmEmitter::columnMask(Value p, int64_t v) {
+  if (!maskColumns)
+    return {};
+  Value column = add(mul(p, idx(kernelWidth)), idx(v * tiling.lanes));
+  Value valid = max(idx(0), min(idx(tiling.lanes), sub(idx(n), column)));
+  auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+  return vector::CreateMaskOp::create(b, loc, maskType, ValueRange{valid});
+}
+
+Value GemmEmitter::loadTile(Value buffer, Value row, Value column,
+                            Value mask) {
+  if (!mask)
+    return vector::LoadOp::create(b, loc, vectorType, buffer,
+                                  ValueRange{row, column});
+  return vector::MaskedLoadOp::create(b, loc, vectorType, buffer,
+                                      ValueRange{row, column}, mask,
+                                      splat(0.0));
+}
+
+void GemmEmitter::storeTile(Value value, Value buffer, Value row,
+                            Value column, Value mask) {
+  if (!mask)
+    vector::StoreOp::create(b, loc, value, buffer, ValueRange{row, column});
+  else
+    vector::MaskedStoreOp::create(b, loc, buffer, ValueRange{row, column},
+                                  mask, value);
+}
+
+Value GemmEmitter::applyEpilogue(Value acc, Value row, Value p, int64_t v,
+                                 Value mask) {
+  Value column = add(mul(p, idx(kernelWidth)), idx(v * tiling.lanes));
+  Value x = acc;
+  if (bias)
+    x = arith::AddFOp::create(
+        b, loc, x,
+        vector::LoadOp::create(b, loc, vectorType, bias, ValueRange{column}));
+  StringRef activation = op.getActivation();
+  if (activation == "relu") {
+    x = arith::MaximumFOp::create(b, loc, x, splat(0.0));
+  } else if (activation == "gelu") {
+    // 0.5 x (1 + erf(x / sqrt(2)))
+    Value erf = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, splat(M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
+    x = arith::MulFOp::create(
+        b, loc, half, arith::AddFOp::create(b, loc, erf, splat(1.0)));
+  } else if (activation == "gelu_tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value cube = arith::MulFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value inner = arith::AddFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, cube, splat(0.044715)));
+    Value tanh = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, inner, splat(std::sqrt(2.0 / M_PI))));
+    Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
+    x = arith::MulFOp::create(
+        b, loc, half, arith::AddFOp::create(b, loc, tanh, splat(1.0)));
+  }
+  if (residual)
+    x = arith::AddFOp::create(b, loc, x, loadTile(residual, row, column, mask));
+  return x;
+}
+
+void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value p, Value k0,
+                                  Value kc, Value first) {
+  int64_t vectors = tiling.panelVectors;
+  SmallVector<Value> masks, columns, rowIndex;
+  for (int64_t v = 0; v < vectors; ++v) {
+    masks.push_back(columnMask(p, v));
+    columns.push_back(add(mul(p, idx(kernelWidth)), idx(v * tiling.lanes)));
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    rowIndex.push_back(add(i, idx(r)));
+  Value storedPanel = p, panelOffset = idx(0);
+  if (subPanels > 1) {
+    storedPanel = arith::DivUIOp::create(b, loc, p, idx(subPanels));
+    panelOffset = mul(arith::RemUIOp::create(b, loc, p, idx(subPanels)),
+                      idx(kernelWidth));
+  }
+
+  // Start from zero on the first K chunk, from the partial sums after.
+  SmallVector<Type> accTypes(rows * vectors, vectorType);
+  auto init = scf::IfOp::create(b, loc, accTypes, first, true, true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    Value zero = splat(0.0);
+    scf::YieldOp::create(b, loc, SmallVector<Value>(rows * vectors, zero));
+    b.setInsertionPointToStart(init.elseBlock());
+    SmallVector<Value> partial;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        partial.push_back(loadTile(c, rowIndex[r], columns[v], masks[v]));
+    scf::YieldOp::create(b, loc, partial);
+  }
+
+  auto loop = scf::ForOp::create(
+      b, loc, k0, add(k0, kc), idx(1), init.getResults(),
+      [&](OpBuilder &nested, Location, Value kk, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getBlock());
+        SmallVector<Value> weights;
+        for (int64_t v = 0; v < vectors; ++v)
+          weights.push_back(vector::LoadOp::create(
+              b, loc, vectorType, packed,
+              ValueRange{storedPanel, kk,
+                         add(panelOffset, idx(v * tiling.lanes))}));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value scalar =
+              memref::LoadOp::create(b, loc, a, ValueRange{rowIndex[r], kk});
+          Value broadcast =
+              vector::BroadcastOp::create(b, loc, vectorType, scalar);
+          for (int64_t v = 0; v < vectors; ++v)
+            next.push_back(vector::FMAOp::create(
+                b, loc, broadcast, weights[v], acc[r * vectors + v]));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < vectors; ++v)
+      storeTile(loop.getResult(r * vectors + v), c, rowIndex[r], columns[v],
+                masks[v]);
+}
+
+void GemmEmitter::emitEpilogue(Value i, Value rows, Value p) {
+  // Once per tile, after its last K chunk, over the tile just stored (still
+  // in L1): one copy of the epilogue per task function instead of one per
+  // micro-kernel variant keeps compile time low (erf is a long polynomial).
+  SmallVector<Value> masks;
+  for (int64_t v = 0; v < tiling.panelVectors; ++v)
+    masks.push_back(columnMask(p, v));
+  forLoop(i, add(i, rows), idx(1), [&](Value row) {
+    for (int64_t v = 0; v < tiling.panelVectors; ++v) {
+      Value column = add(mul(p, idx(kernelWidth)), idx(v * tiling.lanes));
+      Value acc = loadTile(c, row, column, masks[v]);
+      storeTile(applyEpilogue(acc, row, p, v, masks[v]), c, row, column,
+                masks[v]);
+    }
+  });
+}
+
+GemmTiling tilingFor(int64_t vectorBits) {
+  GemmTiling t;
+  t.lanes = std::max<int64_t>(vectorBits / 32, 1);
+  t.panelVectors = 2;
+  // Accumulators mr x 2 vectors plus the two weight vectors fit the
+  // register file: 12 x 2 of AVX-512's 32, 6 x 2 of AVX2's and SSE's 16.
+  t.microRows = vectorBits >= 512 ? 12 : 6;
+  t.blockRows = 8 * t.microRows;
+  // A chunk of one panel (Kc x nr floats) is 16 KB: it stays in L1 while
+  // the row block's micro-kernels sweep over it.
+  t.blockK = std::max<int64_t>(4096 / (2 * t.lanes), 64);
+  t.maxPanelsPerTask = 8;
+  return t;
+}
+
+struct ConvertLinearToCPUPass
+    : tfm::impl::ConvertLinearToCPUBase<ConvertLinearToCPUPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<PackedLinearOp> ops;
+    module.walk([&](PackedLinearOp op) { ops.push_back(op); });
+    SmallVector<KernelVariant> variants =
+        getKernelVariants(vectorBits, multiversion);
+    llvm::StringMap<func::FuncOp> tasks;
+    for (PackedLinearOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitOpError("must be bufferized before convert-linear-to-cpu");
+        return signalPassFailure();
+      }
+      for (Value operand : op->getOperands())
+        if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity()) {
+          op.emitOpError("needs contiguous buffers to lower to CPU");
+          return signalPassFailure();
+        }
+      OpBuilder b(op);
+      emitVariantSwitch(b, op.getLoc(), module, variants,
+                        [&](const KernelVariant &variant) {
+                          GemmTiling tiling = tilingFor(variant.vectorBits);
+                          if (microRows > 0)
+                            tiling.microRows = microRows;
+                          if (blockK > 0)
+                            tiling.blockK = blockK;
+                          tiling.blockRows = llvm::alignTo(tiling.blockRows,
+                                                           tiling.microRows);
+                          GemmEmitter(op, tiling, variant, tasks, b)
+                              .emitCall();
+                        });
+      op.erase();
+    }
+    // Activations as polynomials on vectors, in the tasks alone: LLVM would
+    // scalarize them into libm calls otherwise.
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "erf" || name == "tanh" ||
+                 name == math::ErfOp::getOperationName() ||
+                 name == math::TanhOp::getOperationName();
+        });
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto &entry : tasks)
+      if (failed(applyPatternsGreedily(entry.second, frozen)))
+        return signalPassFailure();
+  }
+};
+} // namespace

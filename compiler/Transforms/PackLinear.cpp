@@ -1,0 +1,207 @@
+//===- PackLinear.cpp - Pack linear weights for the GEMM micro-kernel -----===//
+//
+// A linear layer's weight is a compile-time constant, so it is packed here,
+// once, into the panel layout the register-tiled micro-kernel streams
+// (`[ceil(N/nr), K, nr]`), instead of being repacked at every run as a BLAS
+// call must. The activation and residual add that follow the layer become the
+// micro-kernel's epilogue, applied while the output tile is in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMPACKLINEAR
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+/// A constant f32 matrix or vector, seen through static unit-stride slices
+/// (a packed `in_proj_weight` is sliced into its q, k and v rows).
+struct ConstantView {
+  DenseElementsAttr data;
+  SmallVector<int64_t> offsets; ///< of the view within `data`
+  SmallVector<int64_t> shape;   ///< of the view
+
+  float at(ArrayRef<int64_t> index) const {
+    ArrayRef<int64_t> full = data.getType().getShape();
+    if (data.isSplat())
+      return data.getSplatValue<float>();
+    int64_t linear = 0;
+    for (size_t d = 0; d < full.size(); ++d)
+      linear = linear * full[d] + offsets[d] + index[d];
+    return raw[linear];
+  }
+  ArrayRef<float> raw;
+};
+
+std::optional<ConstantView> getConstantView(Value value) {
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() || !slice.getSourceType().hasStaticShape() ||
+        !slice.getType().hasStaticShape() ||
+        slice.getSourceType().getRank() != slice.getType().getRank())
+      return std::nullopt;
+    std::optional<ConstantView> source = getConstantView(slice.getSource());
+    if (!source)
+      return std::nullopt;
+    for (auto [i, offset] : llvm::enumerate(slice.getStaticOffsets())) {
+      if (ShapedType::isDynamic(offset))
+        return std::nullopt;
+      source->offsets[i] += offset;
+    }
+    source->shape = llvm::to_vector(slice.getType().getShape());
+    return source;
+  }
+  DenseElementsAttr data;
+  if (!matchPattern(value, m_Constant(&data)) ||
+      !data.getElementType().isF32())
+    return std::nullopt;
+  ConstantView view;
+  view.data = data;
+  view.shape = llvm::to_vector(data.getType().getShape());
+  view.offsets.assign(view.shape.size(), 0);
+  if (!data.isSplat())
+    view.raw = ArrayRef<float>(
+        reinterpret_cast<const float *>(data.getRawData().data()),
+        data.getNumElements());
+  return view;
+}
+
+/// The activation of a single-use tfm.relu / tfm.gelu user, if any.
+StringRef activationOf(Operation *user) {
+  if (isa<ReluOp>(user))
+    return "relu";
+  if (auto gelu = dyn_cast<GeluOp>(user))
+    return gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
+  return {};
+}
+
+struct PackLinearPattern : OpRewritePattern<LinearOp> {
+  PackLinearPattern(MLIRContext *ctx, int64_t panelWidth)
+      : OpRewritePattern(ctx), panelWidth(panelWidth) {}
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    if (!inputType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    std::optional<ConstantView> weight = getConstantView(op.getWeight());
+    if (!weight || weight->shape.size() != 2)
+      return rewriter.notifyMatchFailure(op, "weight is not a constant");
+    std::optional<ConstantView> bias;
+    if (op.getBias()) {
+      bias = getConstantView(op.getBias());
+      if (!bias)
+        return rewriter.notifyMatchFailure(op, "bias is not a constant");
+    }
+    int64_t n = weight->shape[0], k = weight->shape[1];
+    int64_t panels = llvm::divideCeil(n, panelWidth);
+
+    SmallVector<float> packed(panels * k * panelWidth, 0.0f);
+    for (int64_t row = 0; row < n; ++row) {
+      int64_t p = row / panelWidth, j = row % panelWidth;
+      for (int64_t c = 0; c < k; ++c)
+        packed[(p * k + c) * panelWidth + j] = weight->at({row, c});
+    }
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    Type f32 = Float32Type::get(ctx);
+    auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
+
+    // The epilogue: bias, then an activation, then a residual add, each
+    // taken only when it is the sole user of what precedes it.
+    Operation *last = op;
+    StringRef activation = "none";
+    if (op->hasOneUse()) {
+      Operation *user = *op->getUsers().begin();
+      if (StringRef a = activationOf(user); !a.empty()) {
+        activation = a;
+        last = user;
+      }
+    }
+    Value residual;
+    if (last->hasOneUse()) {
+      if (auto add = dyn_cast<AddOp>(*last->getUsers().begin())) {
+        Value other = add.getLhs() == last->getResult(0) ? add.getRhs()
+                                                         : add.getLhs();
+        if (other.getType() == resultType &&
+            add.getResult().getType() == resultType &&
+            add.getLhs() != add.getRhs()) {
+          residual = other;
+          last = add;
+        }
+      }
+    }
+
+    rewriter.setInsertionPoint(last);
+    Value packedWeight = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
+    Value biasValue;
+    if (bias) {
+      SmallVector<float> padded(panels * panelWidth, 0.0f);
+      for (int64_t row = 0; row < n; ++row)
+        padded[row] = bias->at({row});
+      biasValue = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              RankedTensorType::get({panels * panelWidth}, f32),
+              ArrayRef(padded)));
+    }
+    SmallVector<Value> dynamicDims;
+    for (int64_t d = 0; d + 1 < resultType.getRank(); ++d)
+      if (resultType.isDynamicDim(d))
+        dynamicDims.push_back(
+            tensor::DimOp::create(rewriter, loc, op.getInput(), d));
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
+    auto packedLinear = PackedLinearOp::create(
+        rewriter, loc, TypeRange{resultType}, op.getInput(), packedWeight,
+        biasValue, residual, init, rewriter.getStringAttr(activation));
+    rewriter.replaceOp(last, packedLinear.getResults());
+    // The ops in between (the linear, the activation) are now dead.
+    SmallVector<Operation *> dead;
+    for (Operation *o = last == op ? nullptr : op.getOperation(); o;) {
+      Operation *next =
+          o->hasOneUse() ? *o->getUsers().begin() : nullptr;
+      dead.push_back(o);
+      o = next;
+    }
+    for (Operation *o : llvm::reverse(dead))
+      if (o->use_empty())
+        rewriter.eraseOp(o);
+    return success();
+  }
+
+  int64_t panelWidth;
+};
+
+struct TfmPackLinearPass
+    : tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    // Two vectors per panel: the micro-kernel's width (docs/compiler.md).
+    int64_t panelWidth =
+        2 * std::max<int64_t>((multiversion ? 512 : vectorBits) / 32, 1);
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PackLinearPattern>(&getContext(), panelWidth);
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      signalPassFailure();
+  }
+};
+} // namespace
