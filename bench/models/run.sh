@@ -73,7 +73,7 @@ fi
 
 # 3. tfm's tools (a concurrent build may be relinking them: wait a little).
 for i in 1 2 3 4 5 6; do
-  [[ -x "$tfm_bin/tfm-compile" && -x "$tfm_bin/tfm-run" ]] && break
+  [[ -x "$tfm_bin/tfm-compile" && -x "$tfm_bin/tfm-run" || ! -d "$tfm_bin" ]] && break
   say "waiting for $tfm_bin/tfm-compile and tfm-run"; sleep 20
 done
 [[ -x "$tfm_bin/tfm-compile" && -x "$tfm_bin/tfm-run" ]] || {
