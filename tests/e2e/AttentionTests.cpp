@@ -898,3 +898,75 @@ output shared_kv, shared_q, static_batch, multi_query
     }
   }
 }
+
+TEST_CASE("masked attention: masks broadcast over some leading dims",
+          "[attention][both]") {
+  // A per-batch padding mask [B, 1, 1, Sk] or [B, 1, Sq, Sk] and a per-head
+  // one [1, H, 1, Sk] against [B, H, Sq, Sk] scores: the fused kernel reads
+  // them through a stride per leading dim (issue 8, D17: this compile
+  // failed in the CPU lowering after fusion had accepted the chain).
+  static const char *source = R"(
+model partial
+input q: f32[batch, 3, seq, 4]
+input k: f32[batch, 3, mseq, 4]
+input v: f32[batch, 3, mseq, 4]
+input pad: i64[batch, 1, 1, mseq]
+input rows: i64[batch, 1, seq, mseq]
+input heads: i64[1, 3, 1, mseq]
+a = softmax(masked_fill(q @ transpose(k) / sqrt(4), pad, -inf)) @ v
+b = softmax(masked_fill(q @ transpose(k) / sqrt(4), rows, -inf)) @ v
+c = softmax(masked_fill(q @ transpose(k) / sqrt(4), heads, -inf)) @ v
+output a, b, c
+)";
+  auto build = [&](bool fuse) {
+    BuildOptions options;
+    options.fuseAttention = fuse;
+    options.remarks = true;
+    return Model::build(source, {}, options);
+  };
+  static const std::shared_ptr<Model> models[] = {build(true), build(false)};
+  CHECK(models[0]->diagnostics().find("not fused") == std::string::npos);
+  struct Shape {
+    int64_t batch, seq, mseq;
+  };
+  for (Shape sh : {Shape{2, 3, 5}, Shape{3, 17, 33}, Shape{1, 1, 1}}) {
+    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
+                             << sh.mseq) {
+      Random rng(static_cast<uint32_t>(sh.batch * 7919 + sh.seq * 31 + sh.mseq));
+      HostTensor q = rng.f32({sh.batch, 3, sh.seq, 4}),
+                 k = rng.f32({sh.batch, 3, sh.mseq, 4}),
+                 v = rng.f32({sh.batch, 3, sh.mseq, 4});
+      // Key 0 stays visible in every row, so no row is all -inf.
+      auto maskIds = [&](std::vector<int64_t> shape) {
+        std::vector<int64_t> ids = rng.ids(elementCount(shape), 0, 1);
+        for (size_t i = 0; i < ids.size(); i += size_t(sh.mseq))
+          ids[i] = 0;
+        return ids;
+      };
+      std::vector<int64_t> padShape = {sh.batch, 1, 1, sh.mseq},
+                           rowShape = {sh.batch, 1, sh.seq, sh.mseq},
+                           headShape = {1, 3, 1, sh.mseq};
+      std::vector<int64_t> pad = maskIds(padShape), rows = maskIds(rowShape),
+                           heads = maskIds(headShape);
+      Array Q = ref::fromTensor(q), K = ref::fromTensor(k), V = ref::fromTensor(v);
+      auto fill = [&](const std::vector<int64_t> &shape,
+                      const std::vector<int64_t> &ids) {
+        return [&shape, &ids](const Array &a) {
+          return ref::maskedFill(a, shape, ids, -INFINITY);
+        };
+      };
+      for (size_t m = 0; m < std::size(models); ++m) {
+        INFO((m ? "unfused" : "fused"));
+        RunResult r = models[m]->runOk(
+            {q, k, v, HostTensor::i64(padShape, pad),
+             HostTensor::i64(rowShape, rows), HostTensor::i64(headShape, heads)});
+        E2E_CHECK_CLOSE(r["a"], maskedAttention(Q, K, V, 0.5, fill(padShape, pad)),
+                        1e-5, 1e-6);
+        E2E_CHECK_CLOSE(r["b"], maskedAttention(Q, K, V, 0.5, fill(rowShape, rows)),
+                        1e-5, 1e-6);
+        E2E_CHECK_CLOSE(r["c"], maskedAttention(Q, K, V, 0.5, fill(headShape, heads)),
+                        1e-5, 1e-6);
+      }
+    }
+  }
+}

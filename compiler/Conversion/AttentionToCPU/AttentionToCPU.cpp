@@ -171,6 +171,13 @@ private:
   // Mask addressing: element (bh, i, j) of the flattened mask is at
   // bh*maskBatchStride + i*maskRowStride + j*(maskColumnsContiguous ? 1 : 0).
   Value mask, maskBatchStride, maskRowStride;
+  // A mask that broadcasts over some leading dims but not all (a key
+  // padding mask [B, 1, 1, Sk] against [B, H, Sq, Sk] scores): the stride of
+  // each of the query's leading dims in the mask, null where it broadcasts.
+  SmallVector<Value> maskLeadingStrides;
+  Value queryArg; // the query buffer as the task function receives it
+  /// Offset of batch*head `bh`'s mask in the flattened mask.
+  Value maskBatchOffset(Value bh);
   bool maskIsBoolean = false, maskColumnsContiguous = false;
 
   func::FuncOp task;
@@ -201,18 +208,28 @@ LogicalResult FlashAttentionEmitter::analyzeMask() {
   auto [rowsValue, hasRows] = dimOrOne(2, sq);
   maskColumnsContiguous = hasColumns;
   maskRowStride = hasRows ? columns : idx(0);
-  // Leading dims broadcast all together or not at all.
+  // Leading dims all present (one stride per batch*head) or all broadcast
+  // (none) are the common cases; anything in between gets a stride per dim.
   bool anyBatch = false, allBatch = rank > 2;
   for (int64_t d = 0; d + 2 < rank; ++d) {
     bool broadcast = shape[d] == 1 && qType.getShape()[d + qRank - rank] != 1;
     anyBatch |= !broadcast;
     allBatch &= !broadcast;
   }
-  if (anyBatch && (!allBatch || rank != qRank))
-    return op.emitOpError("mask must broadcast over all leading dimensions or "
-                          "none (got ")
-           << maskType << ")";
   maskBatchStride = allBatch ? mul(rowsValue, columns) : idx(0);
+  if (anyBatch && (!allBatch || rank != qRank)) {
+    maskBatchStride = Value();
+    Value stride = mul(rowsValue, columns);
+    maskLeadingStrides.assign(qRank - 2, Value());
+    for (int64_t d = rank - 3; d >= 0; --d) {
+      int64_t qDim = d + qRank - rank;
+      if (shape[d] != 1)
+        maskLeadingStrides[qDim] = stride;
+      stride = mul(stride, ShapedType::isDynamic(shape[d])
+                               ? Value(memref::DimOp::create(b, loc, maskArg, d))
+                               : idx(shape[d]));
+    }
+  }
   Value flat = maskArg;
   if (rank != 1) {
     ReassociationIndices all;
@@ -306,6 +323,7 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   ArrayRef<BlockArgument> args = entry->getArguments();
   size_t numOperands = operands.size();
   bool hasMask = bool(op.getMask());
+  queryArg = args[0];
   q = viewAs3D(b, loc, args[0]);
   k = viewAs3D(b, loc, args[1]);
   v = viewAs3D(b, loc, args[2]);
@@ -408,13 +426,28 @@ void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
   });
 }
 
+Value FlashAttentionEmitter::maskBatchOffset(Value bh) {
+  if (maskBatchStride)
+    return mul(bh, maskBatchStride);
+  // bh enumerates the query's leading dims row-major: peel them off from the
+  // innermost and add each one's stride in the mask.
+  Value offset = idx(0), rest = bh;
+  for (int64_t d = int64_t(maskLeadingStrides.size()) - 1; d >= 0; --d) {
+    Value size = memref::DimOp::create(b, loc, queryArg, d);
+    Value index = arith::RemUIOp::create(b, loc, rest, size);
+    rest = arith::DivUIOp::create(b, loc, rest, size);
+    if (maskLeadingStrides[d])
+      offset = add(offset, mul(index, maskLeadingStrides[d]));
+  }
+  return offset;
+}
+
 Value FlashAttentionEmitter::gatherMask(Value bh, Value queries,
                                         Value validQueries, Value j) {
   // Lanes are queries: consecutive lanes are a mask row apart.
   Type maskElement = cast<MemRefType>(mask.getType()).getElementType();
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
-  Value base = add(mul(bh, maskBatchStride),
-                   maskColumnsContiguous ? j : idx(0));
+  Value base = add(maskBatchOffset(bh), maskColumnsContiguous ? j : idx(0));
   Value offsets = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(

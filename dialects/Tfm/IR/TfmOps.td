@@ -556,8 +556,11 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
            outs(%init : tensor<?x8x?x64xf32>) scale 0.125 {causal} -> tensor<?x8x?x64xf32>
     ```
   }];
-  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
-                       Optional<AnyShaped>:$mask, AnyShaped:$init,
+  let arguments = (ins Tfm_RankedTensorOrMemRef:$query,
+                       Tfm_RankedTensorOrMemRef:$key,
+                       Tfm_RankedTensorOrMemRef:$value,
+                       Optional<Tfm_RankedTensorOrMemRef>:$mask,
+                       Tfm_RankedTensorOrMemRef:$init,
                        F64Attr:$scale, UnitAttr:$causal);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{

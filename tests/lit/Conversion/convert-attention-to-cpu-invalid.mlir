@@ -13,11 +13,3 @@ func.func @on_tensors(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
-
-// -----
-
-func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o: memref<2x3x4x8xf32>) {
-  // expected-error @+1 {{mask must broadcast over all leading dimensions or none}}
-  tfm.attention ins(%q, %q, %q : memref<2x3x4x8xf32>, memref<2x3x4x8xf32>, memref<2x3x4x8xf32>) mask(%m : memref<3x4x4xf32>) outs(%o : memref<2x3x4x8xf32>) scale 1.0
-  return
-}

@@ -69,3 +69,21 @@ func.func @causal_masked(%q: memref<2x?x?x32xf32>, %k: memref<2x?x?x32xf32>, %v:
   tfm.attention ins(%q, %k, %v : memref<2x?x?x32xf32>, memref<2x?x?x32xf32>, memref<2x?x?x32xf32>) mask(%m : memref<?x?xf32>) outs(%o : memref<2x?x?x32xf32>) scale 0.17677669529663687 {causal}
   return
 }
+
+// -----
+
+// A mask that broadcasts over some leading dims but not all ([3, Sq, Sk]
+// against [2, 3, Sq, Sk] scores: one mask per head, shared by the batch) is
+// read through a stride per leading dim: the task splits batch*head back
+// into (batch, head) with the query's dims and steps the mask by head only.
+
+// CHECK-LABEL: func.func private @__tfm_task_attention_0(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<2x3x4x8xf32>
+// CHECK:         arith.remui %{{.*}}, %c3 : index
+// CHECK:         vector.gather
+// CHECK-LABEL: func.func @partial_batch_mask(
+// CHECK:         call @__tfm_task_attention_0(
+func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o: memref<2x3x4x8xf32>) {
+  tfm.attention ins(%q, %q, %q : memref<2x3x4x8xf32>, memref<2x3x4x8xf32>, memref<2x3x4x8xf32>) mask(%m : memref<3x4x4xf32>) outs(%o : memref<2x3x4x8xf32>) scale 1.0
+  return
+}

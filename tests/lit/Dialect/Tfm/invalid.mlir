@@ -883,3 +883,12 @@ func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, 
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "swish" -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// Issue 8, D18: vectors are not buffers; the CPU lowering crashed on them.
+func.func @attention_vector_operands(%q: vector<2x4xf32>, %o: vector<2x4xf32>) {
+  // expected-error @+1 {{'tfm.attention' op operand #0 must be ranked tensor of any type values or memref of any type values, but got 'vector<2x4xf32>'}}
+  tfm.attention ins(%q, %q, %q : vector<2x4xf32>, vector<2x4xf32>, vector<2x4xf32>) outs(%o : vector<2x4xf32>) scale 1.0
+  return
+}
