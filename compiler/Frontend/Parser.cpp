@@ -10,6 +10,7 @@
 #include "compiler/Frontend/Lexer.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
@@ -144,7 +145,16 @@ private:
   std::unique_ptr<DeclaredWeights> declared;
   llvm::StringMap<Tensor> names;
   bool sawOutput = false;
+  /// How deeply the expression being parsed nests: parentheses, calls and
+  /// unary minuses each add a level. Bounded so that the recursion cannot
+  /// overflow the stack.
+  unsigned depth = 0;
 };
+
+/// The deepest expression nesting the parser accepts. Each level takes about
+/// 4 KB of stack (parseUnary, parsePrimary, parseCall, parseExpr and
+/// parseTerm frames): 1 MB at the limit, well inside an 8 MB stack.
+constexpr unsigned kMaxExpressionDepth = 256;
 
 FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
   declared = std::make_unique<DeclaredWeights>(weights);
@@ -414,6 +424,13 @@ FailureOr<Value_> Parser::parseTerm() {
 }
 
 FailureOr<Value_> Parser::parseUnary() {
+  // Every recursion (a parenthesis, a call's argument, a unary minus) passes
+  // here, so this bounds the depth of parseExpr/parseCall frames too.
+  if (depth >= kMaxExpressionDepth)
+    return error() << "the expression nests more than " << kMaxExpressionDepth
+                   << " levels deep (parentheses, calls and unary minuses)";
+  ++depth;
+  llvm::scope_exit leave([&] { --depth; });
   if (peek().is(Token::minus)) {
     Token op = consume();
     FailureOr<Value_> v = parseUnary();
