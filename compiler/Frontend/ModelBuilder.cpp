@@ -57,6 +57,35 @@ StringRef dtypeName(Type t) {
   return "";
 }
 
+/// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
+/// names the tensor in the error.
+LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
+                               const Twine &what) {
+  if (int64_t(shape.size()) > kMaxRank)
+    return emitError(loc) << what << " has rank " << shape.size()
+                          << ", more than the maximum of " << kMaxRank;
+  int64_t elements = 1;
+  for (const Dim &d : shape) {
+    if (d.isSymbolic())
+      continue;
+    if (d.size < 0)
+      return emitError(loc) << what << " has the negative dimension "
+                            << d.size;
+    if (d.size > kMaxDimension)
+      return emitError(loc) << what << " has the dimension " << d.size
+                            << ", more than the maximum of " << kMaxDimension
+                            << " (2^40)";
+    // Checked before multiplying, so nothing overflows.
+    int64_t factor = std::max<int64_t>(d.size, 1);
+    if (elements > kMaxElements / factor)
+      return emitError(loc) << what << " " << formatShape(shape)
+                            << " has more than " << kMaxElements
+                            << " (2^40) elements";
+    elements *= factor;
+  }
+  return success();
+}
+
 bool isIdentifier(StringRef name) {
   return !name.empty() && !llvm::isDigit(name.front()) &&
          llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
@@ -147,16 +176,39 @@ FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
   Shape shape;
   for (int64_t d : info->shape)
     shape.push_back(Dim::of(d));
+  if (failed(checkShapeLimits(shape, loc, "weight '" + name + "'")))
+    return failure();
+  int64_t elements = 1;
+  for (int64_t d : info->shape)
+    elements *= d; // At most kMaxElements: checked above.
+  // A weight's data becomes one constant of the object file, which LLVM
+  // builds row by row with 32-bit counts.
+  if (elements > kMaxWeightElements)
+    return emitError(loc) << "weight '" << name << "' "
+                          << formatShape(shape) << " has " << elements
+                          << " elements, more than the " << kMaxWeightElements
+                          << " a weight embedded in the object can hold";
   OpBuilder::InsertionGuard guard(builder);
   // Weights go first, in order of first use, so any later use is dominated.
   if (lastWeight)
     builder.setInsertionPointAfter(lastWeight);
   else
     builder.setInsertionPointToStart(&func.getBody().front());
-  auto op = WeightOp::create(builder, loc, typeOf(shape, info->elementType),
-                             builder.getStringAttr(name));
-  lastWeight = op;
-  Value v = op;
+  RankedTensorType type = typeOf(shape, info->elementType);
+  Value v;
+  if (elements == 0) {
+    // Nothing to embed: an empty tensor of the weight's shape is the weight,
+    // and needs no global (whose LLVM constant would still hold one empty
+    // row per index of the other dimensions: 2^32 of them for [2^32, 0]).
+    auto op = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                      type.getElementType());
+    lastWeight = op;
+    v = op;
+  } else {
+    auto op = WeightOp::create(builder, loc, type, builder.getStringAttr(name));
+    lastWeight = op;
+    v = op;
+  }
   Tensor t{v, shape};
   weightCache[name] = t;
   return t;

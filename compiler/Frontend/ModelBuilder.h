@@ -22,6 +22,20 @@
 
 namespace mlir::tfm {
 
+/// Limits on the shapes that enter a model (inputs, weights and outputs),
+/// checked where they enter: the runtime refuses ranks above TFM_MAX_RANK,
+/// and sizes beyond these bounds would overflow the generated code's offset
+/// arithmetic long before any machine could hold the data.
+constexpr int64_t kMaxRank = 8;
+constexpr int64_t kMaxDimension = int64_t(1) << 40;
+/// The most elements a tensor may have, counting symbolic dimensions as 1
+/// and zero-sized ones as 1 (an empty tensor's other dimensions still reach
+/// the offset arithmetic).
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// The most elements of one weight, whose data is embedded in the object as
+/// one LLVM constant (16 GiB of f32).
+constexpr int64_t kMaxWeightElements = (int64_t(1) << 32) - 1;
+
 /// A dimension: a static size, or a named size fixed at run time.
 struct Dim {
   int64_t size = 0;
