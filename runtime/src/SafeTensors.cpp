@@ -8,6 +8,7 @@
 #include "tfm/safetensors.h"
 
 #include "File.h"
+#include "Json.h"
 #include "Tensor.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <sys/mman.h>
 #include <tuple>
 
@@ -79,7 +81,7 @@ std::string parseEntry(const std::string &name, const json &value,
         dim.get<uint64_t>() >
             static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       return fmt::format("{}: dim {} is {}, not a non-negative integer", where,
-                         d, dim.dump());
+                         d, rt::describeJson(dim));
     entry.shape.push_back(dim.get<int64_t>());
   }
 
@@ -172,10 +174,11 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                               "file ({} bytes)",
                               headerSize, fileSize - 8));
     const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
-    json header = json::parse(headerBegin, headerBegin + headerSize,
-                              /*cb=*/nullptr, /*allow_exceptions=*/false);
-    if (header.is_discarded())
-      return fail("the header is not valid JSON");
+    json header;
+    std::string jsonError;
+    if (!rt::parseBoundedJson(std::string_view(headerBegin, headerSize), header,
+                              jsonError))
+      return fail("the header " + jsonError);
     if (!header.is_object())
       return fail(fmt::format("the header is a JSON {}, not an object",
                               header.type_name()));

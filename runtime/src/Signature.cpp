@@ -1,5 +1,6 @@
 //===- Signature.cpp - A model's inputs, outputs and symbols ----*- C++ -*-===//
 
+#include "Json.h"
 #include "Signature.h"
 #include "Status.h"
 #include "Tensor.h"
@@ -79,7 +80,7 @@ bool parseTensorSpec(const json &value, const std::string &where,
     } else {
       error = fmt::format("{} ('{}') dim {} is {}, not a non-negative integer "
                           "or a symbol name",
-                          where, spec.name, d, dim.dump());
+                          where, spec.name, d, describeJson(dim));
       return false;
     }
     spec.dims.push_back(dimSpec);
@@ -125,9 +126,13 @@ std::string Signature::describe(const TensorSpec &spec) const {
 
 bool parseSignature(std::string_view text, Signature &signature,
                     std::string &error) {
-  json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
-                          /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object()) {
+  json root;
+  std::string jsonError;
+  if (!parseBoundedJson(text, root, jsonError)) {
+    error = "metadata " + jsonError;
+    return false;
+  }
+  if (!root.is_object()) {
     error = "metadata is not a JSON object";
     return false;
   }
@@ -137,7 +142,8 @@ bool parseSignature(std::string_view text, Signature &signature,
     error =
         fmt::format("metadata: \"abi\" is {}, but this runtime supports "
                     "ABI version {}",
-                    abi == root.end() ? "missing" : abi->dump(), kAbiVersion);
+                    abi == root.end() ? "missing" : describeJson(*abi),
+                    kAbiVersion);
     return false;
   }
   std::optional<std::string> model = stringMember(root, "model");
@@ -157,7 +163,7 @@ bool parseSignature(std::string_view text, Signature &signature,
     for (const json &symbol : *symbols) {
       if (!symbol.is_string() || symbol.get<std::string>().empty()) {
         error = fmt::format("metadata: symbol {} is not a non-empty string",
-                            symbol.dump());
+                            describeJson(symbol));
         return false;
       }
       if (std::find(signature.symbols.begin(), signature.symbols.end(),

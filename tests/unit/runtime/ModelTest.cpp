@@ -364,7 +364,7 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
     CHECK(status.message.find(needle) != std::string::npos);
   };
-  formatError("not json", "not a JSON object");
+  formatError("not json", "metadata is not valid JSON");
   formatError("[1, 2]", "not a JSON object");
   formatError(R"({"abi": 2, "model": "m", "entry": "e", "inputs": [],
                   "outputs": []})",
@@ -403,6 +403,38 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
   CHECK(Status(tfm_model_create_from_symbols(kAddMetadata, addEntry, nullptr))
             .code == TFM_STATUS_INVALID_ARGUMENT);
   tfm_model_release(nullptr);
+}
+
+TEST_CASE("deeply nested metadata is an error, not a stack overflow",
+          "[model]") {
+  // A million levels: dumping the value into a message used to recurse once
+  // per level.
+  for (const char *key : {"abi", "symbols"}) {
+    std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    std::string metadata = std::string("{\"") + key + "\": " + deep + "}";
+    Status status = createWithMetadata(metadata.c_str());
+    INFO(key);
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == "tfm_model_create_from_symbols: metadata nests "
+                            "deeper than 16 levels");
+  }
+  // Within the limit, messages name an array's type, never its contents.
+  Status abi = createWithMetadata(R"({"abi": [[[1]]], "model": "m"})");
+  CHECK(abi.message == "tfm_model_create_from_symbols: metadata: \"abi\" is "
+                       "array, but this runtime supports ABI version 1");
+  Status dim = createWithMetadata(
+      R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+          "inputs": [{"name": "x", "dtype": "f32", "shape": [[[2]]]}]})");
+  CHECK(dim.message == "tfm_model_create_from_symbols: metadata: inputs[0] "
+                       "('x') dim 0 is array, not a non-negative integer or a "
+                       "symbol name");
+  // Brackets inside strings do not count.
+  std::string quoted = "{\"abi\": 1, \"model\": \"" + std::string(100, '[') +
+                       "\", \"entry\": \"e\", \"inputs\": [], \"outputs\": []}";
+  tfm_model *model = nullptr;
+  Status ok(tfm_model_create_from_symbols(quoted.c_str(), addEntry, &model));
+  CHECK(ok.code == TFM_STATUS_OK);
+  tfm_model_release(model);
 }
 
 TEST_CASE("a model without symbols or inputs runs", "[model]") {

@@ -200,6 +200,19 @@ TEST_CASE("safetensors validation errors", "[safetensors]") {
   expectError(safeTensorsFile(R"({"__metadata__": []})", 0),
               "\"__metadata__\" must be an object of strings");
 
+  // A shape nested a hundred thousand levels deep: refused before anything
+  // recurses, and never dumped into the message.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": )" +
+                                             deep +
+                                             R"(, "data_offsets": [0, 16]})"),
+                              16),
+              "the header nests deeper than 16 levels");
+  expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": [[2], 2],
+                                             "data_offsets": [0, 16]})"),
+                              16),
+              "tensor 'a': dim 0 is array, not a non-negative integer");
+
   std::string error;
   CHECK(SafeTensorsFile::open("/nonexistent.safetensors", error) == nullptr);
   CHECK(error ==
