@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -54,9 +55,16 @@ public:
 class Parser {
 public:
   Parser(llvm::SourceMgr &sourceMgr, MLIRContext *ctx, WeightShapes *weights)
-      : sourceMgr(sourceMgr), ctx(ctx), weights(weights) {
-    Lexer lexer(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                    ->getBuffer());
+      : ctx(ctx), weights(weights) {
+    const llvm::MemoryBuffer *buffer =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+    fileName = StringAttr::get(ctx, buffer->getBufferIdentifier());
+    StringRef text = buffer->getBuffer();
+    lineStarts.push_back(text.begin());
+    for (const char *p = text.begin(), *e = text.end(); p != e; ++p)
+      if (*p == '\n')
+        lineStarts.push_back(p + 1);
+    Lexer lexer(text);
     for (Token t = lexer.next();; t = lexer.next()) {
       tokens.push_back(t);
       if (t.is(Token::eof))
@@ -83,11 +91,15 @@ private:
     consume();
     return true;
   }
+  /// The location of a pointer into the buffer: a binary search over the
+  /// line starts, so that long lines do not make parsing quadratic (a
+  /// backwards scan to the line's start would).
   Location loc(llvm::SMLoc l) const {
-    auto [line, col] = sourceMgr.getLineAndColumn(l);
-    StringRef file =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
-    return FileLineColLoc::get(ctx, file, line, col);
+    const char *p = l.getPointer();
+    auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), p);
+    size_t line = it - lineStarts.begin();
+    size_t col = p - *std::prev(it) + 1;
+    return FileLineColLoc::get(fileName, line, col);
   }
   InFlightDiagnostic error(llvm::SMLoc l) { return emitError(loc(l)); }
   InFlightDiagnostic error() { return error(peek().loc); }
@@ -136,10 +148,12 @@ private:
   FailureOr<Value_> parseCall(const Token &name);
   FailureOr<Value_> binary(const Token &op, Value_ lhs, Value_ rhs);
 
-  llvm::SourceMgr &sourceMgr;
   MLIRContext *ctx;
   WeightShapes *weights;
   std::vector<Token> tokens;
+  /// Where each line of the buffer starts, for loc().
+  std::vector<const char *> lineStarts;
+  StringAttr fileName;
   size_t index = 0;
   std::unique_ptr<ModelBuilder> builder;
   std::unique_ptr<DeclaredWeights> declared;
@@ -494,7 +508,6 @@ FailureOr<Value_> Parser::parsePrimary() {
 }
 
 FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
-  Location l = loc(op.loc);
   for (const Value_ *side : {&lhs, &rhs})
     if (side->kind == Value_::tuple)
       return error(side->loc) << "a call that returns " << side->items.size()
@@ -527,6 +540,9 @@ FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
     result.isInteger = lhs.isInteger && rhs.isInteger && op.kind != Token::slash;
     return result;
   }
+  // Only tensor operations need a location: a long line of numbers stays
+  // cheap (one location per operator would be a uniqued attribute each).
+  Location l = loc(op.loc);
   switch (op.kind) {
   case Token::at:
     if (lt && rt)
