@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -123,6 +124,41 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
       E2E_CHECK_CLOSE(viaRuntime["s"], ref::softmax(X, 1));
     }
   }
+}
+
+TEST_CASE("the entry points refuse negative and overflowing dims",
+          "[artifact]") {
+  // Descriptors built from such values made the model write out of bounds
+  // (heap corruption); docs/artifact.md documents the status -1.
+  const Fixture &fx = typedFixture();
+  Library lib(fx.model->libraryPath());
+  REQUIRE(lib.handle);
+  using TypedFn = int32_t (*)(const float *, const int64_t *, float *, float *,
+                              float *, int64_t, int64_t);
+  auto typed = reinterpret_cast<TypedFn>(lib.symbol("tfm_typed_run"));
+  auto packed =
+      reinterpret_cast<tfm_run_packed_fn>(lib.symbol("tfm_typed_run_packed"));
+  REQUIRE(typed);
+  REQUIRE(packed);
+  std::vector<float> x(64, 1.0f), y(64, NAN), e(64, NAN), s(64, NAN);
+  std::vector<int64_t> ids(16, 0);
+  const int64_t huge = int64_t(1) << 62;
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{1, -1}, {-1, 4}, {-1, -1}, {huge, 4},
+        {4, huge}, {int64_t(1) << 31, int64_t(1) << 31}}) {
+    INFO("batch " << batch << " seq " << seq);
+    CHECK(typed(x.data(), ids.data(), y.data(), e.data(), s.data(), batch,
+                seq) == -1);
+    void *buffers[] = {x.data(), ids.data(), y.data(), e.data(), s.data()};
+    int64_t symbols[] = {batch, seq};
+    CHECK(packed(buffers, symbols, nullptr) == -1);
+  }
+  // Nothing was written.
+  for (const std::vector<float> *out : {&y, &e, &s})
+    CHECK(std::all_of(out->begin(), out->end(),
+                      [](float v) { return std::isnan(v); }));
+  // Zero is a valid size.
+  CHECK(typed(x.data(), ids.data(), y.data(), e.data(), s.data(), 0, 0) == 0);
 }
 
 TEST_CASE("a model with only static dims", "[artifact]") {
