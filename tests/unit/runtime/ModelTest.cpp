@@ -8,6 +8,8 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -471,6 +473,21 @@ TEST_CASE("loading fails cleanly on files that are not artifacts",
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
     CHECK(status.message.rfind(path + ": cannot load the shared library: ",
                                0) == 0);
+  }
+  SECTION("a FIFO, which dlopen would wait on forever") {
+    std::string path = tempPath("fifo.so");
+    ::unlink(path.c_str());
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    Status status(tfm_model_load(path.c_str(), &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == path + ": not a regular file");
+    ::unlink(path.c_str());
+  }
+  SECTION("a directory") {
+    Status status(tfm_model_load(TFM_TEST_TMPDIR, &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == std::string(TFM_TEST_TMPDIR) +
+                                ": not a regular file");
   }
   SECTION("a library without metadata") {
     Status status(tfm_model_load(TFM_TEST_NOT_AN_ARTIFACT, &model));

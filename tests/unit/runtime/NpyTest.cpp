@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -277,6 +279,19 @@ TEST_CASE("npy I/O errors and bad arguments", "[npy]") {
   tfm_tensor badRank{TFM_DTYPE_F32, -1, {}, &value};
   CHECK(Status(tfm_npy_write(tempPath("w.npy").c_str(), &badRank)).code ==
         TFM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("a FIFO is refused as .npy input, not waited on", "[npy]") {
+  // Opening a FIFO for reading blocks until a writer shows up; the reader
+  // must refuse it without opening it that way.
+  std::string path = tempPath("fifo.npy");
+  ::unlink(path.c_str());
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  tfm_tensor tensor{};
+  Status status(tfm_npy_read(path.c_str(), &tensor));
+  CHECK(status.code == TFM_STATUS_IO_ERROR);
+  CHECK(status.message == path + ": not a regular file");
+  ::unlink(path.c_str());
 }
 
 TEST_CASE("npy bool arrays are numpy's '|b1'", "[npy]") {

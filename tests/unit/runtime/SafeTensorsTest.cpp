@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace tfm;
@@ -233,6 +235,17 @@ TEST_CASE("safetensors accepts gaps, empty tensors and padding",
   REQUIRE(file);
   CHECK(file->entries().size() == 2);
   CHECK(file->metadata().empty());
+}
+
+TEST_CASE("a FIFO is refused as a safetensors file, not waited on",
+          "[safetensors]") {
+  std::string path = tempPath("fifo.safetensors");
+  ::unlink(path.c_str());
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  std::string error;
+  CHECK(SafeTensorsFile::open(path, error) == nullptr);
+  CHECK(error == path + ": not a regular file");
+  ::unlink(path.c_str());
 }
 
 TEST_CASE("safetensors survives corrupted files", "[safetensors]") {
