@@ -288,10 +288,11 @@ struct HeaderCheck {
   std::string problems;
 };
 
-HeaderCheck checkHeader(const std::string &source, const std::string &use) {
+HeaderCheck checkHeader(const std::string &source, const std::string &use,
+                        const Weights &weights = {}) {
   BuildOptions options;
   options.header = true;
-  CompileResult c = compileSource(source, {}, options);
+  CompileResult c = compileSource(source, weights, options);
   HeaderCheck result;
   result.compiled = c.ok;
   result.diagnostics = c.diagnostics;
@@ -382,6 +383,38 @@ TEST_CASE("the generated header survives names that clash in C", "[header]") {
   SECTION("names that differ only in case") {
     checkClash("model clash3\ninput x: f32[seq, 2]\nX = transpose(x)\noutput X\n");
   }
+  SECTION("names reserved in C or taken by <stdint.h>") {
+    for (const char *name :
+         {"_Bool", "int64_t", "size_t", "private", "and", "typeof", "NULL",
+          "INT64_MAX", "__x", "TFM_EXEC_DEFINED", "uint8_t"}) {
+      DYNAMIC_SECTION(name) {
+        checkClash(std::string("model clash5\ninput ") + name +
+                   ": f32[seq, 2]\ny = relu(" + name + ")\noutput y\n");
+      }
+    }
+  }
+  SECTION("a symbol and tensors whose C names would collide") {
+    // int64_t becomes int64_t_, which must not land on the input int64_t_.
+    checkClash("model clash6\ninput int64_t: f32[seq, 2]\n"
+               "input int64_t_: f32[seq, 2]\ny = int64_t + int64_t_\n"
+               "output y\n");
+  }
+}
+
+TEST_CASE("weight names cannot inject code into the generated header",
+          "[header]") {
+  // The weight's name lands in the comment that lists the run-time checks.
+  const std::string name = "x */ int tfm_injected(void) { return 42; } /* y";
+  Weights w;
+  w[name] = Random(5010).weight({6, 4});
+  HeaderCheck h = checkHeader("model inj\ninput t: i64[seq]\n"
+                              "y = embedding(t, weight = \"" +
+                                  name + "\")\noutput y\n",
+                              "  return tfm_injected();", w);
+  INFO(h.diagnostics);
+  REQUIRE(h.compiled);
+  // The use of tfm_injected must fail: it was not declared.
+  CHECK_THAT(h.problems, Catch::Contains("tfm_injected"));
 }
 
 //===----------------------------------------------------------------------===//
