@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <vector>
 
 using json = nlohmann::json;
 
@@ -75,10 +77,37 @@ bool parseBoundedJson(std::string_view text, json &out, std::string &error) {
     error = fmt::format("nests deeper than {} levels", kMaxJsonDepth);
     return false;
   }
-  out = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
+  // The keys seen in each object being parsed, innermost last.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  auto callback = [&](int, json::parse_event_t event, json &parsed) {
+    switch (event) {
+    case json::parse_event_t::object_start:
+      keys.emplace_back();
+      break;
+    case json::parse_event_t::object_end:
+      if (!keys.empty())
+        keys.pop_back();
+      break;
+    case json::parse_event_t::key:
+      if (!keys.empty() && duplicate.empty() &&
+          !keys.back().insert(parsed.get<std::string>()).second)
+        duplicate = parsed.get<std::string>();
+      break;
+    default:
+      break;
+    }
+    return true;
+  };
+  out = json::parse(text.begin(), text.end(), callback,
                     /*allow_exceptions=*/false);
   if (out.is_discarded()) {
     error = "is not valid JSON";
+    return false;
+  }
+  if (!duplicate.empty()) {
+    error = fmt::format("repeats the key '{}' in one object",
+                        printable(duplicate));
     return false;
   }
   return true;

@@ -3,8 +3,9 @@
 // Safetensors headers and artifact metadata come from files anyone can write.
 // nlohmann's dump() and copies recurse once per nesting level, so a document
 // nested a million levels deep overflows the stack. parseBoundedJson() refuses
-// such documents before nlohmann sees them; describeJson() never dumps more
-// than a scalar.
+// such documents before nlohmann sees them, and refuses objects that repeat a
+// key (nlohmann would silently keep the last one); describeJson() never dumps
+// more than a scalar.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,8 @@ constexpr size_t kMaxJsonDepth = 16;
 
 /// Parses `text` into `out`. On failure returns false and sets `error` to a
 /// one-line predicate for the caller to put a subject in front of: "is not
-/// valid JSON" or "nests deeper than 16 levels".
+/// valid JSON", "nests deeper than 16 levels" or "repeats the key 'k' in one
+/// object".
 bool parseBoundedJson(std::string_view text, nlohmann::json &out,
                       std::string &error);
 
