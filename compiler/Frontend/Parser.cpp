@@ -165,6 +165,10 @@ private:
   unsigned depth = 0;
 };
 
+/// The largest magnitude of an integer argument: 2^53, the last integer a
+/// double holds exactly.
+constexpr double kMaxIntegerArgument = 9007199254740992.0;
+
 /// The deepest expression nesting the parser accepts. Each level takes about
 /// 4 KB of stack (parseUnary, parsePrimary, parseCall, parseExpr and
 /// parseTerm frames): 1 MB at the limit, well inside an 8 MB stack.
@@ -467,9 +471,13 @@ FailureOr<Value_> Parser::parsePrimary() {
   case Token::number: {
     std::string text = t.spelling.str();
     char *end = nullptr;
+    errno = 0;
     v.num = std::strtod(text.c_str(), &end);
     if (*end != '\0')
       return error(t.loc) << "malformed number '" << t.spelling << "'";
+    if (errno == ERANGE && std::isinf(v.num))
+      return error(t.loc) << "the number " << t.spelling
+                          << " is too large (write inf for infinity)";
     v.isInteger = text.find_first_of(".eE") == std::string::npos;
     return v;
   }
@@ -646,6 +654,12 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     }
     if (v->kind != Value_::number || !v->isInteger)
       return error(v->loc) << fn << "(): '" << key << "' must be an integer";
+    // Converting a double outside int64_t's range is undefined behavior;
+    // integers past 2^53 are not even exact in the double they were read
+    // into. No dimension, count or index comes anywhere near.
+    if (!(std::fabs(v->num) <= kMaxIntegerArgument))
+      return error(v->loc) << fn << "(): '" << key << "' is out of range (at "
+                           << "most 2^53 in magnitude)";
     return int64_t(v->num);
   };
   auto stringArg = [&](StringRef key) -> std::optional<std::string> {
