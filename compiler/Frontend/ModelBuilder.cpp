@@ -426,6 +426,13 @@ FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
                  << "concat along the symbolic dimension '"
                  << (t.shape[j].isSymbolic() ? t.shape[j] : shape[j]).str()
                  << "' is not supported";
+        // Every size is at most kMaxDimension, so the sum cannot overflow
+        // before it is checked.
+        if (i > 0 && shape[j].size > kMaxDimension - t.shape[j].size)
+          return emitError(loc)
+                 << "concat: the sizes along dimension " << j
+                 << " add up to more than the maximum of " << kMaxDimension
+                 << " (2^40) at input " << i;
         if (i > 0)
           shape[j].size += t.shape[j].size;
       } else if (t.shape[j] != shape[j]) {
