@@ -123,6 +123,10 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
                              "point needs distinct names";
   if (dtypeName(elementType).empty())
     return emitError(loc) << "unsupported input element type " << elementType;
+  // The runtime refuses ranks above 8, and shapes past these limits could
+  // not be allocated or addressed: refuse them here, not after compiling.
+  if (failed(checkShapeLimits(shape, loc, "input '" + name + "'")))
+    return failure();
   SmallVector<Attribute> dims;
   for (const Dim &d : shape) {
     if (d.isSymbolic()) {
@@ -225,6 +229,8 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
     return emitError(loc) << "output '" << name
                           << "' has the name of an input or a dimension; "
                              "name it differently";
+  if (failed(checkShapeLimits(value.shape, loc, "output '" + name + "'")))
+    return failure();
   SmallVector<Attribute> dims;
   for (const Dim &d : value.shape) {
     if (d.isSymbolic())
