@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -199,7 +200,29 @@ bool parseSignature(std::string_view text, Signature &signature,
                 "a string \"message\"";
         return false;
       }
-      signature.errors[code->get<int32_t>()] = message->get<std::string>();
+      // Entry points return an int32_t: a code outside its range could never
+      // be returned, and truncating it would pair a real code with the
+      // message of another.
+      bool inRange =
+          code->is_number_unsigned()
+              ? code->get<uint64_t>() <=
+                    uint64_t(std::numeric_limits<int32_t>::max())
+              : code->get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                    code->get<int64_t>() <=
+                        std::numeric_limits<int32_t>::max();
+      if (!inRange || code->get<int64_t>() == 0) {
+        error = fmt::format("metadata: \"errors\" code {} is not a non-zero "
+                            "32-bit integer",
+                            describeJson(*code));
+        return false;
+      }
+      auto [it, inserted] = signature.errors.emplace(
+          code->get<int32_t>(), message->get<std::string>());
+      if (!inserted) {
+        error = fmt::format("metadata: \"errors\" lists code {} twice",
+                            it->first);
+        return false;
+      }
     }
   }
 

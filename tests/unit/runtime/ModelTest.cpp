@@ -351,6 +351,35 @@ TEST_CASE("errors of the entry point become statuses", "[model]") {
     CHECK(status.message.find("\"errors\" entries need") != std::string::npos);
     tfm_model_release(model);
   }
+  SECTION("codes outside int32_t are rejected, not truncated") {
+    // 4294967373 truncates to 77: the message written for it would be shown
+    // for a real 77.
+    for (const char *code : {"4294967373", "-2147483649", "0"}) {
+      std::string metadata = kAddMetadata;
+      metadata.insert(metadata.rfind('}'),
+                      std::string(R"(, "errors": [{"code": )") + code +
+                          R"(, "message": "m"}])");
+      Status status = createWithMetadata(metadata.c_str());
+      INFO(code);
+      CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+      CHECK(status.message ==
+            std::string("tfm_model_create_from_symbols: metadata: \"errors\" "
+                        "code ") +
+                code + " is not a non-zero 32-bit integer");
+    }
+    std::string twice = kAddMetadata;
+    twice.insert(twice.rfind('}'),
+                 R"(, "errors": [{"code": 7, "message": "a"},
+                                 {"code": 7, "message": "b"}])");
+    CHECK(createWithMetadata(twice.c_str()).message ==
+          "tfm_model_create_from_symbols: metadata: \"errors\" lists code 7 "
+          "twice");
+    std::string extremes = kAddMetadata;
+    extremes.insert(extremes.rfind('}'),
+                    R"(, "errors": [{"code": 2147483647, "message": "max"},
+                                    {"code": -2147483648, "message": "min"}])");
+    Model ok(failingEntry, extremes.c_str());
+  }
   SECTION("an exception does not escape the C API") {
     Model throwing(throwingEntry);
     Status status = args.run(throwing.model);
