@@ -281,6 +281,24 @@ TEST_CASE("npy I/O errors and bad arguments", "[npy]") {
         TFM_STATUS_INVALID_ARGUMENT);
 }
 
+TEST_CASE("npy refuses to write bool bytes it would not read back", "[npy]") {
+  unsigned char bytes[4] = {0, 1, 7, 1};
+  tfm_tensor tensor{TFM_DTYPE_BOOL, 1, {4}, bytes};
+  std::string path = tempPath("bad-bool-write.npy");
+  ::unlink(path.c_str());
+  Status status(tfm_npy_write(path.c_str(), &tensor));
+  CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(status.message ==
+        path + ": cannot write bool element 2: it is the byte 7, not 0 or 1");
+  CHECK(::access(path.c_str(), F_OK) != 0); // nothing was written
+  bytes[2] = 1;
+  CHECK(Status(tfm_npy_write(path.c_str(), &tensor)).code == TFM_STATUS_OK);
+  tfm_tensor back{};
+  Status read(tfm_npy_read(path.c_str(), &back));
+  CHECK(read.code == TFM_STATUS_OK);
+  tfm_tensor_release_data(&back);
+}
+
 TEST_CASE("a FIFO is refused as .npy input, not waited on", "[npy]") {
   // Opening a FIFO for reading blocks until a writer shows up; the reader
   // must refuse it without opening it that way.
