@@ -377,9 +377,15 @@ FailureOr<Tensor> ModelBuilder::scale(const Tensor &x, double factor,
                                       bool divide, Location loc) {
   if (!isa<FloatType>(x.elementType()))
     return emitError(loc) << "can only scale float tensors";
-  if (!std::isfinite(factor) || (divide && factor == 0.0))
-    return emitError(loc) << (divide ? "division" : "multiplication")
-                          << " by " << factor;
+  if (divide && factor == 0.0)
+    return emitError(loc) << "division by zero";
+  if (!std::isfinite(factor))
+    return emitError(loc) << (divide ? "division" : "multiplication") << " by "
+                          << (std::isnan(factor) ? "nan"
+                              : factor > 0       ? "inf"
+                                                 : "-inf")
+                          << ": the factor must be finite (masked_fill sets "
+                             "elements to -inf)";
   Value v = ScaleOp::create(builder, loc, x.value.getType(), x.value,
                             builder.getF64FloatAttr(factor),
                             divide ? builder.getUnitAttr() : UnitAttr());
@@ -555,6 +561,19 @@ FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
   return Tensor{v, shape};
 }
 
+int32_t ModelBuilder::statusCode(int32_t preferred,
+                                 const std::string &message) const {
+  int32_t highest = 2; // 1 and 2 stay the first embedding's and encoding's.
+  bool preferredTaken = false;
+  for (const auto &[code, text] : errors) {
+    if (text == message)
+      return code;
+    preferredTaken |= code == preferred;
+    highest = std::max(highest, code);
+  }
+  return preferredTaken ? highest + 1 : preferred;
+}
+
 void ModelBuilder::addStatus(Value status, int32_t code, std::string message) {
   statuses.push_back(status);
   std::pair<int32_t, std::string> error(code, std::move(message));
@@ -585,11 +604,13 @@ FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
   std::string name = "embedding";
   if (auto weight = table.value.getDefiningOp<WeightOp>())
     name += " '" + weight.getName().str() + "'";
+  std::string message =
+      name + ": a token id is outside [0, " + std::to_string(num) + ")";
+  int32_t code = statusCode(1, message);
   Value status = CheckIndexOp::create(builder, loc, ids.value,
                                       builder.getI64IntegerAttr(num),
-                                      builder.getI32IntegerAttr(1));
-  addStatus(status, 1,
-            name + ": a token id is outside [0, " + std::to_string(num) + ")");
+                                      builder.getI32IntegerAttr(code));
+  addStatus(status, code, std::move(message));
   return Tensor{v, shape};
 }
 
@@ -637,12 +658,13 @@ FailureOr<Tensor> ModelBuilder::learnedPositionalEncoding(const Tensor &x,
     std::string name = "positional_encoding";
     if (auto weight = table.value.getDefiningOp<WeightOp>())
       name += " '" + weight.getName().str() + "'";
+    std::string message = name + ": the sequence is longer than the table's " +
+                          std::to_string(maxLen) + " positions";
+    int32_t code = statusCode(2, message);
     Value status = CheckSizeOp::create(
         builder, loc, x.value, builder.getI64IntegerAttr(-2),
-        builder.getI64IntegerAttr(maxLen), builder.getI32IntegerAttr(2));
-    addStatus(status, 2,
-              name + ": the sequence is longer than the table's " +
-                  std::to_string(maxLen) + " positions");
+        builder.getI64IntegerAttr(maxLen), builder.getI32IntegerAttr(code));
+    addStatus(status, code, std::move(message));
   }
   return Tensor{v, shape};
 }

@@ -231,6 +231,11 @@ private:
   /// broadcastable); `what` names it in errors.
   LogicalResult checkMask(const Tensor &mask, ArrayRef<Dim> scores,
                           Type floatType, StringRef what, Location loc);
+  /// The status code of a run-time check that reports `message`: the code of
+  /// an earlier check with the same message (the same table), else
+  /// `preferred` when no other check uses it, else the next free code, so
+  /// that every code names one check (docs/artifact.md).
+  int32_t statusCode(int32_t preferred, const std::string &message) const;
   /// Records a run-time check's i32 status and what its code means.
   void addStatus(Value status, int32_t code, std::string message);
 

@@ -572,7 +572,13 @@ FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
       return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
     return error(op.loc) << "'/' divides a tensor by a number";
   default:
-    return error(op.loc) << "'-' between tensors is not supported";
+    if (lt && rt)
+      return error(op.loc) << "'-' between two tensors is not supported";
+    if (lt || rt)
+      return error(op.loc) << "'-' between a tensor and "
+                           << (ln || rn ? "a number" : "a non-number")
+                           << " is not supported";
+    return error(op.loc) << "'-' subtracts two numbers";
   }
 }
 
