@@ -179,6 +179,13 @@ LogicalResult Compilation::run() {
       options.outputPath == "-")
     return fail("binary output needs a file: pass -o");
 
+  // Opening a FIFO would wait for a writer forever; a directory or a device
+  // is no model file either ("-" reads stdin).
+  llvm::sys::fs::file_status modelStatus;
+  if (options.modelPath != "-" &&
+      !llvm::sys::fs::status(options.modelPath, modelStatus) &&
+      !llvm::sys::fs::is_regular_file(modelStatus))
+    return fail(options.modelPath + ": not a regular file");
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file =
       openInputFile(options.modelPath, &error);

@@ -57,6 +57,35 @@ StringRef dtypeName(Type t) {
   return "";
 }
 
+/// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
+/// names the tensor in the error.
+LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
+                               const Twine &what) {
+  if (int64_t(shape.size()) > kMaxRank)
+    return emitError(loc) << what << " has rank " << shape.size()
+                          << ", more than the maximum of " << kMaxRank;
+  int64_t elements = 1;
+  for (const Dim &d : shape) {
+    if (d.isSymbolic())
+      continue;
+    if (d.size < 0)
+      return emitError(loc) << what << " has the negative dimension "
+                            << d.size;
+    if (d.size > kMaxDimension)
+      return emitError(loc) << what << " has the dimension " << d.size
+                            << ", more than the maximum of " << kMaxDimension
+                            << " (2^40)";
+    // Checked before multiplying, so nothing overflows.
+    int64_t factor = std::max<int64_t>(d.size, 1);
+    if (elements > kMaxElements / factor)
+      return emitError(loc) << what << " " << formatShape(shape)
+                            << " has more than " << kMaxElements
+                            << " (2^40) elements";
+    elements *= factor;
+  }
+  return success();
+}
+
 bool isIdentifier(StringRef name) {
   return !name.empty() && !llvm::isDigit(name.front()) &&
          llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
@@ -94,6 +123,10 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
                              "point needs distinct names";
   if (dtypeName(elementType).empty())
     return emitError(loc) << "unsupported input element type " << elementType;
+  // The runtime refuses ranks above 8, and shapes past these limits could
+  // not be allocated or addressed: refuse them here, not after compiling.
+  if (failed(checkShapeLimits(shape, loc, "input '" + name + "'")))
+    return failure();
   SmallVector<Attribute> dims;
   for (const Dim &d : shape) {
     if (d.isSymbolic()) {
@@ -147,16 +180,39 @@ FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
   Shape shape;
   for (int64_t d : info->shape)
     shape.push_back(Dim::of(d));
+  if (failed(checkShapeLimits(shape, loc, "weight '" + name + "'")))
+    return failure();
+  int64_t elements = 1;
+  for (int64_t d : info->shape)
+    elements *= d; // At most kMaxElements: checked above.
+  // A weight's data becomes one constant of the object file, which LLVM
+  // builds row by row with 32-bit counts.
+  if (elements > kMaxWeightElements)
+    return emitError(loc) << "weight '" << name << "' "
+                          << formatShape(shape) << " has " << elements
+                          << " elements, more than the " << kMaxWeightElements
+                          << " a weight embedded in the object can hold";
   OpBuilder::InsertionGuard guard(builder);
   // Weights go first, in order of first use, so any later use is dominated.
   if (lastWeight)
     builder.setInsertionPointAfter(lastWeight);
   else
     builder.setInsertionPointToStart(&func.getBody().front());
-  auto op = WeightOp::create(builder, loc, typeOf(shape, info->elementType),
-                             builder.getStringAttr(name));
-  lastWeight = op;
-  Value v = op;
+  RankedTensorType type = typeOf(shape, info->elementType);
+  Value v;
+  if (elements == 0) {
+    // Nothing to embed: an empty tensor of the weight's shape is the weight,
+    // and needs no global (whose LLVM constant would still hold one empty
+    // row per index of the other dimensions: 2^32 of them for [2^32, 0]).
+    auto op = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                      type.getElementType());
+    lastWeight = op;
+    v = op;
+  } else {
+    auto op = WeightOp::create(builder, loc, type, builder.getStringAttr(name));
+    lastWeight = op;
+    v = op;
+  }
   Tensor t{v, shape};
   weightCache[name] = t;
   return t;
@@ -173,6 +229,8 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
     return emitError(loc) << "output '" << name
                           << "' has the name of an input or a dimension; "
                              "name it differently";
+  if (failed(checkShapeLimits(value.shape, loc, "output '" + name + "'")))
+    return failure();
   SmallVector<Attribute> dims;
   for (const Dim &d : value.shape) {
     if (d.isSymbolic())
@@ -319,9 +377,15 @@ FailureOr<Tensor> ModelBuilder::scale(const Tensor &x, double factor,
                                       bool divide, Location loc) {
   if (!isa<FloatType>(x.elementType()))
     return emitError(loc) << "can only scale float tensors";
-  if (!std::isfinite(factor) || (divide && factor == 0.0))
-    return emitError(loc) << (divide ? "division" : "multiplication")
-                          << " by " << factor;
+  if (divide && factor == 0.0)
+    return emitError(loc) << "division by zero";
+  if (!std::isfinite(factor))
+    return emitError(loc) << (divide ? "division" : "multiplication") << " by "
+                          << (std::isnan(factor) ? "nan"
+                              : factor > 0       ? "inf"
+                                                 : "-inf")
+                          << ": the factor must be finite (masked_fill sets "
+                             "elements to -inf)";
   Value v = ScaleOp::create(builder, loc, x.value.getType(), x.value,
                             builder.getF64FloatAttr(factor),
                             divide ? builder.getUnitAttr() : UnitAttr());
@@ -374,6 +438,13 @@ FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
                  << "concat along the symbolic dimension '"
                  << (t.shape[j].isSymbolic() ? t.shape[j] : shape[j]).str()
                  << "' is not supported";
+        // Every size is at most kMaxDimension, so the sum cannot overflow
+        // before it is checked.
+        if (i > 0 && shape[j].size > kMaxDimension - t.shape[j].size)
+          return emitError(loc)
+                 << "concat: the sizes along dimension " << j
+                 << " add up to more than the maximum of " << kMaxDimension
+                 << " (2^40) at input " << i;
         if (i > 0)
           shape[j].size += t.shape[j].size;
       } else if (t.shape[j] != shape[j]) {
@@ -490,6 +561,19 @@ FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
   return Tensor{v, shape};
 }
 
+int32_t ModelBuilder::statusCode(int32_t preferred,
+                                 const std::string &message) const {
+  int32_t highest = 2; // 1 and 2 stay the first embedding's and encoding's.
+  bool preferredTaken = false;
+  for (const auto &[code, text] : errors) {
+    if (text == message)
+      return code;
+    preferredTaken |= code == preferred;
+    highest = std::max(highest, code);
+  }
+  return preferredTaken ? highest + 1 : preferred;
+}
+
 void ModelBuilder::addStatus(Value status, int32_t code, std::string message) {
   statuses.push_back(status);
   std::pair<int32_t, std::string> error(code, std::move(message));
@@ -520,11 +604,13 @@ FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
   std::string name = "embedding";
   if (auto weight = table.value.getDefiningOp<WeightOp>())
     name += " '" + weight.getName().str() + "'";
+  std::string message =
+      name + ": a token id is outside [0, " + std::to_string(num) + ")";
+  int32_t code = statusCode(1, message);
   Value status = CheckIndexOp::create(builder, loc, ids.value,
                                       builder.getI64IntegerAttr(num),
-                                      builder.getI32IntegerAttr(1));
-  addStatus(status, 1,
-            name + ": a token id is outside [0, " + std::to_string(num) + ")");
+                                      builder.getI32IntegerAttr(code));
+  addStatus(status, code, std::move(message));
   return Tensor{v, shape};
 }
 
@@ -572,12 +658,13 @@ FailureOr<Tensor> ModelBuilder::learnedPositionalEncoding(const Tensor &x,
     std::string name = "positional_encoding";
     if (auto weight = table.value.getDefiningOp<WeightOp>())
       name += " '" + weight.getName().str() + "'";
+    std::string message = name + ": the sequence is longer than the table's " +
+                          std::to_string(maxLen) + " positions";
+    int32_t code = statusCode(2, message);
     Value status = CheckSizeOp::create(
         builder, loc, x.value, builder.getI64IntegerAttr(-2),
-        builder.getI64IntegerAttr(maxLen), builder.getI32IntegerAttr(2));
-    addStatus(status, 2,
-              name + ": the sequence is longer than the table's " +
-                  std::to_string(maxLen) + " positions");
+        builder.getI64IntegerAttr(maxLen), builder.getI32IntegerAttr(code));
+    addStatus(status, code, std::move(message));
   }
   return Tensor{v, shape};
 }

@@ -22,6 +22,20 @@
 
 namespace mlir::tfm {
 
+/// Limits on the shapes that enter a model (inputs, weights and outputs),
+/// checked where they enter: the runtime refuses ranks above TFM_MAX_RANK,
+/// and sizes beyond these bounds would overflow the generated code's offset
+/// arithmetic long before any machine could hold the data.
+constexpr int64_t kMaxRank = 8;
+constexpr int64_t kMaxDimension = int64_t(1) << 40;
+/// The most elements a tensor may have, counting symbolic dimensions as 1
+/// and zero-sized ones as 1 (an empty tensor's other dimensions still reach
+/// the offset arithmetic).
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// The most elements of one weight, whose data is embedded in the object as
+/// one LLVM constant (16 GiB of f32).
+constexpr int64_t kMaxWeightElements = (int64_t(1) << 32) - 1;
+
 /// A dimension: a static size, or a named size fixed at run time.
 struct Dim {
   int64_t size = 0;
@@ -217,6 +231,11 @@ private:
   /// broadcastable); `what` names it in errors.
   LogicalResult checkMask(const Tensor &mask, ArrayRef<Dim> scores,
                           Type floatType, StringRef what, Location loc);
+  /// The status code of a run-time check that reports `message`: the code of
+  /// an earlier check with the same message (the same table), else
+  /// `preferred` when no other check uses it, else the next free code, so
+  /// that every code names one check (docs/artifact.md).
+  int32_t statusCode(int32_t preferred, const std::string &message) const;
   /// Records a run-time check's i32 status and what its code means.
   void addStatus(Value status, int32_t code, std::string message);
 

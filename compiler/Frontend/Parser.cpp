@@ -10,10 +10,12 @@
 #include "compiler/Frontend/Lexer.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -53,9 +55,16 @@ public:
 class Parser {
 public:
   Parser(llvm::SourceMgr &sourceMgr, MLIRContext *ctx, WeightShapes *weights)
-      : sourceMgr(sourceMgr), ctx(ctx), weights(weights) {
-    Lexer lexer(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                    ->getBuffer());
+      : ctx(ctx), weights(weights) {
+    const llvm::MemoryBuffer *buffer =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+    fileName = StringAttr::get(ctx, buffer->getBufferIdentifier());
+    StringRef text = buffer->getBuffer();
+    lineStarts.push_back(text.begin());
+    for (const char *p = text.begin(), *e = text.end(); p != e; ++p)
+      if (*p == '\n')
+        lineStarts.push_back(p + 1);
+    Lexer lexer(text);
     for (Token t = lexer.next();; t = lexer.next()) {
       tokens.push_back(t);
       if (t.is(Token::eof))
@@ -82,11 +91,15 @@ private:
     consume();
     return true;
   }
+  /// The location of a pointer into the buffer: a binary search over the
+  /// line starts, so that long lines do not make parsing quadratic (a
+  /// backwards scan to the line's start would).
   Location loc(llvm::SMLoc l) const {
-    auto [line, col] = sourceMgr.getLineAndColumn(l);
-    StringRef file =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
-    return FileLineColLoc::get(ctx, file, line, col);
+    const char *p = l.getPointer();
+    auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), p);
+    size_t line = it - lineStarts.begin();
+    size_t col = p - *std::prev(it) + 1;
+    return FileLineColLoc::get(fileName, line, col);
   }
   InFlightDiagnostic error(llvm::SMLoc l) { return emitError(loc(l)); }
   InFlightDiagnostic error() { return error(peek().loc); }
@@ -135,16 +148,31 @@ private:
   FailureOr<Value_> parseCall(const Token &name);
   FailureOr<Value_> binary(const Token &op, Value_ lhs, Value_ rhs);
 
-  llvm::SourceMgr &sourceMgr;
   MLIRContext *ctx;
   WeightShapes *weights;
   std::vector<Token> tokens;
+  /// Where each line of the buffer starts, for loc().
+  std::vector<const char *> lineStarts;
+  StringAttr fileName;
   size_t index = 0;
   std::unique_ptr<ModelBuilder> builder;
   std::unique_ptr<DeclaredWeights> declared;
   llvm::StringMap<Tensor> names;
   bool sawOutput = false;
+  /// How deeply the expression being parsed nests: parentheses, calls and
+  /// unary minuses each add a level. Bounded so that the recursion cannot
+  /// overflow the stack.
+  unsigned depth = 0;
 };
+
+/// The largest magnitude of an integer argument: 2^53, the last integer a
+/// double holds exactly.
+constexpr double kMaxIntegerArgument = 9007199254740992.0;
+
+/// The deepest expression nesting the parser accepts. Each level takes about
+/// 4 KB of stack (parseUnary, parsePrimary, parseCall, parseExpr and
+/// parseTerm frames): 1 MB at the limit, well inside an 8 MB stack.
+constexpr unsigned kMaxExpressionDepth = 256;
 
 FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
   declared = std::make_unique<DeclaredWeights>(weights);
@@ -414,6 +442,13 @@ FailureOr<Value_> Parser::parseTerm() {
 }
 
 FailureOr<Value_> Parser::parseUnary() {
+  // Every recursion (a parenthesis, a call's argument, a unary minus) passes
+  // here, so this bounds the depth of parseExpr/parseCall frames too.
+  if (depth >= kMaxExpressionDepth)
+    return error() << "the expression nests more than " << kMaxExpressionDepth
+                   << " levels deep (parentheses, calls and unary minuses)";
+  ++depth;
+  llvm::scope_exit leave([&] { --depth; });
   if (peek().is(Token::minus)) {
     Token op = consume();
     FailureOr<Value_> v = parseUnary();
@@ -436,9 +471,13 @@ FailureOr<Value_> Parser::parsePrimary() {
   case Token::number: {
     std::string text = t.spelling.str();
     char *end = nullptr;
+    errno = 0;
     v.num = std::strtod(text.c_str(), &end);
     if (*end != '\0')
       return error(t.loc) << "malformed number '" << t.spelling << "'";
+    if (errno == ERANGE && std::isinf(v.num))
+      return error(t.loc) << "the number " << t.spelling
+                          << " is too large (write inf for infinity)";
     v.isInteger = text.find_first_of(".eE") == std::string::npos;
     return v;
   }
@@ -477,7 +516,6 @@ FailureOr<Value_> Parser::parsePrimary() {
 }
 
 FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
-  Location l = loc(op.loc);
   for (const Value_ *side : {&lhs, &rhs})
     if (side->kind == Value_::tuple)
       return error(side->loc) << "a call that returns " << side->items.size()
@@ -510,6 +548,9 @@ FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
     result.isInteger = lhs.isInteger && rhs.isInteger && op.kind != Token::slash;
     return result;
   }
+  // Only tensor operations need a location: a long line of numbers stays
+  // cheap (one location per operator would be a uniqued attribute each).
+  Location l = loc(op.loc);
   switch (op.kind) {
   case Token::at:
     if (lt && rt)
@@ -531,7 +572,13 @@ FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
       return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
     return error(op.loc) << "'/' divides a tensor by a number";
   default:
-    return error(op.loc) << "'-' between tensors is not supported";
+    if (lt && rt)
+      return error(op.loc) << "'-' between two tensors is not supported";
+    if (lt || rt)
+      return error(op.loc) << "'-' between a tensor and "
+                           << (ln || rn ? "a number" : "a non-number")
+                           << " is not supported";
+    return error(op.loc) << "'-' subtracts two numbers";
   }
 }
 
@@ -613,6 +660,12 @@ FailureOr<Value_> Parser::parseCall(const Token &name) {
     }
     if (v->kind != Value_::number || !v->isInteger)
       return error(v->loc) << fn << "(): '" << key << "' must be an integer";
+    // Converting a double outside int64_t's range is undefined behavior;
+    // integers past 2^53 are not even exact in the double they were read
+    // into. No dimension, count or index comes anywhere near.
+    if (!(std::fabs(v->num) <= kMaxIntegerArgument))
+      return error(v->loc) << fn << "(): '" << key << "' is out of range (at "
+                           << "most 2^53 in magnitude)";
     return int64_t(v->num);
   };
   auto stringArg = [&](StringRef key) -> std::optional<std::string> {

@@ -1,26 +1,134 @@
 //===- HeaderEmitter.cpp - The per-model C header -------------------------===//
 #include "compiler/Target/HeaderEmitter.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
 
-/// A C identifier for a model name: C keywords get a trailing underscore.
-static std::string cName(StringRef name) {
+/// Whether `name` cannot be a parameter or macro-parameter name in a header
+/// compiled as C (C89 to C23) or C++ (to C++23): a keyword, an alternative
+/// token, a name the standards reserve (`_Bool`, `__x`), a typedef or macro
+/// of <stdint.h>, <stdbool.h> and <stddef.h> (`int64_t`, `NULL`), a POSIX
+/// `_t` type, or one of the header's own macros.
+static bool isReservedInC(StringRef name) {
   static const char *const keywords[] = {
-      "auto",     "break",    "case",     "char",   "const",    "continue",
-      "default",  "do",       "double",   "else",   "enum",     "extern",
-      "float",    "for",      "goto",     "if",     "inline",   "int",
-      "long",     "register", "restrict", "return", "short",    "signed",
-      "sizeof",   "static",   "struct",   "switch", "typedef",  "union",
-      "unsigned", "void",     "volatile", "while",  "bool",     "true",
-      "false",    "class",    "new",      "delete", "template", "this"};
-  for (const char *k : keywords)
-    if (name == k)
-      return (name + "_").str();
-  return name.str();
+      // C
+      "auto", "break", "case", "char", "const", "continue", "default", "do",
+      "double", "else", "enum", "extern", "float", "for", "goto", "if",
+      "inline", "int", "long", "register", "restrict", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+      "unsigned", "void", "volatile", "while", "alignas", "alignof", "bool",
+      "constexpr", "false", "nullptr", "static_assert", "thread_local",
+      "true", "typeof", "typeof_unqual",
+      // C++ keywords and alternative tokens
+      "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t",
+      "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield",
+      "compl", "concept", "consteval", "constinit", "const_cast", "decltype",
+      "delete", "dynamic_cast", "explicit", "export", "friend", "mutable",
+      "namespace", "new", "noexcept", "not", "not_eq", "operator", "or",
+      "or_eq", "private", "protected", "public", "reflexpr", "reinterpret_cast",
+      "requires", "static_cast", "template", "this", "throw", "try", "typeid",
+      "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
+      // Macros of <stddef.h>, <stdint.h> and <stdbool.h> that are not
+      // caught by the patterns below.
+      "NULL", "offsetof", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX",
+      "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "WCHAR_MIN", "WCHAR_MAX",
+      "WINT_MIN", "WINT_MAX", "INTMAX_C", "UINTMAX_C"};
+  if (llvm::is_contained(keywords, name))
+    return true;
+  // _Bool, _Complex, __attribute__, ...: reserved to the implementation.
+  if (name.starts_with("__") ||
+      (name.size() >= 2 && name[0] == '_' && llvm::isUpper(name[1])))
+    return true;
+  // int64_t, size_t, uintptr_t, ...: every POSIX `_t` name.
+  if (name.ends_with("_t"))
+    return true;
+  // INT64_MAX, UINT_LEAST8_MIN, INTPTR_MAX, INT32_C, ...
+  if ((name.starts_with("INT") || name.starts_with("UINT")) &&
+      (name.ends_with("_MIN") || name.ends_with("_MAX") ||
+       name.ends_with("_C")))
+    return true;
+  // The header's own macros: TFM_EXEC_DEFINED, TFM_<MODEL>_...
+  return name.starts_with("TFM_");
+}
+
+namespace {
+/// C identifiers for the tensor and symbol names of a signature: a name C or
+/// C++ would misread gets a trailing underscore (names starting with `_` a
+/// `tfm` prefix, with `TFM_` a `tfm_` prefix), and more underscores until it
+/// is distinct from every other name.
+class CNames {
+public:
+  explicit CNames(const Signature &sig) {
+    // In signature order, so that the choice is deterministic.
+    SmallVector<StringRef> ordered;
+    llvm::StringSet<> original;
+    auto add = [&](StringRef name) {
+      if (original.insert(name).second)
+        ordered.push_back(name);
+    };
+    for (const auto *list : {&sig.inputs, &sig.outputs})
+      for (const SignatureTensor &t : *list)
+        add(t.name);
+    for (const std::string &s : sig.symbols)
+      add(s);
+    llvm::StringSet<> taken;
+    auto assign = [&](StringRef name) {
+      if (names.count(name))
+        return;
+      if (!isReservedInC(name)) {
+        names[name] = name.str();
+        taken.insert(name);
+        return;
+      }
+      // Prefixes make names that start reserved ones (`_Bool`, `TFM_...`)
+      // safe; a suffix the rest. Appending `_` then ends every match of
+      // isReservedInC, so the loop only steps past names already in use.
+      std::string c = name.starts_with("_")      ? ("tfm" + name).str()
+                      : name.starts_with("TFM_") ? ("tfm_" + name).str()
+                                                 : (name + "_").str();
+      while (isReservedInC(c) || original.count(c) || taken.count(c))
+        c += "_";
+      names[name] = c;
+      taken.insert(c);
+    };
+    // Names that need no change first, so that they keep their spelling.
+    for (StringRef name : ordered)
+      if (!isReservedInC(name))
+        assign(name);
+    for (StringRef name : ordered)
+      assign(name);
+  }
+  const std::string &operator()(StringRef name) const {
+    return names.find(name)->second;
+  }
+
+private:
+  llvm::StringMap<std::string> names;
+};
+} // namespace
+
+/// `text` for a /* */ comment: no `*/` or `/*` that would end or nest it,
+/// and no line breaks or other control characters.
+static std::string commentText(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      out += '?';
+    else if (c == '/' && !out.empty() && out.back() == '*')
+      out += " /";
+    else if (c == '*' && !out.empty() && out.back() == '/')
+      out += " *";
+    else
+      out += c;
+  }
+  return out;
 }
 
 static StringRef cType(StringRef dtype) {
@@ -37,6 +145,7 @@ static StringRef cType(StringRef dtype) {
 
 void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
                            llvm::raw_ostream &os) {
+  CNames cName(sig);
   std::string prefix = "tfm_" + sig.model;
   std::string macro = llvm::StringRef(prefix).upper();
   auto shapeText = [&](const SignatureTensor &t) {
@@ -59,8 +168,8 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   for (auto [i, s] : llvm::enumerate(sig.symbols))
     symbolParams += (i ? ", " : "") + cName(s);
 
-  os << "/* " << prefix << ".h - generated by tfm-compile from " << source
-     << ". Do not edit. */\n";
+  os << "/* " << prefix << ".h - generated by tfm-compile from "
+     << commentText(source) << ". Do not edit. */\n";
   os << "#ifndef " << macro << "_H\n#define " << macro << "_H\n\n";
   bool usesBool = llvm::any_of(
       sig.inputs, [](const SignatureTensor &t) { return t.dtype == "bool"; });
@@ -115,7 +224,7 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
           " * the code of the first run-time check that failed (the outputs\n"
           " * are then unspecified, but nothing was read out of bounds):\n";
     for (const SignatureError &e : sig.errors)
-      os << " *   " << e.code << ": " << e.message << "\n";
+      os << " *   " << e.code << ": " << commentText(e.message) << "\n";
     os << " */\n";
   }
   os << "int32_t " << prefix << "_run(";

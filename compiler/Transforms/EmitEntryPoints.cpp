@@ -24,6 +24,11 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
+/// What the entry points return for a negative symbol value or a tensor too
+/// large to address (docs/artifact.md). Run-time checks of the model use
+/// positive codes.
+constexpr int32_t kBadDimensionStatus = -1;
+
 struct TfmEmitEntryPointsPass
     : tfm::impl::TfmEmitEntryPointsBase<TfmEmitEntryPointsPass> {
   using TfmEmitEntryPointsBase::TfmEmitEntryPointsBase;
@@ -103,6 +108,61 @@ struct TfmEmitEntryPointsPass
     }
   }
 
+  /// Returns kBadDimensionStatus when a symbol value is negative or the byte
+  /// size of an input or output overflows int64_t: the descriptors built
+  /// from such values would make the model write out of bounds. Continues
+  /// in a new block otherwise.
+  void emitDimensionCheck(OpBuilder &b, Location loc, const Signature &sig,
+                          ArrayRef<Value> symbolValues) {
+    if (symbolValues.empty())
+      return; // Static shapes were checked when the model was compiled.
+    auto i64 = b.getI64Type();
+    auto i1 = b.getI1Type();
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    Value zero = constant(0);
+    Value bad = LLVM::ConstantOp::create(b, loc, i1, b.getBoolAttr(false));
+    for (Value v : symbolValues)
+      bad = LLVM::OrOp::create(
+          b, loc, bad,
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, v, zero));
+    // llvm.smul.with.overflow returns {product, overflowed}.
+    auto pairType = LLVM::LLVMStructType::getLiteral(b.getContext(), {i64, i1});
+    const int64_t kValue[] = {0}, kOverflow[] = {1};
+    for (const auto *list : {&sig.inputs, &sig.outputs}) {
+      for (const SignatureTensor &t : *list) {
+        if (llvm::none_of(t.dims,
+                          [](const SignatureDim &d) { return d.symbol >= 0; }))
+          continue;
+        Value bytes = constant(t.dtype == "f64" || t.dtype == "i64" ? 8
+                               : t.dtype == "bool"                  ? 1
+                                                                    : 4);
+        for (const SignatureDim &d : t.dims) {
+          Value size = d.symbol >= 0 ? symbolValues[d.symbol]
+                                     : constant(d.staticSize);
+          Value product =
+              LLVM::SMulWithOverflowOp::create(b, loc, pairType, bytes, size);
+          bytes = LLVM::ExtractValueOp::create(b, loc, product, kValue);
+          bad = LLVM::OrOp::create(
+              b, loc, bad,
+              LLVM::ExtractValueOp::create(b, loc, product, kOverflow));
+        }
+      }
+    }
+    Region *region = b.getInsertionBlock()->getParent();
+    Block *current = b.getInsertionBlock();
+    Block *fail = b.createBlock(region, region->end());
+    LLVM::ReturnOp::create(
+        b, loc,
+        LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                 b.getI32IntegerAttr(kBadDimensionStatus)));
+    Block *ok = b.createBlock(region, region->end());
+    b.setInsertionPointToEnd(current);
+    LLVM::CondBrOp::create(b, loc, bad, fail, ok);
+    b.setInsertionPointToStart(ok);
+  }
+
   /// Calls the model with descriptors built from `buffers` (one pointer per
   /// input then output) and `symbolValues`, then returns its status (0 when
   /// it has none).
@@ -113,6 +173,7 @@ struct TfmEmitEntryPointsPass
     auto constant = [&](int64_t v) -> Value {
       return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
     };
+    emitDimensionCheck(b, loc, sig, symbolValues);
     SmallVector<Value> args;
     size_t bufferIndex = 0;
     for (const auto *list : {&sig.inputs, &sig.outputs}) {

@@ -16,7 +16,9 @@ bool InputFile::open(const std::string &filePath, std::string &error,
                      bool &notFound) {
   path = filePath;
   notFound = false;
-  descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer, forever, before the regular-file check below could refuse it.
+  descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (descriptor < 0) {
     notFound = errno == ENOENT;
     error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
@@ -31,6 +33,10 @@ bool InputFile::open(const std::string &filePath, std::string &error,
     error = fmt::format("{}: not a regular file", path);
     return false;
   }
+  // Regular files ignore O_NONBLOCK; clear it anyway for plain reads.
+  int flags = ::fcntl(descriptor, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK);
   fileSize = info.st_size;
   return true;
 }

@@ -40,6 +40,11 @@ tfm_status loadModel(const std::string &path,
     return makeStatus(errno == ENOENT ? TFM_STATUS_NOT_FOUND
                                       : TFM_STATUS_IO_ERROR,
                       fmt::format("{}: {}", path, std::strerror(errno)));
+  // dlopen of a FIFO blocks until a writer appears, and of a directory or a
+  // device makes no sense: only regular files (or links to them) load.
+  if (!S_ISREG(info.st_mode))
+    return makeStatus(TFM_STATUS_FORMAT_ERROR,
+                      fmt::format("{}: not a regular file", path));
 
   std::string error;
   model = std::make_unique<tfm_model_t>();

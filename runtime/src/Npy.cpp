@@ -344,6 +344,18 @@ tfm_status writeNpy(const std::string &path, const tfm_tensor &tensor) {
     return makeStatus(
         TFM_STATUS_INVALID_ARGUMENT,
         fmt::format("{}: cannot write a tensor whose data is NULL", path));
+  // numpy's '|b1' holds 0 or 1; tfm_npy_read refuses any other byte, so
+  // writing one would produce a file this runtime cannot read back.
+  if (tensor.dtype == TFM_DTYPE_BOOL) {
+    const auto *data = static_cast<const unsigned char *>(tensor.data);
+    for (int64_t i = 0; i < bytes; ++i)
+      if (data[i] > 1)
+        return makeStatus(
+            TFM_STATUS_INVALID_ARGUMENT,
+            fmt::format("{}: cannot write bool element {}: it is the byte {}, "
+                        "not 0 or 1",
+                        path, i, data[i]));
+  }
 
   std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.rank);
   std::string dict =

@@ -8,6 +8,7 @@
 #include "tfm/safetensors.h"
 
 #include "File.h"
+#include "Json.h"
 #include "Tensor.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <sys/mman.h>
 #include <tuple>
 
@@ -79,7 +81,7 @@ std::string parseEntry(const std::string &name, const json &value,
         dim.get<uint64_t>() >
             static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       return fmt::format("{}: dim {} is {}, not a non-negative integer", where,
-                         d, dim.dump());
+                         d, rt::describeJson(dim));
     entry.shape.push_back(dim.get<int64_t>());
   }
 
@@ -172,10 +174,17 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                               "file ({} bytes)",
                               headerSize, fileSize - 8));
     const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
-    json header = json::parse(headerBegin, headerBegin + headerSize,
-                              /*cb=*/nullptr, /*allow_exceptions=*/false);
-    if (header.is_discarded())
-      return fail("the header is not valid JSON");
+    // JSON parsers stop at a NUL byte, so bytes after one would hide from
+    // this reader but not from others.
+    if (const void *nul = std::memchr(headerBegin, '\0', headerSize))
+      return fail(fmt::format("the header has a NUL byte at offset {}",
+                              8 + (static_cast<const char *>(nul) -
+                                   headerBegin)));
+    json header;
+    std::string jsonError;
+    if (!rt::parseBoundedJson(std::string_view(headerBegin, headerSize), header,
+                              jsonError))
+      return fail("the header " + jsonError);
     if (!header.is_object())
       return fail(fmt::format("the header is a JSON {}, not an object",
                               header.type_name()));
@@ -199,8 +208,11 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
              std::tie(b.begin, b.end, b.name);
     });
     // Sorted by start, a tensor can only overlap the furthest-reaching one
-    // before it. Empty tensors occupy no bytes and overlap nothing.
+    // before it. Empty tensors occupy no bytes and overlap nothing. As the
+    // format requires, the tensors must also cover the data section without
+    // holes or trailing bytes, which could hide another file's content.
     const RawEntry *furthest = nullptr;
+    uint64_t covered = 0;
     for (const RawEntry &entry : raw) {
       if (entry.begin == entry.end)
         continue;
@@ -209,9 +221,18 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                                 "overlap",
                                 furthest->name, furthest->begin, furthest->end,
                                 entry.name, entry.begin, entry.end));
+      if (entry.begin > covered)
+        return fail(fmt::format("the data bytes [{}, {}) belong to no tensor "
+                                "(before '{}')",
+                                covered, entry.begin, entry.name));
       if (!furthest || entry.end > furthest->end)
         furthest = &entry;
+      covered = furthest->end;
     }
+    if (covered != dataSize)
+      return fail(fmt::format("the data bytes [{}, {}) at the end belong to "
+                              "no tensor",
+                              covered, dataSize));
 
     const unsigned char *data = bytes + 8 + headerSize;
     for (RawEntry &entry : raw) {

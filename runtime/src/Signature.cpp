@@ -1,5 +1,6 @@
 //===- Signature.cpp - A model's inputs, outputs and symbols ----*- C++ -*-===//
 
+#include "Json.h"
 #include "Signature.h"
 #include "Status.h"
 #include "Tensor.h"
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -79,7 +81,7 @@ bool parseTensorSpec(const json &value, const std::string &where,
     } else {
       error = fmt::format("{} ('{}') dim {} is {}, not a non-negative integer "
                           "or a symbol name",
-                          where, spec.name, d, dim.dump());
+                          where, spec.name, d, describeJson(dim));
       return false;
     }
     spec.dims.push_back(dimSpec);
@@ -125,9 +127,13 @@ std::string Signature::describe(const TensorSpec &spec) const {
 
 bool parseSignature(std::string_view text, Signature &signature,
                     std::string &error) {
-  json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
-                          /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object()) {
+  json root;
+  std::string jsonError;
+  if (!parseBoundedJson(text, root, jsonError)) {
+    error = "metadata " + jsonError;
+    return false;
+  }
+  if (!root.is_object()) {
     error = "metadata is not a JSON object";
     return false;
   }
@@ -137,7 +143,8 @@ bool parseSignature(std::string_view text, Signature &signature,
     error =
         fmt::format("metadata: \"abi\" is {}, but this runtime supports "
                     "ABI version {}",
-                    abi == root.end() ? "missing" : abi->dump(), kAbiVersion);
+                    abi == root.end() ? "missing" : describeJson(*abi),
+                    kAbiVersion);
     return false;
   }
   std::optional<std::string> model = stringMember(root, "model");
@@ -157,7 +164,7 @@ bool parseSignature(std::string_view text, Signature &signature,
     for (const json &symbol : *symbols) {
       if (!symbol.is_string() || symbol.get<std::string>().empty()) {
         error = fmt::format("metadata: symbol {} is not a non-empty string",
-                            symbol.dump());
+                            describeJson(symbol));
         return false;
       }
       if (std::find(signature.symbols.begin(), signature.symbols.end(),
@@ -193,7 +200,29 @@ bool parseSignature(std::string_view text, Signature &signature,
                 "a string \"message\"";
         return false;
       }
-      signature.errors[code->get<int32_t>()] = message->get<std::string>();
+      // Entry points return an int32_t: a code outside its range could never
+      // be returned, and truncating it would pair a real code with the
+      // message of another.
+      bool inRange =
+          code->is_number_unsigned()
+              ? code->get<uint64_t>() <=
+                    uint64_t(std::numeric_limits<int32_t>::max())
+              : code->get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                    code->get<int64_t>() <=
+                        std::numeric_limits<int32_t>::max();
+      if (!inRange || code->get<int64_t>() == 0) {
+        error = fmt::format("metadata: \"errors\" code {} is not a non-zero "
+                            "32-bit integer",
+                            describeJson(*code));
+        return false;
+      }
+      auto [it, inserted] = signature.errors.emplace(
+          code->get<int32_t>(), message->get<std::string>());
+      if (!inserted) {
+        error = fmt::format("metadata: \"errors\" lists code {} twice",
+                            it->first);
+        return false;
+      }
     }
   }
 

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -123,6 +124,41 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
       E2E_CHECK_CLOSE(viaRuntime["s"], ref::softmax(X, 1));
     }
   }
+}
+
+TEST_CASE("the entry points refuse negative and overflowing dims",
+          "[artifact]") {
+  // Descriptors built from such values made the model write out of bounds
+  // (heap corruption); docs/artifact.md documents the status -1.
+  const Fixture &fx = typedFixture();
+  Library lib(fx.model->libraryPath());
+  REQUIRE(lib.handle);
+  using TypedFn = int32_t (*)(const float *, const int64_t *, float *, float *,
+                              float *, int64_t, int64_t);
+  auto typed = reinterpret_cast<TypedFn>(lib.symbol("tfm_typed_run"));
+  auto packed =
+      reinterpret_cast<tfm_run_packed_fn>(lib.symbol("tfm_typed_run_packed"));
+  REQUIRE(typed);
+  REQUIRE(packed);
+  std::vector<float> x(64, 1.0f), y(64, NAN), e(64, NAN), s(64, NAN);
+  std::vector<int64_t> ids(16, 0);
+  const int64_t huge = int64_t(1) << 62;
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{1, -1}, {-1, 4}, {-1, -1}, {huge, 4},
+        {4, huge}, {int64_t(1) << 31, int64_t(1) << 31}}) {
+    INFO("batch " << batch << " seq " << seq);
+    CHECK(typed(x.data(), ids.data(), y.data(), e.data(), s.data(), batch,
+                seq) == -1);
+    void *buffers[] = {x.data(), ids.data(), y.data(), e.data(), s.data()};
+    int64_t symbols[] = {batch, seq};
+    CHECK(packed(buffers, symbols, nullptr) == -1);
+  }
+  // Nothing was written.
+  for (const std::vector<float> *out : {&y, &e, &s})
+    CHECK(std::all_of(out->begin(), out->end(),
+                      [](float v) { return std::isnan(v); }));
+  // Zero is a valid size.
+  CHECK(typed(x.data(), ids.data(), y.data(), e.data(), s.data(), 0, 0) == 0);
 }
 
 TEST_CASE("a model with only static dims", "[artifact]") {
@@ -252,10 +288,11 @@ struct HeaderCheck {
   std::string problems;
 };
 
-HeaderCheck checkHeader(const std::string &source, const std::string &use) {
+HeaderCheck checkHeader(const std::string &source, const std::string &use,
+                        const Weights &weights = {}) {
   BuildOptions options;
   options.header = true;
-  CompileResult c = compileSource(source, {}, options);
+  CompileResult c = compileSource(source, weights, options);
   HeaderCheck result;
   result.compiled = c.ok;
   result.diagnostics = c.diagnostics;
@@ -346,6 +383,38 @@ TEST_CASE("the generated header survives names that clash in C", "[header]") {
   SECTION("names that differ only in case") {
     checkClash("model clash3\ninput x: f32[seq, 2]\nX = transpose(x)\noutput X\n");
   }
+  SECTION("names reserved in C or taken by <stdint.h>") {
+    for (const char *name :
+         {"_Bool", "int64_t", "size_t", "private", "and", "typeof", "NULL",
+          "INT64_MAX", "__x", "TFM_EXEC_DEFINED", "uint8_t"}) {
+      DYNAMIC_SECTION(name) {
+        checkClash(std::string("model clash5\ninput ") + name +
+                   ": f32[seq, 2]\ny = relu(" + name + ")\noutput y\n");
+      }
+    }
+  }
+  SECTION("a symbol and tensors whose C names would collide") {
+    // int64_t becomes int64_t_, which must not land on the input int64_t_.
+    checkClash("model clash6\ninput int64_t: f32[seq, 2]\n"
+               "input int64_t_: f32[seq, 2]\ny = int64_t + int64_t_\n"
+               "output y\n");
+  }
+}
+
+TEST_CASE("weight names cannot inject code into the generated header",
+          "[header]") {
+  // The weight's name lands in the comment that lists the run-time checks.
+  const std::string name = "x */ int tfm_injected(void) { return 42; } /* y";
+  Weights w;
+  w[name] = Random(5010).weight({6, 4});
+  HeaderCheck h = checkHeader("model inj\ninput t: i64[seq]\n"
+                              "y = embedding(t, weight = \"" +
+                                  name + "\")\noutput y\n",
+                              "  return tfm_injected();", w);
+  INFO(h.diagnostics);
+  REQUIRE(h.compiled);
+  // The use of tfm_injected must fail: it was not declared.
+  CHECK_THAT(h.problems, Catch::Contains("tfm_injected"));
 }
 
 //===----------------------------------------------------------------------===//

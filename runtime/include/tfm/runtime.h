@@ -131,7 +131,8 @@ void tfm_tensor_release_data(tfm_tensor *tensor);
 tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
 
 /* Writes `tensor` as a format 1.0 .npy file that numpy.load reads (format 2.0
-   if the header would not fit 1.0). */
+   if the header would not fit 1.0). A bool tensor must hold only the bytes 0
+   and 1 (TFM_STATUS_INVALID_ARGUMENT otherwise, and nothing is written). */
 tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 
 /*===----------------------------------------------------------------------===*\

@@ -25,6 +25,18 @@
 // CHECK-NEXT:    %[[YP:.*]] = llvm.load %[[YSLOT]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT:    %[[SEQSLOT:.*]] = llvm.getelementptr %[[SYMS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT:    %[[SEQ:.*]] = llvm.load %[[SEQSLOT]] : !llvm.ptr -> i64
+// A negative symbol value, or a tensor whose byte size overflows int64_t,
+// returns -1 before any descriptor is built (docs/artifact.md).
+// CHECK:         %[[NEG:.*]] = llvm.icmp "slt" %[[SEQ]], %{{.*}} : i64
+// CHECK:         %[[XBYTES:.*]] = "llvm.intr.smul.with.overflow"(%{{.*}}, %[[SEQ]]) : (i64, i64) -> !llvm.struct<(i64, i1)>
+// CHECK:         %[[XROW:.*]] = llvm.extractvalue %[[XBYTES]][0]
+// CHECK:         "llvm.intr.smul.with.overflow"(%[[XROW]], %{{.*}})
+// CHECK:         "llvm.intr.smul.with.overflow"(%{{.*}}, %[[SEQ]])
+// CHECK:         llvm.cond_br %[[BAD:.*]], ^[[FAIL:bb[0-9]+]], ^[[OK:bb[0-9]+]]
+// CHECK:       ^[[FAIL]]:
+// CHECK-NEXT:    %[[MINUS1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:    llvm.return %[[MINUS1]] : i32
+// CHECK:       ^[[OK]]:
 // CHECK-DAG:     %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
 // CHECK:         %[[STRIDE0:.*]] = llvm.mul %[[ONE]], %[[TWO]] : i64

@@ -67,7 +67,7 @@ TEST_CASE("ModelBuilder rejects bad shapes with a diagnostic", "[builder]") {
   CHECK(message.find("differ in sequence length") != std::string::npos);
 
   CHECK(failed(b.scale(*x, 0.0, /*divide=*/true, loc)));
-  CHECK(message.find("division by 0") != std::string::npos);
+  CHECK(message.find("division by zero") != std::string::npos);
 
   CHECK(failed(b.weight("missing", loc)));
   CHECK(message.find("unknown weight 'missing'") != std::string::npos);

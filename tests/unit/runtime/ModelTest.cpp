@@ -8,6 +8,8 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -349,6 +351,35 @@ TEST_CASE("errors of the entry point become statuses", "[model]") {
     CHECK(status.message.find("\"errors\" entries need") != std::string::npos);
     tfm_model_release(model);
   }
+  SECTION("codes outside int32_t are rejected, not truncated") {
+    // 4294967373 truncates to 77: the message written for it would be shown
+    // for a real 77.
+    for (const char *code : {"4294967373", "-2147483649", "0"}) {
+      std::string metadata = kAddMetadata;
+      metadata.insert(metadata.rfind('}'),
+                      std::string(R"(, "errors": [{"code": )") + code +
+                          R"(, "message": "m"}])");
+      Status status = createWithMetadata(metadata.c_str());
+      INFO(code);
+      CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+      CHECK(status.message ==
+            std::string("tfm_model_create_from_symbols: metadata: \"errors\" "
+                        "code ") +
+                code + " is not a non-zero 32-bit integer");
+    }
+    std::string twice = kAddMetadata;
+    twice.insert(twice.rfind('}'),
+                 R"(, "errors": [{"code": 7, "message": "a"},
+                                 {"code": 7, "message": "b"}])");
+    CHECK(createWithMetadata(twice.c_str()).message ==
+          "tfm_model_create_from_symbols: metadata: \"errors\" lists code 7 "
+          "twice");
+    std::string extremes = kAddMetadata;
+    extremes.insert(extremes.rfind('}'),
+                    R"(, "errors": [{"code": 2147483647, "message": "max"},
+                                    {"code": -2147483648, "message": "min"}])");
+    Model ok(failingEntry, extremes.c_str());
+  }
   SECTION("an exception does not escape the C API") {
     Model throwing(throwingEntry);
     Status status = args.run(throwing.model);
@@ -364,7 +395,7 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
     CHECK(status.message.find(needle) != std::string::npos);
   };
-  formatError("not json", "not a JSON object");
+  formatError("not json", "metadata is not valid JSON");
   formatError("[1, 2]", "not a JSON object");
   formatError(R"({"abi": 2, "model": "m", "entry": "e", "inputs": [],
                   "outputs": []})",
@@ -405,6 +436,38 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
   tfm_model_release(nullptr);
 }
 
+TEST_CASE("deeply nested metadata is an error, not a stack overflow",
+          "[model]") {
+  // A million levels: dumping the value into a message used to recurse once
+  // per level.
+  for (const char *key : {"abi", "symbols"}) {
+    std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    std::string metadata = std::string("{\"") + key + "\": " + deep + "}";
+    Status status = createWithMetadata(metadata.c_str());
+    INFO(key);
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == "tfm_model_create_from_symbols: metadata nests "
+                            "deeper than 16 levels");
+  }
+  // Within the limit, messages name an array's type, never its contents.
+  Status abi = createWithMetadata(R"({"abi": [[[1]]], "model": "m"})");
+  CHECK(abi.message == "tfm_model_create_from_symbols: metadata: \"abi\" is "
+                       "array, but this runtime supports ABI version 1");
+  Status dim = createWithMetadata(
+      R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+          "inputs": [{"name": "x", "dtype": "f32", "shape": [[[2]]]}]})");
+  CHECK(dim.message == "tfm_model_create_from_symbols: metadata: inputs[0] "
+                       "('x') dim 0 is array, not a non-negative integer or a "
+                       "symbol name");
+  // Brackets inside strings do not count.
+  std::string quoted = "{\"abi\": 1, \"model\": \"" + std::string(100, '[') +
+                       "\", \"entry\": \"e\", \"inputs\": [], \"outputs\": []}";
+  tfm_model *model = nullptr;
+  Status ok(tfm_model_create_from_symbols(quoted.c_str(), addEntry, &model));
+  CHECK(ok.code == TFM_STATUS_OK);
+  tfm_model_release(model);
+}
+
 TEST_CASE("a model without symbols or inputs runs", "[model]") {
   Model constant(
       [](void *const *buffers, const int64_t *symbols,
@@ -439,6 +502,21 @@ TEST_CASE("loading fails cleanly on files that are not artifacts",
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
     CHECK(status.message.rfind(path + ": cannot load the shared library: ",
                                0) == 0);
+  }
+  SECTION("a FIFO, which dlopen would wait on forever") {
+    std::string path = tempPath("fifo.so");
+    ::unlink(path.c_str());
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    Status status(tfm_model_load(path.c_str(), &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == path + ": not a regular file");
+    ::unlink(path.c_str());
+  }
+  SECTION("a directory") {
+    Status status(tfm_model_load(TFM_TEST_TMPDIR, &model));
+    CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
+    CHECK(status.message == std::string(TFM_TEST_TMPDIR) +
+                                ": not a regular file");
   }
   SECTION("a library without metadata") {
     Status status(tfm_model_load(TFM_TEST_NOT_AN_ARTIFACT, &model));

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -277,6 +279,37 @@ TEST_CASE("npy I/O errors and bad arguments", "[npy]") {
   tfm_tensor badRank{TFM_DTYPE_F32, -1, {}, &value};
   CHECK(Status(tfm_npy_write(tempPath("w.npy").c_str(), &badRank)).code ==
         TFM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("npy refuses to write bool bytes it would not read back", "[npy]") {
+  unsigned char bytes[4] = {0, 1, 7, 1};
+  tfm_tensor tensor{TFM_DTYPE_BOOL, 1, {4}, bytes};
+  std::string path = tempPath("bad-bool-write.npy");
+  ::unlink(path.c_str());
+  Status status(tfm_npy_write(path.c_str(), &tensor));
+  CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(status.message ==
+        path + ": cannot write bool element 2: it is the byte 7, not 0 or 1");
+  CHECK(::access(path.c_str(), F_OK) != 0); // nothing was written
+  bytes[2] = 1;
+  CHECK(Status(tfm_npy_write(path.c_str(), &tensor)).code == TFM_STATUS_OK);
+  tfm_tensor back{};
+  Status read(tfm_npy_read(path.c_str(), &back));
+  CHECK(read.code == TFM_STATUS_OK);
+  tfm_tensor_release_data(&back);
+}
+
+TEST_CASE("a FIFO is refused as .npy input, not waited on", "[npy]") {
+  // Opening a FIFO for reading blocks until a writer shows up; the reader
+  // must refuse it without opening it that way.
+  std::string path = tempPath("fifo.npy");
+  ::unlink(path.c_str());
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  tfm_tensor tensor{};
+  Status status(tfm_npy_read(path.c_str(), &tensor));
+  CHECK(status.code == TFM_STATUS_IO_ERROR);
+  CHECK(status.message == path + ": not a regular file");
+  ::unlink(path.c_str());
 }
 
 TEST_CASE("npy bool arrays are numpy's '|b1'", "[npy]") {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -79,8 +80,16 @@ void writeAdd(const std::string &dir) {
   unsigned char m[] = {0, 1, 0}, notM[] = {1, 0, 1}, bad[] = {0, 2, 0};
   write(dir + "/m.npy", TFM_DTYPE_BOOL, {3}, m);
   write(dir + "/not_m.npy", TFM_DTYPE_BOOL, {3}, notM);
-  // tfm_npy_write does not look at the values; tfm_npy_read rejects this.
-  write(dir + "/m_bad.npy", TFM_DTYPE_BOOL, {3}, bad);
+  // tfm_npy_read rejects this. tfm_npy_write refuses to write it, so write
+  // a valid file and patch its last data bytes (the data ends the file).
+  unsigned char valid[] = {0, 0, 0};
+  write(dir + "/m_bad.npy", TFM_DTYPE_BOOL, {3}, valid);
+  std::fstream file(dir + "/m_bad.npy",
+                    std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(-3, std::ios::end);
+  file.write(reinterpret_cast<const char *>(bad), sizeof bad);
+  if (!file)
+    fail(dir + "/m_bad.npy: cannot patch");
 }
 
 struct Case {

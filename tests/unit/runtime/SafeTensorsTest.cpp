@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace tfm;
@@ -200,26 +202,89 @@ TEST_CASE("safetensors validation errors", "[safetensors]") {
   expectError(safeTensorsFile(R"({"__metadata__": []})", 0),
               "\"__metadata__\" must be an object of strings");
 
+  // A shape nested a hundred thousand levels deep: refused before anything
+  // recurses, and never dumped into the message.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": )" +
+                                             deep +
+                                             R"(, "data_offsets": [0, 16]})"),
+                              16),
+              "the header nests deeper than 16 levels");
+  expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": [[2], 2],
+                                             "data_offsets": [0, 16]})"),
+                              16),
+              "tensor 'a': dim 0 is array, not a non-negative integer");
+
   std::string error;
   CHECK(SafeTensorsFile::open("/nonexistent.safetensors", error) == nullptr);
   CHECK(error ==
         "/nonexistent.safetensors: cannot open: No such file or directory");
 }
 
-TEST_CASE("safetensors accepts gaps, empty tensors and padding",
+TEST_CASE("safetensors rejects hidden bytes and repeated names",
           "[safetensors]") {
-  std::string path = tempPath("gaps.safetensors");
+  const std::string a =
+      R"("a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]})";
+  // The format requires the tensors to cover the data without holes.
+  expectError(safeTensorsFile(R"({"a": {"dtype": "BF16", "shape": [2],
+                                        "data_offsets": [8, 12]}})",
+                              12),
+              "the data bytes [0, 8) belong to no tensor (before 'a')");
+  expectError(safeTensorsFile("{" + a + R"(, "b": {"dtype": "F32",
+                                  "shape": [1], "data_offsets": [12, 16]}})",
+                              16),
+              "the data bytes [8, 12) belong to no tensor (before 'b')");
+  expectError(safeTensorsFile("{" + a + "}", 12),
+              "the data bytes [8, 12) at the end belong to no tensor");
+  expectError(safeTensorsFile("{}", 4),
+              "the data bytes [0, 4) at the end belong to no tensor");
+  // A JSON parser stops at NUL: whatever follows must not hide there.
+  expectError(safeTensorsFile("{" + a + std::string("}\0 {{{ junk", 11), 8),
+              "the header has a NUL byte at offset " +
+                  std::to_string(8 + a.size() + 2));
+  // nlohmann would keep the last of two equal keys, another reader the first.
+  expectError(safeTensorsFile("{" + a + ", " + a + "}", 8),
+              "the header repeats the key 'a' in one object");
+  expectError(safeTensorsFile(R"({"a": {"dtype": "F32", "dtype": "I32",
+                                        "shape": [2], "data_offsets": [0, 8]}})",
+                              8),
+              "the header repeats the key 'dtype' in one object");
+  // Keys are per object: the same key in two objects is fine.
+  std::string path = tempPath("same-keys.safetensors");
+  writeBytes(path, safeTensorsFile("{" + a + R"(, "b": {"dtype": "F32",
+                                  "shape": [1], "data_offsets": [8, 12]}})",
+                                   12));
+  std::string error;
+  CHECK(SafeTensorsFile::open(path, error) != nullptr);
+  INFO(error);
+}
+
+TEST_CASE("safetensors accepts empty tensors and padding", "[safetensors]") {
+  std::string path = tempPath("padding.safetensors");
+  // Spaces pad the header (the format allows them); an empty tensor sits
+  // anywhere, even past the data.
   writeBytes(path, safeTensorsFile(R"({"a": {"dtype": "BF16", "shape": [2],
-                                       "data_offsets": [8, 12]},
+                                       "data_offsets": [0, 4]},
                                  "e": {"dtype": "F32", "shape": [0],
-                                       "data_offsets": [10, 10]}}   )",
-                                   16));
+                                       "data_offsets": [4, 4]}}   )",
+                                   4));
   std::string error;
   std::unique_ptr<SafeTensorsFile> file = SafeTensorsFile::open(path, error);
   INFO(error);
   REQUIRE(file);
   CHECK(file->entries().size() == 2);
   CHECK(file->metadata().empty());
+}
+
+TEST_CASE("a FIFO is refused as a safetensors file, not waited on",
+          "[safetensors]") {
+  std::string path = tempPath("fifo.safetensors");
+  ::unlink(path.c_str());
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  std::string error;
+  CHECK(SafeTensorsFile::open(path, error) == nullptr);
+  CHECK(error == path + ": not a regular file");
+  ::unlink(path.c_str());
 }
 
 TEST_CASE("safetensors survives corrupted files", "[safetensors]") {
