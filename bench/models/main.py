@@ -96,6 +96,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 encoder rows and 3 linear shapes")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--tfm-bin", required=True)
+    ap.add_argument("--tfm-cpu", default="portable",
+                    help="tfm-compile --cpu (default: portable, what users get without the flag)")
     ap.add_argument("--helper", required=True)
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
@@ -145,7 +147,7 @@ def main():
     compiled = {}
     for w in ws:
         d = os.path.join(args.work, w["name"])
-        s, err = timing.compile_tfm(args.tfm_bin, d, args.timeout, log)
+        s, err = timing.compile_tfm(args.tfm_bin, d, args.timeout, log, args.tfm_cpu)
         c = {"tfm": {"compile_s": s, "error": err}}
         if "iree" in wanted:
             c["iree"] = iree_compile.compile_iree(venv_bin, d, args.timeout, log)

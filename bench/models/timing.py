@@ -185,8 +185,8 @@ def measure_tfm(helper, tfm_bin, d, threads, budget, timeout, log):
     return res
 
 
-def compile_tfm(tfm_bin, d, timeout, log):
-    """tfm-compile model.tfm --weights --cpu host -o model.so; returns (seconds, error)."""
+def compile_tfm(tfm_bin, d, timeout, log, cpu="portable"):
+    """tfm-compile model.tfm --weights --cpu CPU -o model.so; returns (seconds, error)."""
     so = os.path.join(d, "model.so")
     if os.path.exists(so):
         os.remove(so)
@@ -197,7 +197,7 @@ def compile_tfm(tfm_bin, d, timeout, log):
         log.write(f"{exe} missing, waiting\n")
         time.sleep(30)
     cmd = [exe, os.path.join(d, "model.tfm"), "--weights", os.path.join(d, "weights.safetensors"),
-           "--cpu", "host", "-o", so]
+           "--cpu", cpu, "-o", so]
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
