@@ -56,6 +56,11 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
 void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
                                     const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createTfmDecomposeSoftmax());
+  // Chains of elementwise generics (and the softmax's pieces) become one
+  // pass over memory each, after fusion into tfm.attention has had its look;
+  // fewer ops also keep bufferization's analysis near-linear in the model.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

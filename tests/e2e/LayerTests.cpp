@@ -526,3 +526,25 @@ output y, z
   E2E_CHECK_CLOSE(r["y"], ref::transpose(X, 0, 2), 0.0, 0.0);
   E2E_CHECK_CLOSE(r["z"], ref::transpose(X, 0, -1), 0.0, 0.0);
 }
+
+TEST_CASE("a chain of 2000 elementwise statements compiles in seconds",
+          "[layers]") {
+  // Issue 8, D8: one-shot bufferization took ~58 s at 1000 ops (about
+  // cubic); elementwise fusion before it makes this chain one loop. The
+  // ctest timeout is what fails if compile time goes super-linear again.
+  std::string source = "model chain\ninput x: f32[seq, 4]\na0 = relu(x)\n";
+  for (int i = 1; i < 2000; ++i)
+    source += "a" + std::to_string(i) + " = " +
+              (i % 2 ? "a" + std::to_string(i - 1) + " * 1.0005\n"
+                     : "relu(a" + std::to_string(i - 1) + ")\n");
+  source += "output a1999\n";
+  std::shared_ptr<Model> model = Model::build(source);
+  Random rng(2000);
+  HostTensor x = rng.f32({3, 4});
+  RunResult r = model->runOk({x});
+  Array expected = ref::fromTensor(x);
+  for (double &v : expected.data)
+    v = std::max(v, 0.0) * std::pow(1.0005, 1000);
+  // 1000 float32 roundings in a row: a relative error of ~1000 ulp.
+  E2E_CHECK_CLOSE(r["a1999"], expected, 1e-4, 1e-6);
+}
