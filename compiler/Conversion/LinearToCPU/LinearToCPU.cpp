@@ -432,7 +432,7 @@ GemmTiling tilingFor(int64_t vectorBits) {
   // Accumulators mr x 2 vectors plus the two weight vectors fit the
   // register file: 12 x 2 of AVX-512's 32, 6 x 2 of AVX2's and SSE's 16.
   t.microRows = vectorBits >= 512 ? 12 : 6;
-  t.blockRows = 8 * t.microRows;
+  t.blockRows = 24 * t.microRows;
   // A chunk of one panel (Kc x nr floats) is 16 KB: it stays in L1 while
   // the row block's micro-kernels sweep over it.
   t.blockK = std::max<int64_t>(4096 / (2 * t.lanes), 64);
