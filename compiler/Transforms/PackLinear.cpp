@@ -170,18 +170,9 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
     auto packedLinear = PackedLinearOp::create(
         rewriter, loc, TypeRange{resultType}, op.getInput(), packedWeight,
         biasValue, residual, init, rewriter.getStringAttr(activation));
+    // The linear and activation in between are dead now: the greedy driver
+    // erases them.
     rewriter.replaceOp(last, packedLinear.getResults());
-    // The ops in between (the linear, the activation) are now dead.
-    SmallVector<Operation *> dead;
-    for (Operation *o = last == op ? nullptr : op.getOperation(); o;) {
-      Operation *next =
-          o->hasOneUse() ? *o->getUsers().begin() : nullptr;
-      dead.push_back(o);
-      o = next;
-    }
-    for (Operation *o : llvm::reverse(dead))
-      if (o->use_empty())
-        rewriter.eraseOp(o);
     return success();
   }
 

@@ -449,18 +449,6 @@ struct ThreadPerChunkExec {
   }
 };
 
-struct Pool {
-  tfm_thread_pool *pool = nullptr;
-  explicit Pool(uint32_t threads) {
-    if (tfm_status status = tfm_thread_pool_create(threads, &pool)) {
-      std::string message = tfm_status_message(status);
-      tfm_status_free(status);
-      throw std::runtime_error("tfm_thread_pool_create: " + message);
-    }
-  }
-  ~Pool() { tfm_thread_pool_release(pool); }
-  const tfm_exec *exec() const { return tfm_thread_pool_exec(pool); }
-};
 } // namespace
 
 TEST_CASE("runs on a thread pool or any parallel_for match serial runs",

@@ -34,19 +34,6 @@ std::string gemmModel(int64_t k, int64_t n) {
          "output plain, nobias, relu_out, gelu_out, tanh_out, residual\n";
 }
 
-struct Pool {
-  tfm_thread_pool *pool = nullptr;
-  explicit Pool(uint32_t threads) {
-    if (tfm_status status = tfm_thread_pool_create(threads, &pool)) {
-      std::string message = tfm_status_message(status);
-      tfm_status_free(status);
-      throw std::runtime_error("tfm_thread_pool_create: " + message);
-    }
-  }
-  ~Pool() { tfm_thread_pool_release(pool); }
-  const tfm_exec *exec() const { return tfm_thread_pool_exec(pool); }
-};
-
 void checkGemm(const std::string &cpu, int64_t k, int64_t n,
                const std::vector<std::pair<int64_t, int64_t>> &shapes) {
   Random rng(static_cast<uint32_t>(k * 131 + n));

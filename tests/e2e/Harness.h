@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -247,6 +248,23 @@ Comparison allClose(const HostTensor &got, const std::vector<int64_t> &refShape,
 
 /// True if every element is finite.
 bool allFinite(const std::vector<double> &values);
+
+/// A runtime thread pool for the duration of a test; throws if it cannot
+/// be created.
+struct Pool {
+  tfm_thread_pool *pool = nullptr;
+  explicit Pool(uint32_t threads) {
+    if (tfm_status status = tfm_thread_pool_create(threads, &pool)) {
+      std::string message = tfm_status_message(status);
+      tfm_status_free(status);
+      throw std::runtime_error("tfm_thread_pool_create: " + message);
+    }
+  }
+  ~Pool() { tfm_thread_pool_release(pool); }
+  Pool(const Pool &) = delete;
+  Pool &operator=(const Pool &) = delete;
+  const tfm_exec *exec() const { return tfm_thread_pool_exec(pool); }
+};
 
 } // namespace e2e
 

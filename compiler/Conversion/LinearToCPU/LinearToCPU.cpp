@@ -94,9 +94,6 @@ private:
   Value ceilDiv(Value x, Value y) {
     return arith::CeilDivSIOp::create(b, loc, x, y);
   }
-  Value fconst(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
-  }
   Value splat(double v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(v)));
@@ -136,7 +133,7 @@ private:
   Location loc;
 
   VectorType vectorType;
-  int64_t k = 0, n = 0, panels = 0, panelWidth = 0;
+  int64_t k = 0, n = 0, panelWidth = 0;
   // The micro-kernel covers kernelWidth = 2 vectors of columns: a packed
   // panel (packed for the widest variant) holds subPanels of them, and
   // columnPanels of them cover N.
@@ -158,7 +155,6 @@ std::string GemmEmitter::taskKey() {
 
 void GemmEmitter::emitCall() {
   auto packedType = cast<MemRefType>(op.getPackedWeight().getType());
-  panels = packedType.getShape()[0];
   k = packedType.getShape()[1];
   panelWidth = packedType.getShape()[2];
   n = cast<MemRefType>(op.getInit().getType()).getShape().back();

@@ -593,19 +593,27 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
-void AttentionOp::getEffects(
+/// A destination-style op on buffers reads every operand but `init`, which
+/// it writes.
+static void addBufferEffects(
+    Operation *op, OpOperand &init,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  if (!hasPureBufferSemantics())
-    return;
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    if (&operand == &getInitMutable())
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (&operand == &init)
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
     else
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (hasPureBufferSemantics())
+    addBufferEffects(getOperation(), getInitMutable(), effects);
 }
 
 LogicalResult PackedLinearOp::verify() {
@@ -659,16 +667,8 @@ LogicalResult PackedLinearOp::verify() {
 void PackedLinearOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  if (!hasPureBufferSemantics())
-    return;
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    if (&operand == &getInitMutable())
-      effects.emplace_back(MemoryEffects::Write::get(), &operand,
-                           SideEffects::DefaultResource::get());
-    else
-      effects.emplace_back(MemoryEffects::Read::get(), &operand,
-                           SideEffects::DefaultResource::get());
-  }
+  if (hasPureBufferSemantics())
+    addBufferEffects(getOperation(), getInitMutable(), effects);
 }
 
 #define GET_OP_CLASSES

@@ -11,35 +11,6 @@ using namespace mlir;
 using namespace mlir::bufferization;
 
 namespace {
-struct AttentionOpInterface
-    : DstBufferizableOpInterfaceExternalModel<AttentionOpInterface,
-                                              tfm::AttentionOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto attention = cast<tfm::AttentionOp>(op);
-    if (attention.hasPureBufferSemantics())
-      return success();
-    SmallVector<Value> buffers;
-    for (OpOperand &operand : op->getOpOperands()) {
-      FailureOr<Value> buffer =
-          getBuffer(rewriter, operand.get(), options, state);
-      if (failed(buffer))
-        return failure();
-      buffers.push_back(*buffer);
-    }
-    Value mask = attention.getMask() ? buffers[3] : Value();
-    Value init = buffers.back();
-    rewriter.setInsertionPoint(op);
-    tfm::AttentionOp::create(rewriter, op->getLoc(), TypeRange{}, buffers[0],
-                             buffers[1], buffers[2], mask, init,
-                             attention.getScaleAttr(),
-                             attention.getCausalAttr());
-    replaceOpWithBufferizedValues(rewriter, op, init);
-    return success();
-  }
-};
-
 /// Destination-style tfm ops bufferize the same way: the same op over the
 /// operands' buffers, writing the init buffer, with no results.
 template <typename OpTy>
@@ -72,7 +43,7 @@ struct DpsOpInterface
 void mlir::tfm::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
-    AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
+    AttentionOp::attachInterface<DpsOpInterface<AttentionOp>>(*ctx);
     PackedLinearOp::attachInterface<DpsOpInterface<PackedLinearOp>>(*ctx);
   });
 }
