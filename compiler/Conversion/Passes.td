@@ -116,4 +116,37 @@ def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
                            "LLVM::LLVMDialect"];
 }
 
+def ConvertForallToTasks : Pass<"convert-forall-to-tasks", "ModuleOp"> {
+  let summary = "Outline scf.forall loops on buffers into tasks";
+  let description = [{
+    Each outermost `scf.forall` (without results) becomes a call of an
+    outlined task function `__tfm_task_forall_N` over `[0, iterations)`,
+    which runs its sub-range, one iteration after the other (the linearized
+    index delinearized into the forall's induction variables).
+    `tfm-dispatch-tasks` later hands the range to the caller's threads.
+    Identical loops share one task function. With `multiversion`, each task
+    is also compiled for AVX2+FMA and AVX-512 and the call site picks the
+    variant the CPU supports, as the GEMM's and attention's do.
+
+    Before:
+    ```mlir
+    scf.forall (%i, %j) in (%m, 8) { ... }
+    ```
+    After:
+    ```mlir
+    %n = arith.muli %m, %c8 : index
+    call @__tfm_task_forall_0(..., %m, %c0, %n) : (...) -> ()
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers in bits (128, 256, 512)">,
+    Option<"multiversion", "multiversion", "bool", /*default=*/"false",
+           "Emit SSE, AVX2+FMA and AVX-512 variants of each task, chosen at "
+           "run time by the CPU's features">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect",
+                           "func::FuncDialect", "LLVM::LLVMDialect"];
+}
+
 #endif // TFM_CONVERSION_PASSES_TD

@@ -85,6 +85,13 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
       tfm::ConvertLinearToCPUOptions{options.vectorBits, 0, 0,
                                      options.multiversion}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
+  // Everything else: rows over the caller's threads, vectors inside a row.
+  if (options.tileLinalg) {
+    pm.addNestedPass<func::FuncOp>(tfm::createTfmTileLinalg());
+    pm.addPass(tfm::createConvertForallToTasks(
+        tfm::ConvertForallToTasksOptions{options.vectorBits,
+                                         options.multiversion}));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

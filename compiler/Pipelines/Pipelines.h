@@ -53,6 +53,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "register-tiled GEMM (off: linalg loops, for "
                      "comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tileLinalg{
+      *this, "tile-linalg",
+      llvm::cl::desc("Tile the remaining linalg ops into threaded, vectorized "
+                     "rows (off: serial scalar loops, for comparison)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Report fused and refused attention chains as remarks"),

@@ -195,6 +195,45 @@ def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TfmTileLinalg : Pass<"tfm-tile-linalg", "func::FuncOp"> {
+  let summary = "Tile linalg ops on buffers into parallel rows and vectors";
+  let description = [{
+    Every linalg op that the hand-written kernels do not cover (elementwise
+    chains, layer norm's row sums, transposes, masks, copies) is tiled the
+    same way: the loops whose iterations write disjoint output elements (all
+    outer parallel loops) become one `scf.forall` with an iteration per row,
+    which `convert-forall-to-tasks` hands to the caller's threads. When the
+    op is elementwise or reduces along its innermost loop, that loop is cut
+    into `vector-length` tiles that the linalg vectorizer turns into vector
+    code (unit dims dropped, reductions as `vector.reduction`, exp/erf/tanh as
+    polynomials), and a remainder tile left scalar. Contractions and
+    reductions over other loops keep their last parallel loop and their
+    reductions inside the tile, scalar.
+
+    Before:
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<?x512xf32>) outs(%y : memref<?x512xf32>) { ... }
+    ```
+    After:
+    ```mlir
+    scf.forall (%row) in (%rows) {
+      scf.for %j = %c0 to %c512 step %c64 {
+        %v = vector.transfer_read %x[%row, %j] ... : vector<64xf32>
+        ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorLength", "vector-length", "int64_t", /*default=*/"64",
+           "Elements per vector tile of the innermost loop">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect",
+                           "affine::AffineDialect", "math::MathDialect"];
+}
+
 def TfmDispatchTasks : Pass<"tfm-dispatch-tasks", "ModuleOp"> {
   let summary = "Run outlined task ranges on the caller's threads";
   let description = [{
