@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -26,15 +27,29 @@ using namespace tfm::rt;
 
 namespace {
 
+/// How long an idle worker polls for the next job before it sleeps.
+constexpr std::chrono::microseconds kSpinTime{100};
+
+inline void spinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 /// One parallel_for call.
 struct Job {
   tfm_task_fn task;
   void *args;
   int64_t count;
+  /// Tasks handed out at once: a few chunks per thread balance uneven tasks
+  /// while keeping the shared counter off the path of small ones (a row of
+  /// a layer norm).
+  int64_t grain;
   /// The next task index to hand out; may run past `count`.
   std::atomic<int64_t> next{0};
-  /// Workers inside runTasks for this job; guarded by the pool's mutex.
-  uint32_t active = 0;
+  /// Workers inside runTasks for this job; changed under the pool's mutex,
+  /// read by the spinning caller without it.
+  std::atomic<uint32_t> active{0};
 };
 
 /// The pool whose tasks this thread is running, to run nested calls inline.
@@ -68,6 +83,9 @@ struct tfm_thread_pool_t {
   /// most once.
   uint64_t generation = 0;
   bool stopping = false;
+  /// `generation` and `stopping` for workers spinning outside the mutex.
+  std::atomic<uint64_t> posted{0};
+  std::atomic<bool> stopRequested{false};
 };
 
 namespace {
@@ -91,6 +109,7 @@ tfm_thread_pool_t::~tfm_thread_pool_t() {
   {
     std::lock_guard<std::mutex> lock(mutex);
     stopping = true;
+    stopRequested.store(true, std::memory_order_release);
   }
   wake.notify_all();
   for (std::thread &worker : workers)
@@ -106,9 +125,10 @@ void tfm_thread_pool_t::startWorkers() {
 void tfm_thread_pool_t::runTasks(Job &job) {
   const tfm_thread_pool_t *outer = currentPool;
   currentPool = this;
-  for (int64_t i = job.next.fetch_add(1, std::memory_order_relaxed);
-       i < job.count; i = job.next.fetch_add(1, std::memory_order_relaxed))
-    job.task(job.args, i, i + 1);
+  for (int64_t i = job.next.fetch_add(job.grain, std::memory_order_relaxed);
+       i < job.count;
+       i = job.next.fetch_add(job.grain, std::memory_order_relaxed))
+    job.task(job.args, i, std::min(i + job.grain, job.count));
   currentPool = outer;
 }
 
@@ -116,8 +136,24 @@ void tfm_thread_pool_t::workerLoop() {
   std::unique_lock<std::mutex> lock(mutex);
   // Not `generation`: a job may have been posted before this thread got here.
   uint64_t seen = 0;
+  auto ready = [&] { return stopping || (job && generation != seen); };
   for (;;) {
-    wake.wait(lock, [&] { return stopping || (job && generation != seen); });
+    if (!ready()) {
+      // A model posts its ops' jobs back to back, and waking a sleeping
+      // thread costs more than many of them take: spin a little first.
+      lock.unlock();
+      auto until = std::chrono::steady_clock::now() + kSpinTime;
+      for (unsigned i = 1;; ++i) {
+        if (posted.load(std::memory_order_acquire) != seen ||
+            stopRequested.load(std::memory_order_acquire))
+          break;
+        if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
+          break;
+        spinPause();
+      }
+      lock.lock();
+    }
+    wake.wait(lock, ready);
     if (stopping)
       return;
     seen = generation;
@@ -144,11 +180,13 @@ void tfm_thread_pool_t::parallelFor(int64_t count, tfm_task_fn task,
   }
 
   std::lock_guard<std::mutex> turn(runMutex);
-  Job current{task, args, count};
+  int64_t grain = std::max<int64_t>(1, count / (4 * int64_t(numThreads)));
+  Job current{task, args, count, grain};
   {
     std::lock_guard<std::mutex> lock(mutex);
     job = &current;
     ++generation;
+    posted.store(generation, std::memory_order_release);
   }
   // The caller takes a task too, so count - 1 workers suffice.
   if (static_cast<uint64_t>(count - 1) >= workers.size())
@@ -161,6 +199,18 @@ void tfm_thread_pool_t::parallelFor(int64_t count, tfm_task_fn task,
 
   std::unique_lock<std::mutex> lock(mutex);
   job = nullptr;
+  if (current.active != 0) {
+    // The workers' last tasks usually end within microseconds of ours.
+    lock.unlock();
+    auto until = std::chrono::steady_clock::now() + kSpinTime;
+    for (unsigned i = 1; current.active.load(std::memory_order_acquire) != 0;
+         ++i) {
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
+        break;
+      spinPause();
+    }
+    lock.lock();
+  }
   done.wait(lock, [&] { return current.active == 0; });
 }
 

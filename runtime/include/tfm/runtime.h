@@ -175,10 +175,12 @@ tfm_status tfm_thread_pool_create(uint32_t num_threads,
 void tfm_thread_pool_release(tfm_thread_pool *pool);
 
 /* The pool's tfm_exec, owned by the pool and valid until it is released; NULL
-   for a NULL pool. Its parallel_for hands out tasks one at a time to the
-   workers and the calling thread (dynamic scheduling) and returns when all are
-   done; a count <= 0 returns at once and a count of 1 runs on the calling
-   thread. It may be called from several threads at once: calls on one pool
+   for a NULL pool. Its parallel_for hands out tasks in chunks (about a
+   quarter of count / num_threads, at least 1) to the workers and the calling
+   thread (dynamic scheduling) and returns when all are done; a count <= 0
+   returns at once and a count of 1 runs on the calling thread. Idle workers
+   poll for the next call for about 100 microseconds before they sleep, as
+   a model's calls come back to back. It may be called from several threads at once: calls on one pool
    take turns, each using every thread. A parallel_for called from inside a
    task of the same pool runs its range serially on the calling thread. Tasks
    must not throw C++ exceptions. */
