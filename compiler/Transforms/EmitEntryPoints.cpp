@@ -53,13 +53,33 @@ struct TfmEmitEntryPointsPass
     FailureOr<Signature> sig = Signature::read(model);
     if (failed(sig) || failed(checkArity(model, *sig)))
       return signalPassFailure();
-    model.setLinkage(LLVM::Linkage::Internal);
+    // Before the entry points exist, so that they alone stay external.
+    internalizeDefinitions(module);
 
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     std::string prefix = "tfm_" + sig->model;
     emitMetadata(b, model.getLoc(), prefix, *sig);
     emitPacked(b, model, prefix, *sig);
     emitTyped(b, model, prefix, *sig);
+  }
+
+  /// The artifact exports its C ABI and nothing else. Every model's tasks,
+  /// kernel variants and helpers have the same names (__tfm_task_linear_0,
+  /// ...), so any of them left global would keep two models from linking
+  /// into one program.
+  static void internalizeDefinitions(ModuleOp module) {
+    auto isLocal = [](LLVM::Linkage linkage) {
+      return linkage == LLVM::Linkage::Internal ||
+             linkage == LLVM::Linkage::Private;
+    };
+    for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
+      if (!fn.isExternal() && !isLocal(fn.getLinkage()))
+        fn.setLinkage(LLVM::Linkage::Internal);
+    for (auto global : module.getOps<LLVM::GlobalOp>()) {
+      bool defined = global.getValueOrNull() || global.getInitializerBlock();
+      if (defined && !isLocal(global.getLinkage()))
+        global.setLinkage(LLVM::Linkage::Internal);
+    }
   }
 
   LogicalResult checkArity(LLVM::LLVMFuncOp model, const Signature &sig) {

@@ -258,7 +258,9 @@ def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
     been converted. Adds the ABI of docs/artifact.md:
     `tfm_<model>_run_packed(buffers, symbols, exec)`, the typed
     `tfm_<model>_run(...)` and `tfm_<model>_metadata()` returning the JSON
-    description, and makes the model function internal. The entry points
+    description, and makes every other function and global of the module
+    internal, so that objects of several models link into one program. The
+    entry points
     return the model function's `i32` status when it has one (a model with
     run-time checks), else 0.
   }];

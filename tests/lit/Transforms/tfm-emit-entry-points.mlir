@@ -73,6 +73,34 @@ module {
 
 // -----
 
+// Only the entry points stay global: tasks, kernel variants and weights get
+// the same names in every model, and would clash when two models link into
+// one program. Declarations of what the object calls stay external.
+
+// CHECK-LABEL: llvm.mlir.global internal constant @weights(
+// CHECK:       llvm.mlir.global private constant @packed(
+// CHECK:       llvm.func @expf(f32) -> f32
+// CHECK:       llvm.func internal @__tfm_task_linear_0_avx2(
+// CHECK:       llvm.func internal @with_helpers(
+// CHECK:       llvm.func @tfm_with_helpers_metadata()
+// CHECK:       llvm.func @tfm_with_helpers_run_packed(
+// CHECK:       llvm.func @tfm_with_helpers_run(
+module {
+  llvm.mlir.global external constant @weights(dense<1.0> : tensor<4xf32>) : !llvm.array<4 x f32>
+  llvm.mlir.global private constant @packed(dense<2.0> : tensor<4xf32>) : !llvm.array<4 x f32>
+  llvm.func @expf(f32) -> f32
+  llvm.func @__tfm_task_linear_0_avx2(%x: f32) -> f32 {
+    %0 = llvm.call @expf(%x) : (f32) -> f32
+    llvm.return %0 : f32
+  }
+  llvm.func @with_helpers() attributes {tfm.signature = {
+      model = "with_helpers", symbols = [], inputs = [], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
 // Without symbols the typed entry point takes only buffers, and run_packed
 // never reads the symbol array.
 
