@@ -17,6 +17,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -129,6 +130,7 @@ private:
     return failure();
   }
   LogicalResult writeText(StringRef path, function_ref<void(raw_ostream &)> fn);
+  LogicalResult renameModel(func::FuncOp model);
   LogicalResult printIR(ModuleOp module);
   LogicalResult runPipeline(ModuleOp module,
                             function_ref<void(OpPassManager &)> build);
@@ -147,6 +149,27 @@ LogicalResult Compilation::writeText(StringRef path,
     return fail(error);
   fn(out->os());
   out->keep();
+  return success();
+}
+
+/// Every symbol of the artifact derives from the signature's model name, so
+/// renaming the model is replacing that one entry.
+LogicalResult Compilation::renameModel(func::FuncOp model) {
+  StringRef name = options.modelName;
+  // The name becomes part of C identifiers and macro names.
+  bool valid = !llvm::isDigit(name.front()) && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_';
+  });
+  if (!valid)
+    return fail("--name '" + name +
+                "' is not a C identifier (letters, digits and '_', not "
+                "starting with a digit)");
+  auto signature = model->getAttrOfType<DictionaryAttr>("tfm.signature");
+  if (!signature)
+    return fail("the model has no signature to rename");
+  NamedAttrList entries(signature);
+  entries.set("model", StringAttr::get(&context, name));
+  model->setAttr("tfm.signature", entries.getDictionary(&context));
   return success();
 }
 
@@ -209,6 +232,8 @@ LogicalResult Compilation::run() {
   ModuleOp module = parsed->get();
   func::FuncOp model;
   module.walk([&](func::FuncOp f) { model = f; });
+  if (!options.modelName.empty() && failed(renameModel(model)))
+    return failure();
   FailureOr<Signature> signature = Signature::read(model);
   if (failed(signature))
     return failure();

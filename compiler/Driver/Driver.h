@@ -43,6 +43,10 @@ struct CompileOptions {
   std::string outputPath = "-";
   /// Also write the C header here (next to an object or library).
   std::string headerPath;
+  /// Overrides the name after `model` in the file: the artifact's symbols
+  /// become tfm_<name>_..., so that one program can link the same model
+  /// twice, or two models that share a name. Empty keeps the file's name.
+  std::string modelName;
   /// What to produce; when unset, derived from outputPath's extension.
   std::optional<EmitKind> emit;
   /// LLVM CPU name, or "host"; "portable" (the default): x86-64-v2 code

@@ -25,6 +25,11 @@ static cl::opt<std::string>
          cl::desc("Stage to emit: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, "
                   "so, header (default: from the output's extension)"),
          cl::cat(category));
+static cl::opt<std::string>
+    modelName("name",
+              cl::desc("Name the artifact's symbols tfm_<NAME>_... instead of "
+                       "after the file's 'model' line"),
+              cl::value_desc("NAME"), cl::cat(category));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
@@ -56,6 +61,7 @@ int main(int argc, char **argv) {
   options.weightsPath = weightsPath;
   options.outputPath = outputPath;
   options.headerPath = headerPath;
+  options.modelName = modelName;
   options.cpu = cpu;
   options.printWeights = printWeights;
   options.fuseAttention = !noFuseAttention;
