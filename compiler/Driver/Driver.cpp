@@ -8,6 +8,7 @@
 #include "compiler/Transforms/Signature.h"
 #include "dialects/Tfm/IR/TfmDialect.h"
 #include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
+#include "tfm/runtime.h"
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +31,12 @@
 
 using namespace mlir;
 using namespace mlir::tfm;
+
+// The runtime loads what the compiler writes, and apps compare the two
+// headers' versions: one number for both.
+static_assert(kArtifactAbiVersion == TFM_API_VERSION,
+              "the compiler's artifact ABI and the runtime's API versions "
+              "differ");
 
 std::optional<EmitKind> mlir::tfm::parseEmitKind(StringRef name) {
   return llvm::StringSwitch<std::optional<EmitKind>>(name)

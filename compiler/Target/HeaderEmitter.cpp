@@ -197,8 +197,17 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   for (const SignatureTensor &t : sig.outputs)
     os << " * output " << t.name << ": " << shapeText(t) << "\n";
   os << " * Buffers are dense row-major; outputs are written into memory the\n"
-        " * caller provides. The functions are thread-safe and allocate only\n"
-        " * scratch memory of their own. */\n\n";
+        " * caller provides, which the functions never keep. They allocate\n"
+        " * only scratch memory of their own, freed before they return.\n"
+        " * Thread safety: every function is reentrant and may run on several\n"
+        " * threads at once (the code keeps no state between runs but a CPU\n"
+        " * feature cache set atomically); concurrent runs may share inputs\n"
+        " * and must write distinct outputs. */\n\n";
+  os << "/* The artifact ABI this header and its object follow; an app that\n"
+        " * also includes tfm/runtime.h can check\n"
+        " *   " << macro << "_API_VERSION == TFM_API_VERSION. */\n";
+  os << "#define " << macro << "_API_VERSION " << kArtifactAbiVersion
+     << "\n\n";
 
   os << "#define " << macro << "_NUM_INPUTS " << sig.inputs.size() << "\n";
   os << "#define " << macro << "_NUM_OUTPUTS " << sig.outputs.size() << "\n";

@@ -104,7 +104,7 @@ std::string Signature::toJson() const {
     });
   };
   json.object([&] {
-    json.attribute("abi", 1);
+    json.attribute("abi", kArtifactAbiVersion);
     json.attribute("model", model);
     json.attribute("entry", "tfm_" + model + "_run_packed");
     json.attributeArray("symbols", [&] {

@@ -15,6 +15,11 @@
 
 namespace mlir::tfm {
 
+/// The artifact ABI version: the metadata's "abi" and the generated header's
+/// TFM_<MODEL>_API_VERSION. The runtime's TFM_API_VERSION must equal it
+/// (Driver.cpp checks at compile time).
+constexpr int64_t kArtifactAbiVersion = 1;
+
 /// One dimension of a signature tensor: static, or the index of a symbol.
 struct SignatureDim {
   int64_t staticSize = 0;

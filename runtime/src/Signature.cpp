@@ -20,7 +20,7 @@ namespace tfm::rt {
 namespace {
 
 /// The one ABI version this runtime understands.
-constexpr int64_t kAbiVersion = 1;
+constexpr int64_t kAbiVersion = TFM_API_VERSION;
 
 /// A string member of `object`, or nullopt if absent or not a string.
 std::optional<std::string> stringMember(const json &object, const char *key) {

@@ -12,6 +12,10 @@
 |*  - Objects are opaque handles with a create/release pair.                  *|
 |*  - No function lets a C++ exception escape, and a NULL pointer argument    *|
 |*    is reported as TFM_STATUS_INVALID_ARGUMENT, never dereferenced.         *|
+|*  - Every function may be called from any thread. Each one's comment says   *|
+|*    what it may overlap with; the rule is that objects are immutable or     *|
+|*    internally synchronized, except that releasing an object must not       *|
+|*    overlap any other use of it (docs/embedding.md).                        *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -24,6 +28,28 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*===----------------------------------------------------------------------===*\
+|* Versions                                                                   *|
+\*===----------------------------------------------------------------------===*/
+
+/* The version of this C API and of the compiled artifacts' ABI (the
+   metadata's "abi", docs/artifact.md). It changes whenever a declaration
+   here or in a generated header changes incompatibly, including the layout
+   of tfm_tensor and tfm_exec. Each generated model header defines
+   TFM_<MODEL>_API_VERSION to the version it was generated for, so that an app
+   that uses both can check at compile time that they agree:
+     static_assert(TFM_MYMODEL_API_VERSION == TFM_API_VERSION, "rebuild"); */
+#define TFM_API_VERSION 1
+
+/* The runtime library's release, "MAJOR.MINOR.PATCH": a static string.
+   Pure; callable from any thread. */
+const char *tfm_version(void);
+
+/* The TFM_API_VERSION the runtime library was built with. An app that links
+   the library dynamically, or ships headers apart from it, compares this with
+   the macro at run time. Pure; callable from any thread. */
+int32_t tfm_api_version(void);
 
 /*===----------------------------------------------------------------------===*\
 |* Status                                                                     *|
@@ -46,7 +72,8 @@ typedef enum tfm_status_code_t {
 } tfm_status_code_t;
 
 /* NULL means OK. Otherwise the caller owns it and must tfm_status_free it.
-   A status is not tied to any thread. */
+   A status is not tied to any thread: it may be read from several threads at
+   once and freed on another one, but not freed while it is being read. */
 typedef struct tfm_status_t *tfm_status;
 
 /* The code of `status`; TFM_STATUS_OK for NULL. */
@@ -59,7 +86,8 @@ const char *tfm_status_message(tfm_status status);
 /* Frees `status`; NULL is a no-op. */
 void tfm_status_free(tfm_status status);
 
-/* The name of a code, e.g. "INVALID_ARGUMENT"; a static string. */
+/* The name of a code, e.g. "INVALID_ARGUMENT"; a static string. Pure, as
+   are tfm_dtype_size and tfm_dtype_name below. */
 const char *tfm_status_code_name(tfm_status_code_t code);
 
 /*===----------------------------------------------------------------------===*\
@@ -89,11 +117,18 @@ const char *tfm_dtype_name(tfm_dtype dtype);
 |* Tensors                                                                    *|
 \*===----------------------------------------------------------------------===*/
 
+/* Part of the ABI (tfm_tensor's layout): changing it changes
+   TFM_API_VERSION. tfm-compile refuses models with a tensor of higher rank,
+   so every artifact's tensors fit. */
 #define TFM_MAX_RANK 8
 
 /* A dense, row-major tensor. The struct itself never owns `data`: whoever
    filled it in decides. Data from tfm_tensor_allocate or tfm_npy_read is
-   released with tfm_tensor_release_data; other data belongs to the caller. */
+   released with tfm_tensor_release_data; other data belongs to the caller.
+   The functions below only read the tensors they are given (except
+   tfm_tensor_allocate's out_tensor and tfm_tensor_release_data's tensor), so
+   a tensor may be read from several threads at once; writing it (its data
+   too) must not overlap any other use. */
 typedef struct tfm_tensor_t {
   tfm_dtype dtype;
   int32_t rank; /* 0 (a scalar) to TFM_MAX_RANK */
@@ -111,12 +146,14 @@ int64_t tfm_tensor_byte_size(const tfm_tensor *tensor);
 
 /* Fills `out_tensor` with `dtype`, `rank`, `shape` and a fresh, zeroed,
    64-byte aligned buffer (never NULL, even for zero elements). `shape` may be
-   NULL when `rank` is 0. Release the buffer with tfm_tensor_release_data. */
+   NULL when `rank` is 0. Release the buffer with tfm_tensor_release_data.
+   Callable from any thread. */
 tfm_status tfm_tensor_allocate(tfm_dtype dtype, int32_t rank,
                                const int64_t *shape, tfm_tensor *out_tensor);
 
 /* Frees `tensor->data`, which must come from tfm_tensor_allocate or
-   tfm_npy_read (or be NULL), and sets it to NULL. NULL `tensor` is a no-op. */
+   tfm_npy_read (or be NULL), and sets it to NULL. NULL `tensor` is a no-op.
+   Must not overlap any other use of the tensor or its data. */
 void tfm_tensor_release_data(tfm_tensor *tensor);
 
 /*===----------------------------------------------------------------------===*\
@@ -132,7 +169,8 @@ tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
 
 /* Writes `tensor` as a format 1.0 .npy file that numpy.load reads (format 2.0
    if the header would not fit 1.0). A bool tensor must hold only the bytes 0
-   and 1 (TFM_STATUS_INVALID_ARGUMENT otherwise, and nothing is written). */
+   and 1 (TFM_STATUS_INVALID_ARGUMENT otherwise, and nothing is written).
+   Callable from several threads at once, for distinct paths. */
 tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 
 /*===----------------------------------------------------------------------===*\
@@ -203,17 +241,20 @@ typedef int32_t (*tfm_run_packed_fn)(void *const *buffers,
 /* dlopens the artifact at `path` (a .so from tfm-compile), reads its
    `tfm_artifact_metadata` and looks up its entry point. On success the caller
    owns `*out_model` and releases it with tfm_model_release; on failure
-   `*out_model` is NULL. */
+   `*out_model` is NULL. Callable from several threads at once; loading one
+   file twice gives two independent models over one mapping of the library. */
 tfm_status tfm_model_load(const char *path, tfm_model **out_model);
 
 /* Makes a model of a statically linked artifact from its metadata JSON (which
-   is copied) and its packed entry point. Ownership as for tfm_model_load. */
+   is copied) and its packed entry point. Ownership as for tfm_model_load.
+   Callable from any thread; one artifact may back several models. */
 tfm_status tfm_model_create_from_symbols(const char *metadata_json,
                                          tfm_run_packed_fn entry,
                                          tfm_model **out_model);
 
 /* Releases `model` and, for a loaded one, closes its library: every string
-   the model returned becomes invalid. NULL is a no-op. */
+   the model returned becomes invalid. NULL is a no-op. Must not overlap any
+   other call on the same model (a run included). */
 void tfm_model_release(tfm_model *model);
 
 /* The accessors below return strings owned by the model, valid until it is
@@ -258,8 +299,10 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
    pointer is NULL, that every byte of a bool input is 0 or 1
    (INVALID_ARGUMENT otherwise) and that no output overlaps another buffer,
    then calls the entry point, which writes the outputs, with exec = NULL: all
-   the work runs on the calling thread. Inputs are only read. A model may run on several
-   threads at once; concurrent calls must write distinct outputs. */
+   the work runs on the calling thread. Inputs are only read. Reentrant: a
+   model may run on several threads at once (the compiled code keeps no state
+   between runs but a CPU-feature cache it sets atomically), and concurrent
+   runs may share inputs; they must write distinct outputs. */
 tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
                          size_t n_inputs, tfm_tensor *outputs,
                          size_t n_outputs);

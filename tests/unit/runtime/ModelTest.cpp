@@ -117,6 +117,12 @@ TEST_CASE("status basics", "[model]") {
   CHECK(std::string(tfm_dtype_name(TFM_DTYPE_I32)) == "i32");
 }
 
+TEST_CASE("the runtime reports its versions", "[model]") {
+  // A header from another release than the library shows up here.
+  CHECK(tfm_api_version() == TFM_API_VERSION);
+  CHECK(std::string(tfm_version()) == TFM_TEST_VERSION);
+}
+
 TEST_CASE("tensor allocation", "[model]") {
   tfm_tensor tensor{};
   int64_t shape[] = {3, 5};
