@@ -1,0 +1,120 @@
+#===- TfmAddModel.cmake - Compile a model into a library at build time -===#
+#
+#   tfm_add_model(<target> MODEL <model.tfm> [WEIGHTS <weights.safetensors>]
+#                 [NAME <name>] [CPU <cpu>] [TARGET <target>]
+#                 [OPTIONS <tfm-compile flag>...])
+#
+# Runs tfm-compile when the project builds (and again whenever the model, the
+# weights or the compiler change) and wraps the object it writes in <target>,
+# a static library whose users include the generated <name>.h. Every symbol
+# of the object is tfm_<name>_..., so models with distinct names link into
+# one program. <name> defaults to the name on the model file's `model` line.
+# The object needs only libc and libm: no tfm runtime, no LLVM.
+#
+# One implementation serves both the installed package (tfmConfig.cmake
+# includes this file) and the tfm source tree (the top-level CMakeLists.txt
+# does); both define tfm::tfm-compile.
+#
+#===----------------------------------------------------------------------===#
+include_guard(GLOBAL)
+
+# The name after `model` on the model file's first `model` line, read at
+# configure time; the file then becomes a configure dependency, so that a
+# renamed model renames its header.
+function(_tfm_read_model_name model out)
+  file(STRINGS "${model}" lines REGEX "^[ \t]*model[ \t]+[A-Za-z_][A-Za-z0-9_]*")
+  list(LENGTH lines count)
+  if(count EQUAL 0)
+    message(FATAL_ERROR "tfm_add_model: ${model} has no 'model NAME' line; "
+                        "pass NAME")
+  endif()
+  list(GET lines 0 line)
+  string(REGEX REPLACE "^[ \t]*model[ \t]+([A-Za-z_][A-Za-z0-9_]*).*" "\\1"
+         name "${line}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${model}")
+  set(${out} "${name}" PARENT_SCOPE)
+endfunction()
+
+function(tfm_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET"
+                        "OPTIONS")
+  set(where "tfm_add_model(${target})")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unknown arguments: "
+                        "${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_MODEL)
+    message(FATAL_ERROR "${where}: MODEL <file.tfm> is required")
+  endif()
+  if(NOT TARGET tfm::tfm-compile)
+    message(FATAL_ERROR "${where}: tfm-compile is not available (tfm was "
+                        "built with TFM_BUILD_COMPILER=OFF)")
+  endif()
+
+  cmake_path(ABSOLUTE_PATH arg_MODEL BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+             NORMALIZE OUTPUT_VARIABLE model)
+  if(NOT EXISTS "${model}")
+    message(FATAL_ERROR "${where}: MODEL ${model} does not exist")
+  endif()
+  set(depends "${model}")
+
+  if(arg_NAME)
+    set(name "${arg_NAME}")
+    if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      message(FATAL_ERROR "${where}: NAME '${name}' is not a C identifier")
+    endif()
+  else()
+    _tfm_read_model_name("${model}" name)
+  endif()
+  # Passed even when it repeats the file's name, so that the symbols always
+  # match the header's name.
+  set(flags --name "${name}")
+
+  if(arg_WEIGHTS)
+    cmake_path(ABSOLUTE_PATH arg_WEIGHTS
+               BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE
+               OUTPUT_VARIABLE weights)
+    if(NOT EXISTS "${weights}")
+      message(FATAL_ERROR "${where}: WEIGHTS ${weights} does not exist")
+    endif()
+    list(APPEND flags --weights "${weights}")
+    list(APPEND depends "${weights}")
+  endif()
+  if(arg_CPU)
+    list(APPEND flags --cpu "${arg_CPU}")
+  endif()
+  if(arg_TARGET)
+    list(APPEND flags --target "${arg_TARGET}")
+  endif()
+
+  # One directory per target: two targets may compile models of one name.
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/tfm-models/${target}")
+  set(obj "${dir}/${name}.o")
+  set(header "${dir}/${name}.h")
+  file(MAKE_DIRECTORY "${dir}")
+  add_custom_command(
+    OUTPUT "${obj}" "${header}"
+    COMMAND tfm::tfm-compile "${model}" -o "${obj}" --header "${header}"
+            ${flags} ${arg_OPTIONS}
+    DEPENDS ${depends} tfm::tfm-compile
+    COMMENT "Compiling the tfm model ${name} (${arg_MODEL})"
+    VERBATIM)
+  set_source_files_properties("${obj}" PROPERTIES EXTERNAL_OBJECT TRUE
+                                                  GENERATED TRUE)
+
+  add_library(${target} STATIC "${obj}" "${header}")
+  # Nothing to compile, so CMake cannot pick the archiver's language itself.
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if("C" IN_LIST languages)
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
+  else()
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+  endif()
+  target_include_directories(${target} INTERFACE "${dir}")
+  # Kernels call expf and friends; libc is linked anyway.
+  if(UNIX AND NOT APPLE)
+    target_link_libraries(${target} INTERFACE m)
+  endif()
+  set_target_properties(${target} PROPERTIES TFM_MODEL_NAME "${name}"
+                                             TFM_MODEL_HEADER "${header}")
+endfunction()
