@@ -40,8 +40,9 @@ function(tfm_add_model target)
                         "OPTIONS")
   set(where "tfm_add_model(${target})")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "${where}: unknown arguments: "
-                        "${arg_UNPARSED_ARGUMENTS}")
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${where}: unknown arguments: ${unknown} (expected "
+                        "MODEL, WEIGHTS, NAME, CPU, TARGET, OPTIONS)")
   endif()
   if(NOT arg_MODEL)
     message(FATAL_ERROR "${where}: MODEL <file.tfm> is required")
