@@ -71,6 +71,11 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(tfm::createTfmResultsToOutParams());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
+  // Scratch in one allocation, buffers sharing bytes by lifetime.
+  if (options.planWorkspace) {
+    pm.addNestedPass<func::FuncOp>(tfm::createTfmPlanWorkspace());
+    pm.addPass(createCanonicalizerPass());
+  }
 
   tfm::ConvertAttentionToCPUOptions attention;
   attention.vectorBits = options.vectorBits;

@@ -58,6 +58,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Tile the remaining linalg ops into threaded, vectorized "
                      "rows (off: serial scalar loops, for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> planWorkspace{
+      *this, "plan-workspace",
+      llvm::cl::desc("Place scratch buffers in one allocation per run, "
+                     "sharing bytes by lifetime (off: one malloc each)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Report fused and refused attention chains as remarks"),

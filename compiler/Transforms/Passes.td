@@ -195,6 +195,52 @@ def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
+  let summary = "Place scratch buffers in one allocation, sharing by lifetime";
+  let description = [{
+    Runs after buffer deallocation. Each `memref.alloc` of the function's
+    entry block that is freed there and does not escape (no return, call or
+    store of it) becomes a `memref.view` into one workspace allocation,
+    freed at the end. A buffer lives from its allocation
+    to the last top-level op that uses it or a view of it; it is placed
+    above every earlier buffer still alive, at 64-byte alignment, so buffers
+    whose lifetimes do not overlap share bytes. Sizes and offsets are
+    computed in the prologue from the arguments' dims (through reshapes and
+    casts); a buffer whose size cannot be, keeps its own allocation.
+
+    One allocation per run instead of one per intermediate tensor, of the
+    peak rather than the sum of the scratch: the allocator recycles it from
+    run to run instead of mapping fresh pages.
+
+    Sizes are computed with overflow checks. In a model function (one with
+    `tfm.signature`), the body after the prologue runs under an `scf.if`:
+    when a size wraps, the total exceeds 2^56 bytes or the allocation
+    fails, the function returns status -2 instead (a model without run-time
+    checks gets an `i32` status result for it), so that the entry points
+    report an out-of-memory error instead of writing through a null or
+    short buffer.
+
+    Before:
+    ```mlir
+    %a = memref.alloc(%n) : memref<?x512xf32>
+    ... uses of %a ...
+    %b = memref.alloc(%n) : memref<?x512xf32>
+    ... uses of %b ...
+    memref.dealloc %a
+    memref.dealloc %b
+    ```
+    After:
+    ```mlir
+    %w = memref.alloc(%bytes) {alignment = 64} : memref<?xi8>
+    %a = memref.view %w[%c0][%n] : memref<?xi8> to memref<?x512xf32>
+    %b = memref.view %w[%c0][%n] : memref<?xi8> to memref<?x512xf32>
+    memref.dealloc %w
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect",
+                           "scf::SCFDialect"];
+}
+
 def TfmTileLinalg : Pass<"tfm-tile-linalg", "func::FuncOp"> {
   let summary = "Tile linalg ops on buffers into parallel rows and vectors";
   let description = [{

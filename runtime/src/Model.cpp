@@ -23,6 +23,12 @@ struct tfm_model_t {
 };
 
 namespace {
+/// What a model returns when its scratch workspace cannot be allocated
+/// (tfm-plan-workspace; docs/artifact.md).
+constexpr int32_t kOutOfMemoryStatus = -2;
+} // namespace
+
+namespace {
 
 constexpr const char *kMetadataSymbol = "tfm_artifact_metadata";
 
@@ -227,6 +233,13 @@ tfm_status runModel(const char *function, const tfm_model *model,
   int32_t result = model->entry(
       buffers.data(), symbolValues.empty() ? nullptr : symbolValues.data(),
       exec);
+  if (result == kOutOfMemoryStatus)
+    return makeStatus(
+        TFM_STATUS_RUNTIME_ERROR,
+        fmt::format("model '{}': cannot allocate its scratch memory for these "
+                    "shapes (out of memory, or larger than 2^56 bytes; error "
+                    "code {})",
+                    signature.model, result));
   if (result != 0) {
     auto known = signature.errors.find(result);
     if (known != signature.errors.end())

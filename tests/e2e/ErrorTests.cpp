@@ -161,6 +161,47 @@ output e
                   0.0, 0.0);
 }
 
+TEST_CASE("scratch that cannot be allocated is a status, never a wild write",
+          "[errors]") {
+  // Zero-sized inputs and output, but an [n, m] product in between: its size
+  // comes from the run-time dims alone (issue 8: D4, D5).
+  std::shared_ptr<Model> m = Model::build(R"(
+model scratch
+input a: f32[n, k]
+input b: f32[k, m]
+input c: f32[m, j]
+y = (a @ b) @ c
+output y
+)",
+                                          {});
+  auto inputs = [](int64_t n, int64_t k, int64_t mm, int64_t j) {
+    return std::vector<HostTensor>{HostTensor::zeros(TFM_DTYPE_F32, {n, k}),
+                                   HostTensor::zeros(TFM_DTYPE_F32, {k, mm}),
+                                   HostTensor::zeros(TFM_DTYPE_F32, {mm, j})};
+  };
+  SECTION("a size that does not fit in 64 bits") {
+    RunResult r = m->run(inputs(int64_t(1) << 40, 0, int64_t(1) << 40, 0));
+    INFO(r.message);
+    CHECK(r.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK_THAT(r.message, Catch::Contains("scratch memory"));
+  }
+  SECTION("a size no allocator can give") {
+    // 4 TB: representable, refused by malloc (or by the 2^56 cap).
+    RunResult r = m->run(inputs(int64_t(1) << 20, 0, int64_t(1) << 20, 0));
+    INFO(r.message);
+    CHECK(r.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK_THAT(r.message, Catch::Contains("scratch memory"));
+  }
+  SECTION("the same model runs where the scratch fits") {
+    Random rng(4005);
+    HostTensor a = rng.f32({3, 2}), b = rng.f32({2, 5}), c = rng.f32({5, 4});
+    RunResult r = m->runOk({a, b, c});
+    ref::Array expected = ref::matmul(
+        ref::matmul(ref::fromTensor(a), ref::fromTensor(b)), ref::fromTensor(c));
+    E2E_CHECK_CLOSE(r["y"], expected, 1e-5, 1e-6);
+  }
+}
+
 TEST_CASE("loading a missing or bogus library fails cleanly", "[errors]") {
   tfm_model *model = nullptr;
   tfm_status status =

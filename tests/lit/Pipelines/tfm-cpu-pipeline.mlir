@@ -19,7 +19,8 @@
 
 // The model function is internal and takes x then the two outputs as memref
 // descriptors, then the tfm_exec pointer that tfm-dispatch-tasks appends for
-// the attention's parallel tasks. The bound weights are read-only globals.
+// the attention's parallel tasks, and returns a status (-2 when its scratch
+// workspace cannot be allocated). The bound weights are read-only globals.
 // The weight is packed into one panel of 32 columns (two AVX-512 vectors,
 // tfm-opt's default width), the bias padded to match.
 // CHECK-DAG:   llvm.mlir.global private constant @[[W:__constant_1x3x32xf32[_0-9]*]](dense<{{\[\[\[}}1.000000e+00, 4.000000e+00, 0.000000e+00,
@@ -28,8 +29,7 @@
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
-// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr)
-// CHECK-NOT:     ->
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr) -> i32
 // CHECK-SAME:    attributes {tfm.signature
 // CHECK-DAG:     llvm.mlir.addressof @[[W]] : !llvm.ptr
 // CHECK-DAG:     llvm.mlir.addressof @[[B]] : !llvm.ptr
