@@ -1,6 +1,6 @@
 # -*- Python -*-
-# lit configuration of the tfm tests: tfm-opt and tfm-compile from the build,
-# FileCheck, not, count and split-file from LLVM 22 (never from PATH).
+# lit configuration of the tfm tests: tfm-opt, tfm-compile and tfm-run from the
+# build, FileCheck, not, count and split-file from LLVM 22 (never from PATH).
 
 import os
 
@@ -22,7 +22,7 @@ from lit.llvm import llvm_config
 
 config.name = "tfm"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".tfm"]
+config.suffixes = [".mlir", ".tfm", ".test"]
 config.excludes = [
     "Inputs",
     "CMakeLists.txt",
@@ -40,6 +40,31 @@ llvm_config.with_environment("PATH", config.tfm_tools_dir, append_path=True)
 
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["tfm-opt", "tfm-compile", "FileCheck", "not", "split-file", "count"],
+    [
+        "tfm-opt",
+        "tfm-compile",
+        "tfm-run",
+        "tfm-runtime-fixtures",
+        "FileCheck",
+        "not",
+        "split-file",
+        "count",
+    ],
     [config.tfm_tools_dir, config.llvm_tools_dir],
+)
+
+# The hand-written artifacts of tests/unit/runtime that tfm-run is tested on.
+config.substitutions.append(
+    ("%{add-model}", os.path.join(config.tfm_lib_dir, "tfm_test_add_model.so"))
+)
+config.substitutions.append(
+    ("%{bool-model}", os.path.join(config.tfm_lib_dir, "tfm_test_bool_model.so"))
+)
+# `not` accepts any failure; tools whose exit codes are a contract (tfm-run:
+# 1 for a mismatch, 2 for other errors) are checked with this.
+config.substitutions.append(
+    (
+        "%{expect-exit}",
+        "sh " + os.path.join(config.test_source_root, "Inputs", "expect-exit.sh"),
+    )
 )
