@@ -114,8 +114,8 @@ void printDiagnostic(Diagnostic &diag) {
 
 class Compilation {
 public:
-  explicit Compilation(const CompileOptions &options)
-      : options(options), context(makeRegistry()),
+  Compilation(const CompileOptions &options, TimingScope &timing)
+      : options(options), timing(timing), context(makeRegistry()),
         handler(&context, [](Diagnostic &diag) {
           printDiagnostic(diag);
           return success();
@@ -139,10 +139,11 @@ private:
   LogicalResult writeText(StringRef path, function_ref<void(raw_ostream &)> fn);
   LogicalResult renameModel(func::FuncOp model);
   LogicalResult printIR(ModuleOp module);
-  LogicalResult runPipeline(ModuleOp module,
+  LogicalResult runPipeline(StringRef name, ModuleOp module,
                             function_ref<void(OpPassManager &)> build);
 
   const CompileOptions &options;
+  TimingScope &timing;
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
   ScopedDiagnosticHandler handler;
@@ -191,10 +192,15 @@ LogicalResult Compilation::printIR(ModuleOp module) {
 }
 
 LogicalResult
-Compilation::runPipeline(ModuleOp module,
+Compilation::runPipeline(StringRef name, ModuleOp module,
                          function_ref<void(OpPassManager &)> build) {
   PassManager pm(&context);
   build(pm);
+  if (options.configurePassManager && failed(options.configurePassManager(pm)))
+    return failure();
+  // Timing goes last, so that it does not count the other instrumentations.
+  TimingScope pipelineTimer = timing.nest(name);
+  pm.enableTiming(pipelineTimer);
   return pm.run(module);
 }
 
@@ -223,6 +229,8 @@ LogicalResult Compilation::run() {
     return fail(error);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
 
+  TimingScope parseTimer = timing.nest("parse");
+
   std::unique_ptr<::tfm::SafeTensorsFile> weights;
   std::unique_ptr<SafeTensorsWeightShapes> weightShapes;
   if (!options.weightsPath.empty()) {
@@ -236,6 +244,7 @@ LogicalResult Compilation::run() {
       parseModel(sourceMgr, &context, weightShapes.get());
   if (failed(parsed))
     return failure();
+  parseTimer.stop();
   ModuleOp module = parsed->get();
   func::FuncOp model;
   module.walk([&](func::FuncOp f) { model = f; });
@@ -274,13 +283,13 @@ LogicalResult Compilation::run() {
   pipeline.remarks = options.remarks;
   pipeline.vectorBits = getVectorBits(**machine);
   pipeline.multiversion = portable;
-  if (failed(runPipeline(module, [&](OpPassManager &pm) {
+  if (failed(runPipeline("tfm-to-linalg", module, [&](OpPassManager &pm) {
         buildTfmToLinalgPipeline(pm, pipeline);
       })))
     return failure();
   if (*emit == EmitKind::Linalg)
     return printIR(module);
-  if (failed(runPipeline(module, [&](OpPassManager &pm) {
+  if (failed(runPipeline("tfm-linalg-to-llvm", module, [&](OpPassManager &pm) {
         buildLinalgToLLVMPipeline(pm, pipeline);
       })))
     return failure();
@@ -288,10 +297,12 @@ LogicalResult Compilation::run() {
     return printIR(module);
 
   llvm::LLVMContext llvmContext;
+  TimingScope llvmTimer = timing.nest("translate to LLVM IR and optimize");
   std::unique_ptr<llvm::Module> llvmModule =
       translateAndOptimize(module, llvmContext, **machine);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  llvmTimer.stop();
   if (*emit == EmitKind::LLVMIR)
     return writeText(options.outputPath,
                      [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
@@ -309,13 +320,16 @@ LogicalResult Compilation::run() {
       openOutputFile(objectPath, &error);
   if (!out)
     return fail(error);
+  TimingScope codegenTimer = timing.nest("code generation");
   if (failed(emitNativeCode(*llvmModule, **machine, out->os(),
                             *emit == EmitKind::Assembly, error)))
     return fail(error);
+  codegenTimer.stop();
   out->keep();
   out.reset();
   if (*emit != EmitKind::SharedLibrary)
     return success();
+  TimingScope linkTimer = timing.nest("link");
   LogicalResult linked = linkSharedLibrary(objectPath, options.outputPath, error);
   llvm::sys::fs::remove(tempObject);
   if (failed(linked))
@@ -324,7 +338,13 @@ LogicalResult Compilation::run() {
 }
 } // namespace
 
-LogicalResult mlir::tfm::compileModel(const CompileOptions &options) {
-  Compilation compilation(options);
+LogicalResult mlir::tfm::compileModel(const CompileOptions &options,
+                                      TimingScope &timing) {
+  Compilation compilation(options, timing);
   return compilation.run();
+}
+
+LogicalResult mlir::tfm::compileModel(const CompileOptions &options) {
+  TimingScope untimed;
+  return compileModel(options, untimed);
 }

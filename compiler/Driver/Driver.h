@@ -9,12 +9,14 @@
 #define TFM_COMPILER_DRIVER_DRIVER_H
 
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/Timing.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
 namespace mlir {
-class MLIRContext;
+class PassManager;
 } // namespace mlir
 
 namespace mlir::tfm {
@@ -60,11 +62,22 @@ struct CompileOptions {
   bool fuseAttention = true;
   /// Print a remark for each attention chain fused or left unfused.
   bool remarks = false;
+  /// Called on each pass manager before it runs. A tool adds MLIR's
+  /// instrumentation here: tfm-compile applies the --mlir-print-ir-*,
+  /// --mlir-pass-statistics and crash reproducer options, which the library
+  /// does not read itself, so that in-process callers get no surprises from
+  /// global command-line state.
+  std::function<LogicalResult(PassManager &)> configurePassManager;
 };
 
 /// Compiles as `options` say. Errors are printed to stderr with the
 /// location they refer to (`model.tfm:3:5: error: ...`).
 LogicalResult compileModel(const CompileOptions &options);
+
+/// As above, timing each stage under `timing` (parsing, every pass of both
+/// pipelines, LLVM's optimizer, code generation, linking): what
+/// `tfm-compile --mlir-timing` reports.
+LogicalResult compileModel(const CompileOptions &options, TimingScope &timing);
 
 } // namespace mlir::tfm
 

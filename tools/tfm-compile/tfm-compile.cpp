@@ -1,6 +1,17 @@
 //===- tfm-compile.cpp - Compile a .tfm model to native code --------------===//
+//
+// tfm's options, plus MLIR's own for looking inside the compiler:
+// --mlir-timing, --mlir-print-ir-after-all and friends, as in mlir-opt.
+//
+//===----------------------------------------------------------------------===//
 #include "compiler/Driver/Driver.h"
+#include "compiler/Pipelines/Pipelines.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -51,9 +62,31 @@ static cl::opt<bool> printWeights("print-weights",
                                   cl::desc("Print weights in full in IR stages"),
                                   cl::cat(category));
 
+static cl::OptionCategory mlirCategory("MLIR options (as in mlir-opt)");
+
+/// MLIR's pass manager, context, printer and timing options. They belong to
+/// no category, so they get one of their own, to be shown next to tfm's
+/// while LLVM's many others stay hidden.
+/// The passes are registered for the options that name them
+/// (--mlir-print-ir-before=convert-attention-to-cpu).
+static void registerMLIROptions() {
+  mlir::registerAllPasses();
+  mlir::tfm::registerAllPassesAndPipelines();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  for (auto &option : cl::getRegisteredOptions())
+    if (option.first.starts_with("mlir-")) {
+      option.second->addCategory(mlirCategory);
+      option.second->setHiddenFlag(cl::NotHidden);
+    }
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  registerMLIROptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "tfm-compile: compile a transformer model\n");
   mlir::tfm::CompileOptions options;
@@ -66,6 +99,9 @@ int main(int argc, char **argv) {
   options.printWeights = printWeights;
   options.fuseAttention = !noFuseAttention;
   options.remarks = remarks;
+  options.configurePassManager = [](mlir::PassManager &pm) {
+    return mlir::applyPassManagerCLOptions(pm);
+  };
   if (target != "cpu") {
     errs() << "tfm-compile: error: unknown target '" << target
            << "' (this build supports: cpu)\n";
@@ -79,5 +115,10 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  return mlir::succeeded(mlir::tfm::compileModel(options)) ? 0 : 1;
+  // Reports at its destruction, after the compilation, when --mlir-timing.
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
+  return mlir::succeeded(mlir::tfm::compileModel(options, timing)) ? 0
+                                                                           : 1;
 }
