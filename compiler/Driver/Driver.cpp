@@ -3,19 +3,16 @@
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Registration/Registration.h"
 #include "compiler/Target/HeaderEmitter.h"
 #include "compiler/Target/NativeCode.h"
 #include "compiler/Transforms/Signature.h"
-#include "dialects/Tfm/IR/TfmDialect.h"
-#include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
 #include "tfm/runtime.h"
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -126,10 +123,7 @@ public:
 private:
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registry.insert<TfmDialect>();
-    registerBufferizableOpInterfaceExternalModels(registry);
+    mlir::tfm::registerAllDialects(registry);
     return registry;
   }
   LogicalResult fail(const Twine &message) {

@@ -6,12 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines/Pipelines.h"
-#include "dialects/Tfm/IR/TfmDialect.h"
-#include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
+#include "compiler/Registration/Registration.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -20,10 +17,7 @@ int main(int argc, char **argv) {
   mlir::tfm::registerAllPassesAndPipelines();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::tfm::TfmDialect>();
-  mlir::tfm::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::tfm::registerAllDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));
 }
