@@ -11,6 +11,7 @@
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -199,6 +200,19 @@ Compilation::runPipeline(StringRef name, ModuleOp module,
 }
 
 LogicalResult Compilation::run() {
+  // Checked first, so that a wrong --target or --cpu is reported whatever
+  // the stage. The target decides the vector width the kernels are tiled
+  // for.
+  llvm::Expected<llvm::Triple> triple = resolveTargetTriple(options.target);
+  if (!triple)
+    return fail(llvm::toString(triple.takeError()));
+  bool portable = options.cpu == "portable" || options.cpu.empty();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(
+          CPUTarget{*triple, portable ? "x86-64-v2" : options.cpu});
+  if (!machine)
+    return fail(llvm::toString(machine.takeError()));
+
   std::optional<EmitKind> emit = options.emit;
   if (!emit)
     emit = emitKindForPath(options.outputPath);
@@ -259,14 +273,6 @@ LogicalResult Compilation::run() {
   if (*emit == EmitKind::Tfm)
     return printIR(module);
 
-  // The target decides the vector width the kernels are tiled for.
-  bool portable = options.cpu == "portable" || options.cpu.empty();
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(CPUTarget{portable ? "x86-64-v2" : options.cpu},
-                          error);
-  if (failed(machine))
-    return fail(error);
-
   CPUPipelineOptions pipeline;
   pipeline.weights = options.weightsPath;
   pipeline.exportArtifactMetadata = *emit == EmitKind::SharedLibrary;
@@ -287,6 +293,14 @@ LogicalResult Compilation::run() {
         buildLinalgToLLVMPipeline(pm, pipeline);
       })))
     return failure();
+  // Shown in --emit=llvm-mlir; the translation takes them from the module.
+  module->setAttr(
+      LLVM::LLVMDialect::getTargetTripleAttrName(),
+      StringAttr::get(&context, (*machine)->getTargetTriple().str()));
+  module->setAttr(
+      LLVM::LLVMDialect::getDataLayoutAttrName(),
+      StringAttr::get(
+          &context, (*machine)->createDataLayout().getStringRepresentation()));
   if (*emit == EmitKind::LLVMMlir)
     return printIR(module);
 

@@ -51,6 +51,10 @@ struct CompileOptions {
   std::string modelName;
   /// What to produce; when unset, derived from outputPath's extension.
   std::optional<EmitKind> emit;
+  /// "cpu" (the default): code for this machine's target triple, as LLVM
+  /// names it; or an x86-64 LLVM target triple, such as
+  /// x86_64-unknown-linux-gnu.
+  std::string target = "cpu";
   /// LLVM CPU name, or "host"; "portable" (the default): x86-64-v2 code
   /// whose GEMM and attention kernels also come as AVX2+FMA and AVX-512
   /// variants, chosen at run time by the CPU's features.

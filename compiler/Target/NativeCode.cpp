@@ -8,7 +8,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
@@ -16,23 +15,44 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 
-FailureOr<std::unique_ptr<llvm::TargetMachine>>
-tfm::createTargetMachine(const CPUTarget &target, std::string &error) {
+llvm::Expected<llvm::Triple> tfm::resolveTargetTriple(StringRef target) {
+  llvm::Triple triple(llvm::Triple::normalize(
+      target.empty() || target == "cpu" ? llvm::sys::getDefaultTargetTriple()
+                                        : target));
+  if (triple.getArch() == llvm::Triple::UnknownArch)
+    return llvm::createStringError(
+        "unknown target '" + target +
+        "' (this build supports: cpu, or an x86-64 LLVM target triple such "
+        "as x86_64-unknown-linux-gnu)");
+  // The kernels are written for SSE, AVX2 and AVX-512, and the run-time CPU
+  // dispatch reads CPUID.
+  if (triple.getArch() != llvm::Triple::x86_64)
+    return llvm::createStringError(
+        "target '" + triple.str() + "'" +
+        (target == "cpu" || target.empty() ? " (this machine)" : "") +
+        " is not x86-64, the only architecture tfm generates code for");
+  return triple;
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+tfm::createTargetMachine(const CPUTarget &target) {
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
   LLVMInitializeX86AsmPrinter();
   LLVMInitializeX86AsmParser();
 
-  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  const llvm::Triple &triple = target.triple;
+  std::string error;
   const llvm::Target *llvmTarget =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget)
-    return failure();
+    return llvm::createStringError(error);
   std::string cpu = target.cpu, features;
   if (cpu == "host") {
     cpu = llvm::sys::getHostCPUName().str();
@@ -45,12 +65,11 @@ tfm::createTargetMachine(const CPUTarget &target, std::string &error) {
   // unknown name before tfm reports it.
   std::unique_ptr<llvm::MCSubtargetInfo> info(
       llvmTarget->createMCSubtargetInfo(triple, "", ""));
-  if (!info || !info->isCPUStringValid(cpu)) {
-    error = "unknown CPU '" + target.cpu +
-            "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, "
-            "znver4 or host)";
-    return failure();
-  }
+  if (!info || !info->isCPUStringValid(cpu))
+    return llvm::createStringError(
+        "unknown CPU '" + target.cpu +
+        "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, "
+        "znver4 or host)");
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(
       llvmTarget->createTargetMachine(triple, cpu, features, options,

@@ -3,6 +3,8 @@
 #define TFM_COMPILER_TARGET_NATIVECODE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <memory>
 #include <string>
@@ -17,13 +19,22 @@ class raw_pwrite_stream;
 namespace mlir::tfm {
 
 struct CPUTarget {
+  /// What the code runs on; x86-64 only, as the kernels are x86 code.
+  llvm::Triple triple;
   /// An LLVM CPU name (`x86-64-v2`, `skylake-avx512`, `znver4`) or `host`.
   std::string cpu = "x86-64-v2";
 };
 
-/// The target machine for x86-64 Linux and `target.cpu`; errors name the CPU.
-FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const CPUTarget &target, std::string &error);
+/// The triple `--target` names: `cpu` (or nothing) is the machine tfm runs
+/// on, as LLVM sees it; anything else is read as an LLVM target triple
+/// (`x86_64-unknown-linux-gnu`). Errors name the target and what is
+/// supported.
+llvm::Expected<llvm::Triple> resolveTargetTriple(StringRef target);
+
+/// The target machine for `target`, position-independent, at -O3; errors
+/// name the CPU or the triple.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const CPUTarget &target);
 
 /// The widest vector registers `machine` has, in bits: 512 with AVX-512,
 /// 256 with AVX2, else 128.

@@ -41,8 +41,11 @@ static cl::opt<std::string>
               cl::desc("Name the artifact's symbols tfm_<NAME>_... instead of "
                        "after the file's 'model' line"),
               cl::value_desc("NAME"), cl::cat(category));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: 'cpu' (the default: this machine's target "
+                    "triple) or an x86-64 LLVM target triple"),
+           cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: an LLVM name (x86-64-v3, "
@@ -95,6 +98,7 @@ int main(int argc, char **argv) {
   options.outputPath = outputPath;
   options.headerPath = headerPath;
   options.modelName = modelName;
+  options.target = target;
   options.cpu = cpu;
   options.printWeights = printWeights;
   options.fuseAttention = !noFuseAttention;
@@ -102,11 +106,6 @@ int main(int argc, char **argv) {
   options.configurePassManager = [](mlir::PassManager &pm) {
     return mlir::applyPassManagerCLOptions(pm);
   };
-  if (target != "cpu") {
-    errs() << "tfm-compile: error: unknown target '" << target
-           << "' (this build supports: cpu)\n";
-    return 2;
-  }
   if (!emit.empty()) {
     options.emit = mlir::tfm::parseEmitKind(emit);
     if (!options.emit) {
