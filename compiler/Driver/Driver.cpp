@@ -75,49 +75,55 @@ std::optional<FileLineColLoc> findFileLocation(Location loc) {
   return found;
 }
 
-/// One line per diagnostic, `file:line:col: error: message`, as compilers
-/// print them; the IR dumps that pass failures attach as notes are dropped.
-void printDiagnostic(Diagnostic &diag) {
-  auto print = [](Location loc, DiagnosticSeverity severity,
-                  const std::string &message) {
-    if (std::optional<FileLineColLoc> file = findFileLocation(loc))
-      llvm::errs() << file->getFilename().getValue() << ":" << file->getLine()
-                   << ":" << file->getColumn() << ": ";
-    else
-      llvm::errs() << "tfm-compile: ";
+/// Diagnostics as compilers print them: `file:line:col: error: message`,
+/// then the source line with a caret under the column. A diagnostic without
+/// a file location names the tool instead. The IR dumps that pass failures
+/// attach as notes are dropped: they show the lowered model, not a line the
+/// user wrote.
+class DiagnosticPrinter : public SourceMgrDiagnosticHandler {
+public:
+  DiagnosticPrinter(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+      : SourceMgrDiagnosticHandler(sourceMgr, context, llvm::errs()) {
+    setHandler([this](Diagnostic &diag) {
+      print(diag.getLocation(), diag.str(), diag.getSeverity());
+      for (Diagnostic &note : diag.getNotes()) {
+        std::string text = note.str();
+        if (!StringRef(text).starts_with("see current operation"))
+          print(note.getLocation(), text, note.getSeverity());
+      }
+      return success();
+    });
+  }
+
+private:
+  void print(Location loc, const std::string &message,
+             DiagnosticSeverity severity) {
+    if (findFileLocation(loc)) {
+      emitDiagnostic(loc, message, severity);
+      return;
+    }
+    os << "tfm-compile: " << severityName(severity) << ": " << message << "\n";
+  }
+  static StringRef severityName(DiagnosticSeverity severity) {
     switch (severity) {
     case DiagnosticSeverity::Error:
-      llvm::errs() << "error: ";
-      break;
+      return "error";
     case DiagnosticSeverity::Warning:
-      llvm::errs() << "warning: ";
-      break;
+      return "warning";
     case DiagnosticSeverity::Note:
-      llvm::errs() << "note: ";
-      break;
+      return "note";
     case DiagnosticSeverity::Remark:
-      llvm::errs() << "remark: ";
-      break;
+      return "remark";
     }
-    llvm::errs() << message << "\n";
-  };
-  print(diag.getLocation(), diag.getSeverity(), diag.str());
-  for (Diagnostic &note : diag.getNotes()) {
-    std::string text = note.str();
-    if (StringRef(text).starts_with("see current operation"))
-      continue;
-    print(note.getLocation(), note.getSeverity(), text);
+    llvm_unreachable("unknown diagnostic severity");
   }
-}
+};
 
 class Compilation {
 public:
   Compilation(const CompileOptions &options, TimingScope &timing)
       : options(options), timing(timing), context(makeRegistry()),
-        handler(&context, [](Diagnostic &diag) {
-          printDiagnostic(diag);
-          return success();
-        }) {}
+        diagnostics(sourceMgr, &context) {}
 
   LogicalResult run();
 
@@ -141,7 +147,7 @@ private:
   TimingScope &timing;
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  ScopedDiagnosticHandler handler;
+  DiagnosticPrinter diagnostics;
 };
 
 LogicalResult Compilation::writeText(StringRef path,

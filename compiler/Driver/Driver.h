@@ -75,7 +75,9 @@ struct CompileOptions {
 };
 
 /// Compiles as `options` say. Errors are printed to stderr with the
-/// location they refer to (`model.tfm:3:5: error: ...`).
+/// location they refer to (`model.tfm:3:5: error: ...`, then the source
+/// line), or as `tfm-compile: error: ...` when they concern no line of the
+/// model.
 LogicalResult compileModel(const CompileOptions &options);
 
 /// As above, timing each stage under `timing` (parsing, every pass of both
