@@ -82,8 +82,9 @@ std::optional<FileLineColLoc> findFileLocation(Location loc) {
 /// user wrote.
 class DiagnosticPrinter : public SourceMgrDiagnosticHandler {
 public:
-  DiagnosticPrinter(llvm::SourceMgr &sourceMgr, MLIRContext *context)
-      : SourceMgrDiagnosticHandler(sourceMgr, context, llvm::errs()) {
+  DiagnosticPrinter(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                    raw_ostream &os)
+      : SourceMgrDiagnosticHandler(sourceMgr, context, os) {
     setHandler([this](Diagnostic &diag) {
       print(diag.getLocation(), diag.str(), diag.getSeverity());
       for (Diagnostic &note : diag.getNotes()) {
@@ -121,9 +122,11 @@ private:
 
 class Compilation {
 public:
-  Compilation(const CompileOptions &options, TimingScope &timing)
-      : options(options), timing(timing), context(makeRegistry()),
-        diagnostics(sourceMgr, &context) {}
+  Compilation(const CompileOptions &options, raw_ostream &diagnosticStream,
+              TimingScope &timing)
+      : options(options), diagnosticStream(diagnosticStream), timing(timing),
+        context(makeRegistry()),
+        diagnostics(sourceMgr, &context, diagnosticStream) {}
 
   LogicalResult run();
 
@@ -134,7 +137,7 @@ private:
     return registry;
   }
   LogicalResult fail(const Twine &message) {
-    llvm::errs() << "tfm-compile: error: " << message << "\n";
+    diagnosticStream << "tfm-compile: error: " << message << "\n";
     return failure();
   }
   LogicalResult writeText(StringRef path, function_ref<void(raw_ostream &)> fn);
@@ -144,6 +147,7 @@ private:
                             function_ref<void(OpPassManager &)> build);
 
   const CompileOptions &options;
+  raw_ostream &diagnosticStream;
   TimingScope &timing;
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
@@ -335,30 +339,32 @@ LogicalResult Compilation::run() {
   if (!out)
     return fail(error);
   TimingScope codegenTimer = timing.nest("code generation");
-  if (failed(emitNativeCode(*llvmModule, **machine, out->os(),
-                            *emit == EmitKind::Assembly, error)))
-    return fail(error);
+  if (llvm::Error codegenError = emitNativeCode(
+          *llvmModule, **machine, out->os(), *emit == EmitKind::Assembly))
+    return fail(llvm::toString(std::move(codegenError)));
   codegenTimer.stop();
   out->keep();
   out.reset();
   if (*emit != EmitKind::SharedLibrary)
     return success();
   TimingScope linkTimer = timing.nest("link");
-  LogicalResult linked = linkSharedLibrary(objectPath, options.outputPath, error);
+  llvm::Error linkError = linkSharedLibrary(objectPath, options.outputPath);
   llvm::sys::fs::remove(tempObject);
-  if (failed(linked))
-    return fail(error);
+  if (linkError)
+    return fail(llvm::toString(std::move(linkError)));
   return success();
 }
 } // namespace
 
 LogicalResult mlir::tfm::compileModel(const CompileOptions &options,
+                                      raw_ostream &diagnostics,
                                       TimingScope &timing) {
-  Compilation compilation(options, timing);
+  Compilation compilation(options, diagnostics, timing);
   return compilation.run();
 }
 
-LogicalResult mlir::tfm::compileModel(const CompileOptions &options) {
+LogicalResult mlir::tfm::compileModel(const CompileOptions &options,
+                                      raw_ostream &diagnostics) {
   TimingScope untimed;
-  return compileModel(options, untimed);
+  return compileModel(options, diagnostics, untimed);
 }

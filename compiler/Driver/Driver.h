@@ -10,6 +10,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <functional>
 #include <optional>
@@ -74,16 +75,19 @@ struct CompileOptions {
   std::function<LogicalResult(PassManager &)> configurePassManager;
 };
 
-/// Compiles as `options` say. Errors are printed to stderr with the
-/// location they refer to (`model.tfm:3:5: error: ...`, then the source
-/// line), or as `tfm-compile: error: ...` when they concern no line of the
-/// model.
-LogicalResult compileModel(const CompileOptions &options);
+/// Compiles as `options` say. Errors, warnings and remarks are printed to
+/// `diagnostics` with the location they refer to (`model.tfm:3:5: error:
+/// ...`, then the source line), or as `tfm-compile: error: ...` when they
+/// concern no line of the model; the linker's own output is part of its
+/// error.
+LogicalResult compileModel(const CompileOptions &options,
+                           raw_ostream &diagnostics = llvm::errs());
 
 /// As above, timing each stage under `timing` (parsing, every pass of both
 /// pipelines, LLVM's optimizer, code generation, linking): what
 /// `tfm-compile --mlir-timing` reports.
-LogicalResult compileModel(const CompileOptions &options, TimingScope &timing);
+LogicalResult compileModel(const CompileOptions &options,
+                           raw_ostream &diagnostics, TimingScope &timing);
 
 } // namespace mlir::tfm
 

@@ -10,6 +10,8 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -122,24 +124,20 @@ tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
-LogicalResult tfm::emitNativeCode(llvm::Module &module,
-                                  llvm::TargetMachine &machine,
-                                  llvm::raw_pwrite_stream &os, bool assembly,
-                                  std::string &error) {
+llvm::Error tfm::emitNativeCode(llvm::Module &module,
+                                llvm::TargetMachine &machine,
+                                llvm::raw_pwrite_stream &os, bool assembly) {
   llvm::legacy::PassManager pm;
   if (machine.addPassesToEmitFile(pm, os, nullptr,
                                   assembly ? llvm::CodeGenFileType::AssemblyFile
-                                           : llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit this file type";
-    return failure();
-  }
+                                           : llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the target cannot emit this file type");
   pm.run(module);
-  return success();
+  return llvm::Error::success();
 }
 
-LogicalResult tfm::linkSharedLibrary(const std::string &objectPath,
-                                     const std::string &libraryPath,
-                                     std::string &error) {
+llvm::Error tfm::linkSharedLibrary(StringRef objectPath,
+                                   StringRef libraryPath) {
   std::string driver;
   for (const char *candidate : {TFM_LLVM_TOOLS_DIR "/clang", "clang-22",
                                 "clang", "cc"}) {
@@ -152,19 +150,31 @@ LogicalResult tfm::linkSharedLibrary(const std::string &objectPath,
       break;
     }
   }
-  if (driver.empty()) {
-    error = "no C compiler driver (clang or cc) found to link a shared library";
-    return failure();
-  }
+  if (driver.empty())
+    return llvm::createStringError(
+        "no C compiler driver (clang or cc) found to link a shared library");
   SmallVector<StringRef> args = {driver,      "-shared", "-o",
                                  libraryPath, objectPath, "-lm"};
+  // The linker's complaints become part of the error, so that they reach
+  // wherever the caller sends diagnostics rather than this process's stderr.
+  llvm::SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("tfm-link", "log", logPath))
+    return llvm::createStringError("cannot create a temporary file for the "
+                                   "linker's output");
+  llvm::FileRemover removeLog(logPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, {}, 0, 0,
-                                     &message);
-  if (rc != 0) {
-    error = "linking " + libraryPath + " with " + driver + " failed" +
-            (message.empty() ? "" : ": " + message);
-    return failure();
-  }
-  return success();
+  int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, redirects, 0,
+                                     0, &message);
+  if (rc == 0)
+    return llvm::Error::success();
+  std::string log;
+  if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+          llvm::MemoryBuffer::getFile(logPath))
+    log = StringRef((*buffer)->getBuffer()).rtrim().str();
+  return llvm::createStringError("linking " + libraryPath + " with " + driver +
+                                 " failed" +
+                                 (message.empty() ? "" : ": " + message) +
+                                 (log.empty() ? "" : ":\n") + log);
 }

@@ -47,15 +47,12 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
                                                    llvm::TargetMachine &machine);
 
 /// Writes `module` as an object file (or assembly when `assembly` is set).
-LogicalResult emitNativeCode(llvm::Module &module, llvm::TargetMachine &machine,
-                             llvm::raw_pwrite_stream &os, bool assembly,
-                             std::string &error);
+llvm::Error emitNativeCode(llvm::Module &module, llvm::TargetMachine &machine,
+                           llvm::raw_pwrite_stream &os, bool assembly);
 
 /// Links `objectPath` into the shared library `libraryPath` with the system
 /// C compiler driver (clang from LLVM's tools, else cc).
-LogicalResult linkSharedLibrary(const std::string &objectPath,
-                                const std::string &libraryPath,
-                                std::string &error);
+llvm::Error linkSharedLibrary(StringRef objectPath, StringRef libraryPath);
 
 } // namespace mlir::tfm
 

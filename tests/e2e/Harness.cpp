@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -225,39 +224,6 @@ void writeFile(const std::string &path, const std::string &text) {
     throw std::runtime_error("cannot write " + path);
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// Runs `fn` with file descriptor 2 redirected into a file and returns what
-/// was written there (compileModel reports through llvm::errs(), which is
-/// unbuffered, and the linker it runs inherits the descriptor).
-template <typename Fn> std::string captureStderr(const std::string &dir, Fn fn) {
-  std::string path = dir + "/stderr.txt";
-  std::fflush(stderr);
-  int saved = ::dup(2);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (saved < 0 || fd < 0)
-    throw std::runtime_error("cannot redirect stderr to " + path);
-  ::dup2(fd, 2);
-  ::close(fd);
-  try {
-    fn();
-  } catch (...) {
-    std::fflush(stderr);
-    ::dup2(saved, 2);
-    ::close(saved);
-    throw;
-  }
-  std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
-  return readFile(path);
-}
-
 std::optional<std::string> envValue(const char *name) {
   const char *v = std::getenv(name);
   if (!v || !*v)
@@ -284,11 +250,8 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
   else if (std::optional<std::string> env = envValue("TFM_E2E_CPU"))
     // A CPU level this machine cannot run falls back to the default.
     options.cpu = hostRuns(*env) ? *env : "x86-64-v2";
-  bool ok = false;
-  result.diagnostics = captureStderr(result.dir, [&] {
-    ok = mlir::succeeded(mlir::tfm::compileModel(options));
-  });
-  result.ok = ok;
+  llvm::raw_string_ostream diagnostics(result.diagnostics);
+  result.ok = mlir::succeeded(mlir::tfm::compileModel(options, diagnostics));
   return result;
 }
 } // namespace

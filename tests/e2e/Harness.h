@@ -129,7 +129,7 @@ bool hostRuns(const std::string &cpu);
 /// The result of one compileModel call.
 struct CompileResult {
   bool ok = false;
-  /// Everything the compiler printed to stderr.
+  /// Everything the compiler reported: errors, remarks, the linker's output.
   std::string diagnostics;
   std::string dir, modelPath, weightsPath, libraryPath;
   /// The C header, when asked for.

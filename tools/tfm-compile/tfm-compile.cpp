@@ -118,6 +118,6 @@ int main(int argc, char **argv) {
   mlir::DefaultTimingManager timingManager;
   mlir::applyDefaultTimingManagerCLOptions(timingManager);
   mlir::TimingScope timing = timingManager.getRootScope();
-  return mlir::succeeded(mlir::tfm::compileModel(options, timing)) ? 0
+  return mlir::succeeded(mlir::tfm::compileModel(options, errs(), timing)) ? 0
                                                                            : 1;
 }
