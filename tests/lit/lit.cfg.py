@@ -23,6 +23,10 @@ from lit.llvm import llvm_config
 config.name = "tfm"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".tfm", ".test"]
+# A runtime-only build has tfm-run but no compiler: only tfm-run's tests
+# (the .test files) apply.
+if not config.tfm_build_compiler:
+    config.suffixes = [".test"]
 config.excludes = [
     "Inputs",
     "CMakeLists.txt",
