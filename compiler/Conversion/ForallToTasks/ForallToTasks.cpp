@@ -185,7 +185,9 @@ struct ConvertForallToTasksPass
     std::string key;
     {
       llvm::raw_string_ostream os(key);
-      task.print(os, OpPrintingFlags().assumeVerified());
+      // Local scope: numbering the whole module (and its weights) per task
+      // would make this quadratic in the model.
+      task.print(os, OpPrintingFlags().assumeVerified().useLocalScope());
     }
     auto [it, inserted] = known.try_emplace(key);
     if (!inserted) {
