@@ -97,7 +97,11 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
         tfm::ConvertForallToTasksOptions{options.vectorBits,
                                          options.multiversion}));
   }
+  // Every layer's kernels of the same shapes become one function.
+  pm.addPass(tfm::createTfmMergeIdenticalTasks());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Weights as byte strings: one LLVM constant each, copied in one go.
+  pm.addPass(tfm::createTfmWeightsAsBytes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

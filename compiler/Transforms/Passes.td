@@ -280,6 +280,54 @@ def TfmTileLinalg : Pass<"tfm-tile-linalg", "func::FuncOp"> {
                            "affine::AffineDialect", "math::MathDialect"];
 }
 
+def TfmMergeIdenticalTasks : Pass<"tfm-merge-identical-tasks", "ModuleOp"> {
+  let summary = "Merge outlined task functions that are identical";
+  let description = [{
+    The CPU lowerings outline one `__tfm_task_*` function per op; ops of the
+    same shapes and options (the attention of every layer of an encoder)
+    give identical functions. Private task functions that print the same,
+    name aside, are merged into the first one and every call is redirected
+    to it, so that LLVM optimizes and emits each kernel once.
+
+    Before:
+    ```mlir
+    call @__tfm_task_attention_0(...)
+    call @__tfm_task_attention_1(...)   // same body as _0
+    ```
+    After:
+    ```mlir
+    call @__tfm_task_attention_0(...)
+    call @__tfm_task_attention_0(...)
+    ```
+  }];
+}
+
+def TfmWeightsAsBytes : Pass<"tfm-weights-as-bytes", "ModuleOp"> {
+  let summary = "Store large constant buffers as flat byte arrays";
+  let description = [{
+    Every constant `memref.global` of at least 4 KB (the bound and packed
+    weights) becomes a global of bytes, 64-byte aligned, with the same raw
+    data; each `memref.get_global` of it becomes a `memref.view` of the byte
+    global with the original type. LLVM then holds each weight as one byte
+    string that the object writer copies at once, instead of nested arrays
+    of small float arrays (millions of uniqued constants for a BERT-base
+    model, written element by element).
+
+    Before:
+    ```mlir
+    memref.global "private" constant @w : memref<24x768x32xf32> = dense<...>
+    %w = memref.get_global @w : memref<24x768x32xf32>
+    ```
+    After:
+    ```mlir
+    memref.global "private" constant @w : memref<2359296xi8> = dense<...> {alignment = 64}
+    %b = memref.get_global @w : memref<2359296xi8>
+    %w = memref.view %b[%c0][] : memref<2359296xi8> to memref<24x768x32xf32>
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def TfmDispatchTasks : Pass<"tfm-dispatch-tasks", "ModuleOp"> {
   let summary = "Run outlined task ranges on the caller's threads";
   let description = [{
