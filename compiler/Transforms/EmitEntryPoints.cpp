@@ -251,8 +251,7 @@ struct TfmEmitEntryPointsPass
         LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, bytes, zero);
     Value misaligned = LLVM::ICmpOp::create(
         b, loc, LLVM::ICmpPredicate::ne,
-        LLVM::AndOp::create(b, loc, address,
-                            constant(kWorkspaceAlignment - 1)),
+        LLVM::AndOp::create(b, loc, address, constant(kWorkspaceAlignment - 1)),
         zero);
     Value bad = LLVM::OrOp::create(
         b, loc, LLVM::OrOp::create(b, loc, negative, misaligned),
@@ -309,8 +308,7 @@ struct TfmEmitEntryPointsPass
     emitDimensionCheck(b, loc, sig, symbolValues, b.getI32Type());
     if (workspace)
       emitWorkspaceCheck(b, loc, workspace, workspaceBytes);
-    SmallVector<Value> args =
-        descriptors(b, loc, sig, buffers, symbolValues);
+    SmallVector<Value> args = descriptors(b, loc, sig, buffers, symbolValues);
     if (workspaceSize) {
       // A model without planned scratch ignores the workspace: any the
       // check above accepted is large enough.
@@ -318,8 +316,8 @@ struct TfmEmitEntryPointsPass
         workspace = LLVM::ZeroOp::create(b, loc, ptrType);
         workspaceBytes = constant(0);
       }
-      args.append({workspace, workspace, constant(0), workspaceBytes,
-                   constant(1)});
+      args.append(
+          {workspace, workspace, constant(0), workspaceBytes, constant(1)});
     }
     if (hasExec)
       args.push_back(exec ? exec
@@ -348,8 +346,10 @@ struct TfmEmitEntryPointsPass
     auto fn = LLVM::LLVMFuncOp::create(b, loc, name, fnType);
     Block *entry = fn.addEntryBlock(b);
     b.setInsertionPointToStart(entry);
-    SmallVector<Value> buffers = loadBuffers(b, loc, sig, entry->getArgument(0));
-    SmallVector<Value> symbols = loadSymbols(b, loc, sig, entry->getArgument(1));
+    SmallVector<Value> buffers =
+        loadBuffers(b, loc, sig, entry->getArgument(0));
+    SmallVector<Value> symbols =
+        loadSymbols(b, loc, sig, entry->getArgument(1));
     emitCallAndReturn(b, loc, model, sig, buffers, symbols,
                       entry->getArgument(2),
                       withWorkspace ? entry->getArgument(3) : Value(),
@@ -430,8 +430,8 @@ struct TfmEmitEntryPointsPass
     std::string name = (prefix + "_workspace_size").str();
     if (packed)
       name += "_packed";
-    auto fn = LLVM::LLVMFuncOp::create(b, loc, name,
-                                       LLVM::LLVMFunctionType::get(i64, params));
+    auto fn = LLVM::LLVMFuncOp::create(
+        b, loc, name, LLVM::LLVMFunctionType::get(i64, params));
     Block *entry = fn.addEntryBlock(b);
     b.setInsertionPointToStart(entry);
     SmallVector<Value> symbols =

@@ -281,14 +281,13 @@ struct TfmPlanWorkspacePass
     Value workspace, unusable, failStatus;
     Value callerOwned; // i1: the workspace is the caller's, never freed here.
     if (canGuard(func)) {
-      FailureOr<func::FuncOp> sizeFn =
-          emitSizeFunction(func, symbols, b.getInsertionPoint(), total,
-                           refused);
+      FailureOr<func::FuncOp> sizeFn = emitSizeFunction(
+          func, symbols, b.getInsertionPoint(), total, refused);
       if (failed(sizeFn))
         return failure();
       func->setAttr(kWorkspaceSizeAttr, FlatSymbolRefAttr::get(*sizeFn));
       if (failed(func.insertArgument(func.getNumArguments(), bytesType,
-                                       DictionaryAttr(), loc)))
+                                     DictionaryAttr(), loc)))
         return func.emitError("cannot add the workspace argument");
       Value given = entry.getArguments().back();
       // The entry points pass (NULL, 0) for no workspace and have refused
@@ -307,13 +306,13 @@ struct TfmPlanWorkspacePass
           loc, hasGiven,
           b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
                                         givenBytes, ask));
-      auto choice = scf::IfOp::create(b, loc, TypeRange{bytesType},
-                                      callerOwned, /*addThenBlock=*/true,
+      auto choice = scf::IfOp::create(b, loc, TypeRange{bytesType}, callerOwned,
+                                      /*addThenBlock=*/true,
                                       /*addElseBlock=*/true);
       {
         OpBuilder then = OpBuilder::atBlockEnd(choice.thenBlock());
-        Value view = memref::ViewOp::create(then, loc, bytesType, given,
-                                            zero, ValueRange{ask});
+        Value view = memref::ViewOp::create(then, loc, bytesType, given, zero,
+                                            ValueRange{ask});
         scf::YieldOp::create(then, loc, view);
         OpBuilder otherwise = OpBuilder::atBlockEnd(choice.elseBlock());
         Value own = memref::AllocOp::create(otherwise, loc, bytesType, ask,
@@ -323,8 +322,8 @@ struct TfmPlanWorkspacePass
       workspace = choice.getResult(0);
       Value address =
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, workspace);
-      Value null = b.createOrFold<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::eq, address, zero);
+      Value null = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                 address, zero);
       Value allocated = b.createOrFold<arith::XOrIOp>(
           loc, callerOwned,
           arith::ConstantOp::create(b, loc, b.getBoolAttr(true)).getResult());
@@ -342,8 +341,8 @@ struct TfmPlanWorkspacePass
                                           b.getI64IntegerAttr(kAlignment));
       Value address =
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, workspace);
-      Value null = b.createOrFold<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::eq, address, prologue.constant(0));
+      Value null = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                 address, prologue.constant(0));
       unusable = b.createOrFold<arith::OrIOp>(loc, refused, null);
     }
 
@@ -384,8 +383,8 @@ struct TfmPlanWorkspacePass
   /// before the entry points exist.
   static bool canGuard(func::FuncOp func) {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    bool hasStatus = ret.getNumOperands() == 1 &&
-                     ret.getOperand(0).getType().isInteger(32);
+    bool hasStatus =
+        ret.getNumOperands() == 1 && ret.getOperand(0).getType().isInteger(32);
     return func->hasAttr("tfm.signature") &&
            ret.getNumOperands() == (hasStatus ? 1u : 0u);
   }
@@ -464,9 +463,9 @@ struct TfmPlanWorkspacePass
     scf::YieldOp::create(inside, loc, status);
     OpBuilder otherwise = OpBuilder::atBlockEnd(guarded.elseBlock());
     scf::YieldOp::create(otherwise, loc,
-                         failStatus ? failStatus
-                                    : constantI32(otherwise, loc,
-                                                  kOutOfMemoryStatus));
+                         failStatus
+                             ? failStatus
+                             : constantI32(otherwise, loc, kOutOfMemoryStatus));
     OpBuilder atReturn(ret);
     func::ReturnOp::create(atReturn, loc, guarded.getResult(0));
     ret.erase();

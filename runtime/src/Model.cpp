@@ -177,8 +177,8 @@ tfm_status loadModel(const std::string &path,
                                   "by the metadata",
                                   path, entry));
   if (!model->signature.workspaceEntry.empty()) {
-    for (const std::string *name : {&model->signature.workspaceEntry,
-                                    &model->signature.workspaceSize})
+    for (const std::string *name :
+         {&model->signature.workspaceEntry, &model->signature.workspaceSize})
       if (!model->library->symbol(name->c_str()))
         return makeStatus(TFM_STATUS_NOT_FOUND,
                           fmt::format("{}: no symbol '{}', named by the "
@@ -370,8 +370,7 @@ tfm_status runModel(const char *function, const tfm_model *model,
     buffers.push_back(view.data);
   }
 
-  const int64_t *symbols =
-      symbolValues.empty() ? nullptr : symbolValues.data();
+  const int64_t *symbols = symbolValues.empty() ? nullptr : symbolValues.data();
   int32_t result;
   if (callerWorkspace && (callerWorkspace->data || callerWorkspace->bytes)) {
     if (!model->entryWithWorkspace)
@@ -655,8 +654,8 @@ tfm_status tfm_model_run_with_workspace(const tfm_model *model,
   const char *function = "tfm_model_run_with_workspace";
   return guard(function, [&]() -> tfm_status {
     CallerWorkspace given{workspace, workspace_bytes};
-    return runModel(function, model, inputs, n_inputs, outputs, n_outputs,
-                    exec, &given);
+    return runModel(function, model, inputs, n_inputs, outputs, n_outputs, exec,
+                    &given);
   });
 }
 

@@ -163,10 +163,9 @@ bool parseSignature(std::string_view text, Signature &signature,
       stringMember(root, "workspace_size");
   bool hasEntry = root.contains("workspace_entry"),
        hasSize = root.contains("workspace_size");
-  if (hasEntry != hasSize || (hasEntry && (!workspaceEntry ||
-                                           workspaceEntry->empty() ||
-                                           !workspaceSize ||
-                                           workspaceSize->empty()))) {
+  if (hasEntry != hasSize ||
+      (hasEntry && (!workspaceEntry || workspaceEntry->empty() ||
+                    !workspaceSize || workspaceSize->empty()))) {
     error = "metadata: \"workspace_entry\" and \"workspace_size\" must both "
             "be non-empty strings, or both be absent";
     return false;

@@ -65,8 +65,7 @@ void *aligned_alloc(size_t alignment, size_t size) {
 
 int posix_memalign(void **out, size_t alignment, size_t size) {
   note();
-  if (alignment % sizeof(void *) != 0 ||
-      (alignment & (alignment - 1)) != 0)
+  if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0)
     return EINVAL;
   void *pointer = __libc_memalign(alignment, size);
   if (!pointer)

@@ -1,4 +1,4 @@
-//===- AllocationCounter.h - Count heap allocations on this thread -*- C++ -*-===//
+//===- AllocationCounter.h - Allocations on this thread ---------*- C++ -*-===//
 //
 // The e2e binary defines malloc, calloc, realloc, free and the aligned
 // allocators itself (AllocationCounter.cpp), forwarding to glibc's, so that

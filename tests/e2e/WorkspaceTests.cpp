@@ -88,10 +88,9 @@ const Fixture &fixture() {
 
 Array reference(const Fixture &fx, const HostTensor &x) {
   Array X = ref::fromTensor(x);
-  Array inB = fx.w("in_proj_bias"), outB = fx.w("out_proj.bias"),
-        b = fx.w("b");
-  ref::MhaWeights mw = ref::MhaWeights::packed(
-      fx.w("in_proj_weight"), &inB, fx.w("out_proj.weight"), &outB);
+  Array inB = fx.w("in_proj_bias"), outB = fx.w("out_proj.bias"), b = fx.w("b");
+  ref::MhaWeights mw = ref::MhaWeights::packed(fx.w("in_proj_weight"), &inB,
+                                               fx.w("out_proj.weight"), &outB);
   return ref::linear(ref::multiHeadAttention(X, X, X, 2, mw), fx.w("W"), &b);
 }
 
@@ -220,7 +219,8 @@ TEST_CASE("a run in a workspace of _workspace_size bytes allocates nothing",
     CHECK(runWorkspace(x.data(), y.data(), 2, 7, ws.data, -1) == -3);
     CHECK(runWorkspace(x.data(), y.data(), 2, 7, ws.data + 1, bytes) == -3);
     CHECK(runWorkspace(x.data(), y.data(), 2, 7, ws.data + 32, bytes) == -3);
-    CHECK(std::all_of(y.begin(), y.end(), [](float v) { return std::isnan(v); }));
+    CHECK(
+        std::all_of(y.begin(), y.end(), [](float v) { return std::isnan(v); }));
     // Bad dims come first, as in _run.
     CHECK(runWorkspace(x.data(), y.data(), -1, 7, ws.data, bytes) == -1);
     // NULL and 0: no workspace, the run allocates its own.
@@ -245,8 +245,7 @@ TEST_CASE("a run in a workspace of _workspace_size bytes allocates nothing",
   }
 }
 
-TEST_CASE("a model without planned scratch needs no workspace",
-          "[workspace]") {
+TEST_CASE("a model without planned scratch needs no workspace", "[workspace]") {
   Random rng(7103);
   Weights w;
   w["W"] = rng.weight({3, 4});
@@ -260,9 +259,9 @@ output y
   Library lib(m->libraryPath());
   REQUIRE(lib.handle);
   auto size = lib.symbol<int64_t (*)(int64_t)>("tfm_direct_workspace_size");
-  auto runWorkspace = lib.symbol<int32_t (*)(const float *, float *, int64_t,
-                                             void *, int64_t)>(
-      "tfm_direct_run_with_workspace");
+  auto runWorkspace =
+      lib.symbol<int32_t (*)(const float *, float *, int64_t, void *, int64_t)>(
+          "tfm_direct_run_with_workspace");
   REQUIRE(size);
   REQUIRE(runWorkspace);
   CHECK(size(17) == 0);
@@ -367,8 +366,8 @@ TEST_CASE("tfm_model_run_with_workspace runs in the caller's memory",
   E2E_CHECK_CLOSE(HostTensor::f32({3, 33, 5}, y), reference(fx, x));
 
   auto refused = [&](void *data, int64_t size, const char *says) {
-    tfm_status status =
-        tfm_model_run_with_workspace(model, &in, 1, &out, 1, nullptr, data, size);
+    tfm_status status = tfm_model_run_with_workspace(model, &in, 1, &out, 1,
+                                                     nullptr, data, size);
     INFO(tfm_status_message(status));
     CHECK(tfm_status_code(status) == TFM_STATUS_INVALID_ARGUMENT);
     CHECK_THAT(tfm_status_message(status), Catch::Contains(says));

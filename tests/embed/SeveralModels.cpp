@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -216,8 +216,8 @@ bool checkRuntimeWorkspace(HeadsCase &heads) {
       tfm_heads_metadata(), tfm_heads_run_packed,
       tfm_heads_run_packed_with_workspace, tfm_heads_workspace_size_packed,
       &model);
-  tfm_tensor x = {TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kIn},
-                  heads.x.data()};
+  tfm_tensor x = {
+      TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kIn}, heads.x.data()};
   std::vector<float> y(heads.y.size(), NAN), head0(heads.head0.size(), NAN);
   tfm_tensor outputs[] = {
       {TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kHead}, y.data()},
@@ -230,10 +230,10 @@ bool checkRuntimeWorkspace(HeadsCase &heads) {
     status = tfm_model_run(model, &x, 1, outputs, 2);
   ok = ok && !status && excess(y.data(), heads.y) <= 0 &&
        excess(head0.data(), heads.head0) <= 0;
-  void *workspace =
-      ok && bytes > 0
-          ? std::aligned_alloc(TFM_WORKSPACE_ALIGNMENT, size_t(bytes + 63) / 64 * 64)
-          : nullptr;
+  void *workspace = ok && bytes > 0
+                        ? std::aligned_alloc(TFM_WORKSPACE_ALIGNMENT,
+                                             size_t(bytes + 63) / 64 * 64)
+                        : nullptr;
   if (ok) {
     std::fill(y.begin(), y.end(), NAN);
     status = tfm_model_run_with_workspace(model, &x, 1, outputs, 2, nullptr,
@@ -241,7 +241,8 @@ bool checkRuntimeWorkspace(HeadsCase &heads) {
     ok = !status && excess(y.data(), heads.y) <= 0;
   }
   if (!ok)
-    std::fprintf(stderr, "heads through the runtime with workspaces: %s "
+    std::fprintf(stderr,
+                 "heads through the runtime with workspaces: %s "
                  "(workspace %lld bytes)\n",
                  status ? tfm_status_message(status) : "wrong results",
                  static_cast<long long>(bytes));

@@ -696,8 +696,9 @@ TEST_CASE("runs reuse the model's workspace", "[model][workspace]") {
   CHECK(lastWorkspaceCall.workspace == first);
 
   int64_t bytes = -1;
-  REQUIRE(Status(tfm_model_workspace_size(m.model, args.inputs, 2, &bytes))
-              .code == TFM_STATUS_OK);
+  REQUIRE(
+      Status(tfm_model_workspace_size(m.model, args.inputs, 2, &bytes)).code ==
+      TFM_STATUS_OK);
   CHECK(bytes == 300);
 }
 
@@ -707,9 +708,8 @@ TEST_CASE("the caller's workspace is checked before the run",
   AddArguments args;
   alignas(64) static unsigned char memory[512];
   auto run = [&](void *workspace, int64_t bytes) {
-    return Status(tfm_model_run_with_workspace(m.model, args.inputs, 2,
-                                               args.outputs, 1, nullptr,
-                                               workspace, bytes));
+    return Status(tfm_model_run_with_workspace(
+        m.model, args.inputs, 2, args.outputs, 1, nullptr, workspace, bytes));
   };
   lastWorkspaceCall = {};
   Status ok = run(memory, 300);
@@ -769,11 +769,12 @@ TEST_CASE("workspace sizes the model cannot have are errors",
   CHECK(Status(tfm_model_create_from_symbols_with_workspace(
                    kAddMetadata, addEntry, nullptr, addWorkspaceSize, &model))
             .code == TFM_STATUS_INVALID_ARGUMENT);
-  CHECK(Status(tfm_model_create_from_symbols_with_workspace(
-                   kAddMetadata, addEntry, addEntryWithWorkspace, nullptr,
-                   &model))
+  CHECK(Status(
+            tfm_model_create_from_symbols_with_workspace(
+                kAddMetadata, addEntry, addEntryWithWorkspace, nullptr, &model))
             .code == TFM_STATUS_INVALID_ARGUMENT);
   CHECK(model == nullptr);
-  CHECK(Status(tfm_model_workspace_size(nullptr, args.inputs, 2, &bytes))
-            .code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(
+      Status(tfm_model_workspace_size(nullptr, args.inputs, 2, &bytes)).code ==
+      TFM_STATUS_INVALID_ARGUMENT);
 }
