@@ -272,10 +272,15 @@ struct TfmPlanWorkspacePass
         prologue.constant(kMaxWorkspaceBytes));
     prologue.noteOverflow(tooLarge);
     Value refused = prologue.overflowed;
+    // What is asked of an allocator or of the caller's workspace: nothing
+    // when the size is refused, so that the failure is the size's (-2).
     Value ask = total;
-    if (!getConstantIntValue(refused))
+    std::optional<int64_t> alwaysRefused = getConstantIntValue(refused);
+    if (!alwaysRefused)
       ask = b.createOrFold<arith::SelectOp>(loc, refused, prologue.constant(0),
                                             total);
+    else if (*alwaysRefused)
+      ask = prologue.constant(0);
 
     auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
     Value workspace, unusable, failStatus;
@@ -422,11 +427,17 @@ struct TfmPlanWorkspacePass
                               "computed after the prologue");
       b.clone(op, mapping);
     }
-    Value size = mapping.lookup(total);
-    if (!getConstantIntValue(refused))
-      size = arith::SelectOp::create(
-          b, loc, mapping.lookup(refused),
-          arith::ConstantIndexOp::create(b, loc, kSizeTooLarge), size);
+    Value size = mapping.lookupOrNull(total);
+    Value sizeRefused = mapping.lookupOrNull(refused);
+    if (!size || !sizeRefused)
+      return func.emitError("the workspace size is not computed in the "
+                            "prologue");
+    std::optional<int64_t> alwaysRefused = getConstantIntValue(refused);
+    Value tooLarge = arith::ConstantIndexOp::create(b, loc, kSizeTooLarge);
+    if (!alwaysRefused)
+      size = arith::SelectOp::create(b, loc, sizeRefused, tooLarge, size);
+    else if (*alwaysRefused)
+      size = tooLarge;
     func::ReturnOp::create(b, loc, size);
     return sizeFn;
   }

@@ -203,3 +203,18 @@ func.func @no_scratch(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.sign
   memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   return
 }
+
+// A static plan past 2^56 bytes is refused without asking an allocator or
+// the caller (-2, never -4), and its size function says -2.
+// CHECK-LABEL: func.func @huge(
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+// CHECK-LABEL: func.func @huge_workspace_size(
+// CHECK-NEXT:    %[[REFUSED:.*]] = arith.constant -2 : index
+// CHECK-NEXT:    return %[[REFUSED]] : index
+func.func @huge(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+  %a = memref.alloc() : memref<1099511627776x1048576xf32>
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  memref.dealloc %a : memref<1099511627776x1048576xf32>
+  return
+}
