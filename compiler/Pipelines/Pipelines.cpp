@@ -71,9 +71,10 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(tfm::createTfmResultsToOutParams());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
-  // Scratch in one allocation, buffers sharing bytes by lifetime.
+  // Scratch in one allocation, buffers sharing bytes by lifetime, in the
+  // caller's workspace when it gives one.
   if (options.planWorkspace) {
-    pm.addNestedPass<func::FuncOp>(tfm::createTfmPlanWorkspace());
+    pm.addPass(tfm::createTfmPlanWorkspace());
     pm.addPass(createCanonicalizerPass());
   }
 

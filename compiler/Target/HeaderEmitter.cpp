@@ -38,7 +38,9 @@ static bool isReservedInC(StringRef name) {
       // caught by the patterns below.
       "NULL", "offsetof", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX",
       "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "WCHAR_MIN", "WCHAR_MAX",
-      "WINT_MIN", "WINT_MAX", "INTMAX_C", "UINTMAX_C"};
+      "WINT_MIN", "WINT_MAX", "INTMAX_C", "UINTMAX_C",
+      // The parameters _run_with_workspace adds after the symbols.
+      "workspace", "workspace_bytes"};
   if (llvm::is_contained(keywords, name))
     return true;
   // _Bool, _Complex, __attribute__, ...: reserved to the implementation.
@@ -197,8 +199,10 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   for (const SignatureTensor &t : sig.outputs)
     os << " * output " << t.name << ": " << shapeText(t) << "\n";
   os << " * Buffers are dense row-major; outputs are written into memory the\n"
-        " * caller provides, which the functions never keep. They allocate\n"
-        " * only scratch memory of their own, freed before they return.\n"
+        " * caller provides, which the functions never keep. The _run\n"
+        " * functions allocate only scratch memory of their own, freed before\n"
+        " * they return; the _with_workspace ones use the caller's instead\n"
+        " * and allocate nothing.\n"
         " * Thread safety: every function is reentrant and may run on several\n"
         " * threads at once (the code keeps no state between runs but a CPU\n"
         " * feature cache set atomically); concurrent runs may share inputs\n"
@@ -236,21 +240,55 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
       os << " *   " << e.code << ": " << commentText(e.message) << "\n";
     os << " */\n";
   }
-  os << "int32_t " << prefix << "_run(";
   SmallVector<std::string> params;
   for (const SignatureTensor &t : sig.inputs)
     params.push_back("const " + cType(t.dtype).str() + " *" + cName(t.name));
   for (const SignatureTensor &t : sig.outputs)
     params.push_back(cType(t.dtype).str() + " *" + cName(t.name));
+  SmallVector<std::string> symbolDecls;
   for (const std::string &s : sig.symbols)
-    params.push_back("int64_t " + cName(s));
-  os << llvm::join(params, ", ") << ");\n\n";
+    symbolDecls.push_back("int64_t " + cName(s));
+  params.append(symbolDecls);
+  os << "int32_t " << prefix << "_run(" << llvm::join(params, ", ")
+     << ");\n\n";
   os << "/* The same, with buffers (inputs then outputs) and symbol values in\n"
         " * arrays, and parallel work handed to exec->parallel_for (NULL: run\n"
         " * everything on the calling thread). */\n";
   os << "int32_t " << prefix
      << "_run_packed(void *const *buffers, const int64_t *symbols, "
         "const tfm_exec *exec);\n\n";
+
+  os << "/* Scratch memory in the caller's hands (docs/embedding.md).\n"
+        " * " << prefix << "_workspace_size gives the bytes a run needs for\n"
+        " * these dims: 0 when the model needs none, -1 for a negative dim or\n"
+        " * a tensor too large to address, -2 when it exceeds 2^56 bytes. It\n"
+        " * reads nothing but its arguments, and a workspace sized for some\n"
+        " * dims serves any dims that are not larger. */\n";
+  os << "#define " << macro << "_WORKSPACE_ALIGNMENT 64\n";
+  os << "int64_t " << prefix << "_workspace_size("
+     << (symbolDecls.empty() ? std::string("void")
+                             : llvm::join(symbolDecls, ", "))
+     << ");\n\n";
+  os << "/* " << prefix << "_run with the caller's workspace of\n"
+        " * workspace_bytes bytes, aligned to " << macro
+     << "_WORKSPACE_ALIGNMENT:\n"
+        " * when it holds " << prefix << "_workspace_size bytes the run\n"
+        " * allocates nothing; NULL with 0 bytes allocates as _run does. It\n"
+        " * returns -3 for a negative size, NULL with a non-zero size or a\n"
+        " * misaligned pointer, and -4 when the workspace is smaller than\n"
+        " * these dims need; nothing is computed then. A workspace serves one\n"
+        " * run at a time, and its contents between runs mean nothing. */\n";
+  SmallVector<std::string> withWorkspace(params);
+  withWorkspace.append({"void *workspace", "int64_t workspace_bytes"});
+  os << "int32_t " << prefix << "_run_with_workspace("
+     << llvm::join(withWorkspace, ", ") << ");\n\n";
+  os << "/* The packed forms of the two above (the runtime's). */\n";
+  os << "int64_t " << prefix
+     << "_workspace_size_packed(const int64_t *symbols);\n";
+  os << "int32_t " << prefix
+     << "_run_packed_with_workspace(void *const *buffers, const int64_t "
+        "*symbols,\n    const tfm_exec *exec, void *workspace, int64_t "
+        "workspace_bytes);\n\n";
   os << "/* JSON description of the model (docs/artifact.md). */\n";
   os << "const char *" << prefix << "_metadata(void);\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << macro << "_H */\n";

@@ -195,7 +195,7 @@ def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
-def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
+def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "ModuleOp"> {
   let summary = "Place scratch buffers in one allocation, sharing by lifetime";
   let description = [{
     Runs after buffer deallocation. Each `memref.alloc` of the function's
@@ -219,6 +219,17 @@ def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
     checks gets an `i32` status result for it), so that the entry points
     report an out-of-memory error instead of writing through a null or
     short buffer.
+
+    A model function also takes the caller's workspace as a trailing
+    `memref<?xi8>` argument (a NULL pointer and 0 bytes for none): when one
+    is given, the plan lives in it and nothing is allocated or freed; when it
+    is smaller than the plan, the model returns -4 without running. A
+    sibling function `<model>_workspace_size`, named by the model's
+    `tfm.workspace_size` attribute, takes the model's original arguments and
+    returns the plan's bytes (-2 when it exceeds 2^56 bytes or wraps): a
+    clone of the prologue, so it reads the arguments' sizes and nothing else
+    (tfm-emit-entry-points calls it with NULL data pointers). A model without
+    planned scratch keeps its signature and gets neither.
 
     Before:
     ```mlir
@@ -357,6 +368,16 @@ def TfmEmitEntryPoints : Pass<"tfm-emit-entry-points", "ModuleOp"> {
     entry points
     return the model function's `i32` status when it has one (a model with
     run-time checks), else 0.
+
+    With them come `tfm_<model>_run_with_workspace(..., workspace, bytes)`,
+    `tfm_<model>_run_packed_with_workspace(buffers, symbols, exec,
+    workspace, bytes)`, which check the workspace (-3 for a negative size,
+    NULL with a size, or a pointer off 64 bytes) and pass it on to a model
+    that takes one (`tfm.workspace_size`, from tfm-plan-workspace), and
+    `tfm_<model>_workspace_size(symbols...)` and its `_packed` form, which
+    return the bytes the model's size function computes for those dims (0
+    for a model without it, -1 for bad dims). The plain entry points pass no
+    workspace (NULL, 0).
   }];
   let options = [
     Option<"exportArtifactMetadata", "export-artifact-metadata", "bool",

@@ -13,6 +13,13 @@
 // allocation that fails, makes the model return kOutOfMemoryStatus before
 // anything runs (docs/artifact.md).
 //
+// A model function also takes the caller's workspace (a trailing
+// memref<?xi8>, NULL and 0 bytes for none): when one is given, the plan is
+// laid out in it and the run allocates nothing, which is what an app that
+// runs a model in a loop or under a real-time budget wants. A separate
+// function, cloned from the prologue, computes the workspace's size from the
+// dims alone, so that the caller can allocate it up front.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
@@ -22,7 +29,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -41,6 +50,14 @@ constexpr int32_t kOutOfMemoryStatus = -2;
 /// Larger workspaces are refused without asking the allocator: no machine
 /// has them, and the allocator's own rounding must not wrap.
 constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 56;
+/// The model's status when the caller's workspace is smaller than the plan
+/// for these dims (the entry points return -3 for a malformed one).
+constexpr int32_t kWorkspaceTooSmallStatus = -4;
+/// What the size function returns when the plan cannot be allocated for
+/// these dims (it exceeds kMaxWorkspaceBytes or 64 bits).
+constexpr int64_t kSizeTooLarge = -2;
+/// Names the size function on the model function (tfm-emit-entry-points).
+constexpr llvm::StringLiteral kWorkspaceSizeAttr = "tfm.workspace_size";
 
 /// Rebuilds index values at the start of the function from the function's
 /// arguments alone, or fails: a buffer's size is planned before anything
@@ -180,13 +197,22 @@ struct PlannedBuffer {
 struct TfmPlanWorkspacePass
     : tfm::impl::TfmPlanWorkspaceBase<TfmPlanWorkspacePass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    ModuleOp module = getOperation();
+    // A module pass: a model gets a sibling function for its workspace size.
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    SymbolTable symbols(module);
+    for (func::FuncOp func : funcs)
+      if (failed(plan(func, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult plan(func::FuncOp func, SymbolTable &symbols) {
     if (func.isExternal() || !func.getBody().hasOneBlock())
-      return;
+      return success();
     Block &entry = func.getBody().front();
     SmallVector<PlannedBuffer> buffers = findBuffers(entry);
     if (buffers.empty())
-      return;
+      return success();
 
     PrologueBuilder prologue(func);
     OpBuilder &b = prologue.builder();
@@ -223,7 +249,7 @@ struct TfmPlanWorkspacePass
       planned.push_back(buffer);
     }
     if (planned.empty())
-      return;
+      return success();
 
     // Each buffer goes above every earlier one still alive when it is
     // allocated; the workspace is the highest end.
@@ -246,47 +272,188 @@ struct TfmPlanWorkspacePass
         prologue.constant(kMaxWorkspaceBytes));
     prologue.noteOverflow(tooLarge);
     Value refused = prologue.overflowed;
-    if (Value size = total; !getConstantIntValue(refused))
-      total = b.createOrFold<arith::SelectOp>(loc, refused,
-                                              prologue.constant(0), size);
-    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-    auto workspace = memref::AllocOp::create(b, loc, bytesType, total,
-                                             b.getI64IntegerAttr(kAlignment));
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, workspace);
-    Value null = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                               address, prologue.constant(0));
-    Value failed = b.createOrFold<arith::OrIOp>(loc, refused, null);
+    // What is asked of an allocator or of the caller's workspace: nothing
+    // when the size is refused, so that the failure is the size's (-2).
+    Value ask = total;
+    std::optional<int64_t> alwaysRefused = getConstantIntValue(refused);
+    if (!alwaysRefused)
+      ask = b.createOrFold<arith::SelectOp>(loc, refused, prologue.constant(0),
+                                            total);
+    else if (*alwaysRefused)
+      ask = prologue.constant(0);
 
+    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    Value workspace, unusable, failStatus;
+    Value callerOwned; // i1: the workspace is the caller's, never freed here.
+    if (canGuard(func)) {
+      FailureOr<func::FuncOp> sizeFn = emitSizeFunction(
+          func, symbols, b.getInsertionPoint(), total, refused);
+      if (failed(sizeFn))
+        return failure();
+      func->setAttr(kWorkspaceSizeAttr, FlatSymbolRefAttr::get(*sizeFn));
+      if (failed(func.insertArgument(func.getNumArguments(), bytesType,
+                                     DictionaryAttr(), loc)))
+        return func.emitError("cannot add the workspace argument");
+      Value given = entry.getArguments().back();
+      // The entry points pass (NULL, 0) for no workspace and have refused
+      // a malformed one (docs/artifact.md). Zero bytes need no memory, so
+      // they never allocate either.
+      Value zero = prologue.constant(0);
+      Value givenBytes = memref::DimOp::create(b, loc, given, 0);
+      Value givenAddress =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, given);
+      Value hasGiven = b.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ne, givenAddress, zero);
+      Value nothingToAsk = b.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, ask, zero);
+      callerOwned = b.createOrFold<arith::OrIOp>(loc, hasGiven, nothingToAsk);
+      Value tooSmall = b.createOrFold<arith::AndIOp>(
+          loc, hasGiven,
+          b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                        givenBytes, ask));
+      auto choice = scf::IfOp::create(b, loc, TypeRange{bytesType}, callerOwned,
+                                      /*addThenBlock=*/true,
+                                      /*addElseBlock=*/true);
+      {
+        OpBuilder then = OpBuilder::atBlockEnd(choice.thenBlock());
+        Value view = memref::ViewOp::create(then, loc, bytesType, given, zero,
+                                            ValueRange{ask});
+        scf::YieldOp::create(then, loc, view);
+        OpBuilder otherwise = OpBuilder::atBlockEnd(choice.elseBlock());
+        Value own = memref::AllocOp::create(otherwise, loc, bytesType, ask,
+                                            b.getI64IntegerAttr(kAlignment));
+        scf::YieldOp::create(otherwise, loc, own);
+      }
+      workspace = choice.getResult(0);
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, workspace);
+      Value null = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                 address, zero);
+      Value allocated = b.createOrFold<arith::XOrIOp>(
+          loc, callerOwned,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true)).getResult());
+      Value allocFailed = b.createOrFold<arith::AndIOp>(loc, allocated, null);
+      unusable = b.createOrFold<arith::OrIOp>(
+          loc, refused,
+          b.createOrFold<arith::OrIOp>(loc, tooSmall, allocFailed));
+      // A size that cannot be allocated says so even with a workspace:
+      // then `ask` is 0 and `tooSmall` false.
+      failStatus = b.createOrFold<arith::SelectOp>(
+          loc, tooSmall, constantI32(b, loc, kWorkspaceTooSmallStatus),
+          constantI32(b, loc, kOutOfMemoryStatus));
+    } else {
+      workspace = memref::AllocOp::create(b, loc, bytesType, ask,
+                                          b.getI64IntegerAttr(kAlignment));
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, workspace);
+      Value null = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                 address, prologue.constant(0));
+      unusable = b.createOrFold<arith::OrIOp>(loc, refused, null);
+    }
+
+    // The guard first: `b` inserts before the body's first op, which may be
+    // one of the allocations erased below.
+    guardBody(func, b, unusable, failStatus);
     for (PlannedBuffer &buffer : planned) {
       OpBuilder at(buffer.alloc);
       auto view = memref::ViewOp::create(
-          at, buffer.alloc.getLoc(), buffer.alloc.getType(),
-          workspace.getResult(), buffer.offset,
-          buffer.alloc.getDynamicSizes());
+          at, buffer.alloc.getLoc(), buffer.alloc.getType(), workspace,
+          buffer.offset, buffer.alloc.getDynamicSizes());
       buffer.alloc.getResult().replaceAllUsesWith(view.getResult());
       buffer.alloc.erase();
       buffer.dealloc.erase();
     }
-    guardBody(func, b, failed);
     OpBuilder atEnd(entry.getTerminator());
-    memref::DeallocOp::create(atEnd, loc, workspace.getResult());
+    if (!callerOwned) {
+      memref::DeallocOp::create(atEnd, loc, workspace);
+      return success();
+    }
+    Value allocated = atEnd.createOrFold<arith::XOrIOp>(
+        loc, callerOwned,
+        arith::ConstantOp::create(atEnd, loc, atEnd.getBoolAttr(true))
+            .getResult());
+    auto release = scf::IfOp::create(atEnd, loc, allocated,
+                                     /*withElseRegion=*/false);
+    OpBuilder inRelease = OpBuilder::atBlockBegin(release.thenBlock());
+    memref::DeallocOp::create(inRelease, loc, workspace);
+    return success();
+  }
+
+  static Value constantI32(OpBuilder &b, Location loc, int32_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  }
+
+  /// Whether `func` is a model function whose body guardBody can put under
+  /// a status: only such a function may change its type, as nothing calls it
+  /// before the entry points exist.
+  static bool canGuard(func::FuncOp func) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    bool hasStatus =
+        ret.getNumOperands() == 1 && ret.getOperand(0).getType().isInteger(32);
+    return func->hasAttr("tfm.signature") &&
+           ret.getNumOperands() == (hasStatus ? 1u : 0u);
+  }
+
+  /// `<func>_workspace_size(<func's arguments>) -> index`: the prologue's ops
+  /// before `end`, which compute `total` and `refused` from the arguments'
+  /// dims, cloned into a function of their own that returns the workspace's
+  /// bytes, or kSizeTooLarge. The entry points call it with NULL data
+  /// pointers, so it must read nothing but the arguments' sizes.
+  FailureOr<func::FuncOp> emitSizeFunction(func::FuncOp func,
+                                           SymbolTable &symbols,
+                                           Block::iterator end, Value total,
+                                           Value refused) {
+    Location loc = func.getLoc();
+    OpBuilder b(func);
+    b.setInsertionPointAfter(func);
+    auto type = b.getFunctionType(func.getArgumentTypes(), b.getIndexType());
+    auto sizeFn = func::FuncOp::create(
+        b, loc, (func.getSymName() + "_workspace_size").str(), type);
+    symbols.insert(sizeFn);
+    Block *body = sizeFn.addEntryBlock();
+    IRMapping mapping;
+    Block &entry = func.getBody().front();
+    mapping.map(entry.getArguments(), body->getArguments());
+    b.setInsertionPointToStart(body);
+    for (Operation &op : llvm::make_range(entry.begin(), end)) {
+      bool readsOnlySizes =
+          isa<memref::DimOp>(op) || isa<arith::ArithDialect>(op.getDialect());
+      if (!readsOnlySizes || op.getNumRegions() != 0)
+        return op.emitError("the workspace size would depend on '")
+               << op.getName() << "', which may read memory";
+      for (Value operand : op.getOperands())
+        if (!mapping.contains(operand))
+          return op.emitError("the workspace size would depend on a value "
+                              "computed after the prologue");
+      b.clone(op, mapping);
+    }
+    Value size = mapping.lookupOrNull(total);
+    Value sizeRefused = mapping.lookupOrNull(refused);
+    if (!size || !sizeRefused)
+      return func.emitError("the workspace size is not computed in the "
+                            "prologue");
+    std::optional<int64_t> alwaysRefused = getConstantIntValue(refused);
+    Value tooLarge = arith::ConstantIndexOp::create(b, loc, kSizeTooLarge);
+    if (!alwaysRefused)
+      size = arith::SelectOp::create(b, loc, sizeRefused, tooLarge, size);
+    else if (*alwaysRefused)
+      size = tooLarge;
+    func::ReturnOp::create(b, loc, size);
+    return sizeFn;
   }
 
   /// Runs everything after the prologue only when the workspace exists;
-  /// otherwise the model returns kOutOfMemoryStatus. A model without a
-  /// status result (no run-time checks) gets one.
-  void guardBody(func::FuncOp func, OpBuilder &b, Value failed) {
+  /// otherwise the model returns `failStatus` (kOutOfMemoryStatus when
+  /// null). A model without a status result (no run-time checks) gets one.
+  void guardBody(func::FuncOp func, OpBuilder &b, Value failed,
+                 Value failStatus) {
     Block &entry = func.getBody().front();
     Location loc = func.getLoc();
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
     Type i32 = b.getI32Type();
     bool hasStatus = ret.getNumOperands() == 1 &&
                      ret.getOperand(0).getType() == i32;
-    // Only a model function (after tfm-results-to-out-params) may change
-    // its type: nothing calls it before the entry points exist.
-    if (!func->hasAttr("tfm.signature") ||
-        ret.getNumOperands() != (hasStatus ? 1u : 0u))
+    if (!canGuard(func))
       return;
     Value ok = b.createOrFold<arith::XOrIOp>(
         loc, failed,
@@ -306,12 +473,10 @@ struct TfmPlanWorkspacePass
                         .getResult();
     scf::YieldOp::create(inside, loc, status);
     OpBuilder otherwise = OpBuilder::atBlockEnd(guarded.elseBlock());
-    scf::YieldOp::create(
-        otherwise, loc,
-        arith::ConstantOp::create(otherwise, loc,
-                                  otherwise.getI32IntegerAttr(
-                                      kOutOfMemoryStatus))
-            .getResult());
+    scf::YieldOp::create(otherwise, loc,
+                         failStatus
+                             ? failStatus
+                             : constantI32(otherwise, loc, kOutOfMemoryStatus));
     OpBuilder atReturn(ret);
     func::ReturnOp::create(atReturn, loc, guarded.getResult(0));
     ret.erase();

@@ -107,6 +107,11 @@ std::string Signature::toJson() const {
     json.attribute("abi", kArtifactAbiVersion);
     json.attribute("model", model);
     json.attribute("entry", "tfm_" + model + "_run_packed");
+    // Optional for a loader (ABI 1 artifacts before them lack them): the
+    // packed entry point taking the caller's workspace and its size.
+    json.attribute("workspace_entry",
+                   "tfm_" + model + "_run_packed_with_workspace");
+    json.attribute("workspace_size", "tfm_" + model + "_workspace_size_packed");
     json.attributeArray("symbols", [&] {
       for (const std::string &s : symbols)
         json.value(s);

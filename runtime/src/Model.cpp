@@ -9,23 +9,116 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <sys/stat.h>
 
 using namespace tfm::rt;
+
+namespace {
+/// A buffer's byte range, to find outputs that overlap other buffers.
+struct Extent {
+  const char *kind;
+  const std::string *name;
+  uintptr_t begin, end;
+};
+
+/// What one run needs besides the tensors: the model's workspace and the
+/// runtime's own arrays, kept from run to run so that a run whose shapes do
+/// not grow allocates nothing.
+struct RunSlot {
+  void *workspace = nullptr;
+  int64_t workspaceBytes = 0;
+  std::vector<int64_t> symbolValues;
+  std::vector<void *> buffers;
+  std::vector<Extent> extents;
+
+  RunSlot() = default;
+  RunSlot(const RunSlot &) = delete;
+  RunSlot &operator=(const RunSlot &) = delete;
+  ~RunSlot() { std::free(workspace); }
+
+  /// Makes the workspace hold at least `bytes`; false when it cannot.
+  bool reserve(int64_t bytes) {
+    if (bytes <= workspaceBytes)
+      return true;
+    std::free(workspace);
+    workspace = nullptr;
+    workspaceBytes = 0;
+    // aligned_alloc wants a multiple of the alignment.
+    auto rounded = static_cast<size_t>(bytes) + (TFM_WORKSPACE_ALIGNMENT - 1);
+    rounded -= rounded % TFM_WORKSPACE_ALIGNMENT;
+    workspace = std::aligned_alloc(TFM_WORKSPACE_ALIGNMENT, rounded);
+    if (!workspace)
+      return false;
+    workspaceBytes = static_cast<int64_t>(rounded);
+    return true;
+  }
+};
+} // namespace
 
 struct tfm_model_t {
   Signature signature;
   /// Null for a model made from symbols linked into the program.
   std::unique_ptr<Library> library;
   tfm_run_packed_fn entry = nullptr;
+  /// Null for artifacts without them (tfm_model_create_from_symbols).
+  tfm_run_packed_workspace_fn entryWithWorkspace = nullptr;
+  tfm_workspace_size_fn workspaceSize = nullptr;
+
+  /// Slots not in use by a run. Runs are concurrent, so the model hands each
+  /// its own and keeps as many as ever ran at once; a run's slot returns
+  /// here, so the vector's capacity settles and pushing allocates nothing.
+  mutable std::mutex slotsMutex;
+  mutable std::vector<std::unique_ptr<RunSlot>> freeSlots;
+
+  std::unique_ptr<RunSlot> takeSlot() const {
+    {
+      std::lock_guard<std::mutex> lock(slotsMutex);
+      if (!freeSlots.empty()) {
+        std::unique_ptr<RunSlot> slot = std::move(freeSlots.back());
+        freeSlots.pop_back();
+        return slot;
+      }
+    }
+    return std::make_unique<RunSlot>();
+  }
+
+  void giveBack(std::unique_ptr<RunSlot> slot) const {
+    std::lock_guard<std::mutex> lock(slotsMutex);
+    freeSlots.push_back(std::move(slot));
+  }
 };
 
 namespace {
 /// What a model returns when its scratch workspace cannot be allocated
 /// (tfm-plan-workspace; docs/artifact.md).
 constexpr int32_t kOutOfMemoryStatus = -2;
+/// What the _with_workspace entry points return for a malformed workspace
+/// and for one smaller than the dims need; the runtime checks both first.
+constexpr int32_t kBadWorkspaceStatus = -3;
+constexpr int32_t kWorkspaceTooSmallStatus = -4;
+
+/// Gives a run's slot back to its model however the run ends.
+class SlotLease {
+public:
+  explicit SlotLease(const tfm_model *model)
+      : model(model), slot(model->takeSlot()) {}
+  ~SlotLease() {
+    if (slot)
+      model->giveBack(std::move(slot));
+  }
+  SlotLease(const SlotLease &) = delete;
+  SlotLease &operator=(const SlotLease &) = delete;
+  RunSlot &operator*() const { return *slot; }
+  RunSlot *operator->() const { return slot.get(); }
+
+private:
+  const tfm_model *model;
+  std::unique_ptr<RunSlot> slot;
+};
 } // namespace
 
 namespace {
@@ -83,6 +176,19 @@ tfm_status loadModel(const std::string &path,
                       fmt::format("{}: no symbol '{}', the entry point named "
                                   "by the metadata",
                                   path, entry));
+  if (!model->signature.workspaceEntry.empty()) {
+    for (const std::string *name :
+         {&model->signature.workspaceEntry, &model->signature.workspaceSize})
+      if (!model->library->symbol(name->c_str()))
+        return makeStatus(TFM_STATUS_NOT_FOUND,
+                          fmt::format("{}: no symbol '{}', named by the "
+                                      "metadata",
+                                      path, *name));
+    model->entryWithWorkspace = reinterpret_cast<tfm_run_packed_workspace_fn>(
+        model->library->symbol(model->signature.workspaceEntry.c_str()));
+    model->workspaceSize = reinterpret_cast<tfm_workspace_size_fn>(
+        model->library->symbol(model->signature.workspaceSize.c_str()));
+  }
   return nullptr;
 }
 
@@ -136,18 +242,47 @@ tfm_status checkArguments(const char *function, const tfm_model *model,
   return nullptr;
 }
 
-/// A buffer's byte range, to find outputs that overlap other buffers.
-struct Extent {
-  const char *kind;
-  const std::string *name;
-  uintptr_t begin, end;
+/// The workspace bytes a run at `symbolValues` needs, or a status.
+tfm_status workspaceBytes(const tfm_model *model,
+                          const std::vector<int64_t> &symbolValues,
+                          int64_t &bytes) {
+  bytes = model->workspaceSize(symbolValues.empty() ? nullptr
+                                                    : symbolValues.data());
+  if (bytes >= 0)
+    return nullptr;
+  // The shapes were checked, so only a size too large to allocate is left.
+  return makeStatus(
+      TFM_STATUS_RUNTIME_ERROR,
+      fmt::format("model '{}': cannot allocate its scratch memory for these "
+                  "shapes (larger than 2^56 bytes; {} returned {})",
+                  model->signature.model, model->signature.workspaceSize,
+                  bytes));
+}
+
+tfm_status noWorkspaceEntry(const char *function, const tfm_model *model) {
+  return makeStatus(
+      TFM_STATUS_INVALID_ARGUMENT,
+      fmt::format("{}: model '{}' has no workspace entry points (an artifact "
+                  "older than them, or made by "
+                  "tfm_model_create_from_symbols)",
+                  function, model->signature.model));
+}
+
+/// The caller's workspace of a run, when it gives one.
+struct CallerWorkspace {
+  void *data;
+  int64_t bytes;
 };
 
 tfm_status runModel(const char *function, const tfm_model *model,
                     const tfm_tensor *inputs, size_t inputCount,
                     tfm_tensor *outputs, size_t outputCount,
-                    const tfm_exec *exec) {
-  std::vector<int64_t> symbolValues;
+                    const tfm_exec *exec,
+                    const CallerWorkspace *callerWorkspace = nullptr) {
+  if (!model)
+    return nullArgument(function, "model");
+  SlotLease slot(model);
+  std::vector<int64_t> &symbolValues = slot->symbolValues;
   if (tfm_status status = checkArguments(function, model, inputs, inputCount,
                                          outputs, outputCount, symbolValues))
     return status;
@@ -157,8 +292,10 @@ tfm_status runModel(const char *function, const tfm_model *model,
         fmt::format("{}: exec has abi_version {} but this runtime supports {}",
                     function, exec->abi_version, TFM_EXEC_ABI_VERSION));
   const Signature &signature = model->signature;
-  std::vector<void *> buffers;
-  std::vector<Extent> extents;
+  std::vector<void *> &buffers = slot->buffers;
+  std::vector<Extent> &extents = slot->extents;
+  buffers.clear();
+  extents.clear();
   for (size_t i = 0; i < inputCount; ++i) {
     const std::string &name = signature.inputs[i].name;
     if (!inputs[i].data)
@@ -188,13 +325,16 @@ tfm_status runModel(const char *function, const tfm_model *model,
     int64_t shape[TFM_MAX_RANK];
     outputShape(signature, o, symbolValues, shape);
     int32_t rank = static_cast<int32_t>(output.dims.size());
-    std::string expected = fmt::format("{}{}", tfm_dtype_name(output.dtype),
-                                       formatShape(shape, rank));
+    // Formatted only for a message: a run that passes allocates nothing.
+    auto expected = [&] {
+      return fmt::format("{}{}", tfm_dtype_name(output.dtype),
+                         formatShape(shape, rank));
+    };
     if (view.dtype != output.dtype)
       return makeStatus(
           TFM_STATUS_INVALID_ARGUMENT,
           fmt::format("output '{}': dtype is {} but the model produces {}",
-                      output.name, tfm_dtype_name(view.dtype), expected));
+                      output.name, tfm_dtype_name(view.dtype), expected()));
     bool sameShape = view.rank == rank;
     for (int32_t d = 0; sameShape && d < rank; ++d)
       sameShape = view.shape[d] == shape[d];
@@ -205,7 +345,7 @@ tfm_status runModel(const char *function, const tfm_model *model,
           fmt::format("output '{}': shape is {}{} but the model produces {} "
                       "for these inputs",
                       output.name, tfm_dtype_name(view.dtype),
-                      formatShape(view.shape, shownRank), expected));
+                      formatShape(view.shape, shownRank), expected()));
     }
     int64_t bytes = tfm_tensor_byte_size(&view);
     if (bytes < 0)
@@ -230,9 +370,60 @@ tfm_status runModel(const char *function, const tfm_model *model,
     buffers.push_back(view.data);
   }
 
-  int32_t result = model->entry(
-      buffers.data(), symbolValues.empty() ? nullptr : symbolValues.data(),
-      exec);
+  const int64_t *symbols = symbolValues.empty() ? nullptr : symbolValues.data();
+  int32_t result;
+  if (callerWorkspace && (callerWorkspace->data || callerWorkspace->bytes)) {
+    if (!model->entryWithWorkspace)
+      return noWorkspaceEntry(function, model);
+    const CallerWorkspace &given = *callerWorkspace;
+    if (given.bytes < 0 || !given.data)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("{}: workspace {} with {} bytes; give "
+                                    "NULL and 0 for none",
+                                    function, given.data ? "non-NULL" : "NULL",
+                                    given.bytes));
+    auto begin = reinterpret_cast<uintptr_t>(given.data);
+    if (begin % TFM_WORKSPACE_ALIGNMENT != 0)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("{}: workspace {} is not aligned to {} "
+                                    "bytes",
+                                    function, given.data,
+                                    TFM_WORKSPACE_ALIGNMENT));
+    int64_t needed;
+    if (tfm_status status = workspaceBytes(model, symbolValues, needed))
+      return status;
+    if (given.bytes < needed)
+      return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                        fmt::format("{}: workspace has {} bytes but model "
+                                    "'{}' needs {} for these shapes",
+                                    function, given.bytes, signature.model,
+                                    needed));
+    // The model writes its scratch there while it reads the inputs.
+    uintptr_t end = begin + static_cast<uintptr_t>(needed);
+    for (const Extent &other : extents)
+      if (begin < end && other.begin < other.end && begin < other.end &&
+          other.begin < end)
+        return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                          fmt::format("{}: workspace overlaps {} '{}' in "
+                                      "memory",
+                                      function, other.kind, *other.name));
+    result = model->entryWithWorkspace(buffers.data(), symbols, exec,
+                                       given.data, given.bytes);
+  } else if (model->entryWithWorkspace) {
+    int64_t needed;
+    if (tfm_status status = workspaceBytes(model, symbolValues, needed))
+      return status;
+    if (!slot->reserve(needed))
+      return makeStatus(
+          TFM_STATUS_RUNTIME_ERROR,
+          fmt::format("model '{}': cannot allocate its scratch memory for "
+                      "these shapes ({} bytes: out of memory)",
+                      signature.model, needed));
+    result = model->entryWithWorkspace(buffers.data(), symbols, exec,
+                                       slot->workspace, slot->workspaceBytes);
+  } else {
+    result = model->entry(buffers.data(), symbols, exec);
+  }
   if (result == kOutOfMemoryStatus)
     return makeStatus(
         TFM_STATUS_RUNTIME_ERROR,
@@ -240,6 +431,11 @@ tfm_status runModel(const char *function, const tfm_model *model,
                     "shapes (out of memory, or larger than 2^56 bytes; error "
                     "code {})",
                     signature.model, result));
+  if (result == kBadWorkspaceStatus || result == kWorkspaceTooSmallStatus)
+    return makeStatus(
+        TFM_STATUS_RUNTIME_ERROR,
+        fmt::format("model '{}': {} refused the workspace (error code {})",
+                    signature.model, signature.workspaceEntry, result));
   if (result != 0) {
     auto known = signature.errors.find(result);
     if (known != signature.errors.end())
@@ -250,6 +446,34 @@ tfm_status runModel(const char *function, const tfm_model *model,
                       fmt::format("model '{}': {} returned error code {}",
                                   signature.model, signature.entry, result));
   }
+  return nullptr;
+}
+
+tfm_status createFromSymbols(const char *function, const char *metadata_json,
+                             tfm_run_packed_fn entry,
+                             tfm_run_packed_workspace_fn entryWithWorkspace,
+                             tfm_workspace_size_fn workspaceSize,
+                             bool withWorkspace, tfm_model **out_model) {
+  if (!out_model)
+    return nullArgument(function, "out_model");
+  *out_model = nullptr;
+  if (!metadata_json)
+    return nullArgument(function, "metadata_json");
+  if (!entry)
+    return nullArgument(function, "entry");
+  if (withWorkspace && !entryWithWorkspace)
+    return nullArgument(function, "entry_with_workspace");
+  if (withWorkspace && !workspaceSize)
+    return nullArgument(function, "workspace_size");
+  auto model = std::make_unique<tfm_model_t>();
+  std::string error;
+  if (!parseSignature(metadata_json, model->signature, error))
+    return makeStatus(TFM_STATUS_FORMAT_ERROR,
+                      fmt::format("{}: {}", function, error));
+  model->entry = entry;
+  model->entryWithWorkspace = entryWithWorkspace;
+  model->workspaceSize = workspaceSize;
+  *out_model = model.release();
   return nullptr;
 }
 
@@ -277,21 +501,20 @@ tfm_status tfm_model_create_from_symbols(const char *metadata_json,
                                          tfm_model **out_model) {
   const char *function = "tfm_model_create_from_symbols";
   return guard(function, [&]() -> tfm_status {
-    if (!out_model)
-      return nullArgument(function, "out_model");
-    *out_model = nullptr;
-    if (!metadata_json)
-      return nullArgument(function, "metadata_json");
-    if (!entry)
-      return nullArgument(function, "entry");
-    auto model = std::make_unique<tfm_model_t>();
-    std::string error;
-    if (!parseSignature(metadata_json, model->signature, error))
-      return makeStatus(TFM_STATUS_FORMAT_ERROR,
-                        fmt::format("{}: {}", function, error));
-    model->entry = entry;
-    *out_model = model.release();
-    return nullptr;
+    return createFromSymbols(function, metadata_json, entry, nullptr, nullptr,
+                             /*withWorkspace=*/false, out_model);
+  });
+}
+
+tfm_status tfm_model_create_from_symbols_with_workspace(
+    const char *metadata_json, tfm_run_packed_fn entry,
+    tfm_run_packed_workspace_fn entry_with_workspace,
+    tfm_workspace_size_fn workspace_size, tfm_model **out_model) {
+  const char *function = "tfm_model_create_from_symbols_with_workspace";
+  return guard(function, [&]() -> tfm_status {
+    return createFromSymbols(function, metadata_json, entry,
+                             entry_with_workspace, workspace_size,
+                             /*withWorkspace=*/true, out_model);
   });
 }
 
@@ -397,6 +620,42 @@ tfm_status tfm_model_run_with_exec(const tfm_model *model,
   return guard(function, [&]() -> tfm_status {
     return runModel(function, model, inputs, n_inputs, outputs, n_outputs,
                     exec);
+  });
+}
+
+tfm_status tfm_model_workspace_size(const tfm_model *model,
+                                    const tfm_tensor *inputs, size_t n_inputs,
+                                    int64_t *out_bytes) {
+  const char *function = "tfm_model_workspace_size";
+  return guard(function, [&]() -> tfm_status {
+    if (!out_bytes)
+      return nullArgument(function, "out_bytes");
+    *out_bytes = 0;
+    if (!model)
+      return nullArgument(function, "model");
+    if (!inputs && n_inputs > 0)
+      return nullArgument(function, "inputs");
+    if (!model->workspaceSize)
+      return noWorkspaceEntry(function, model);
+    std::vector<int64_t> symbolValues;
+    if (tfm_status status =
+            bindInputs(model->signature, inputs, n_inputs, symbolValues))
+      return status;
+    return workspaceBytes(model, symbolValues, *out_bytes);
+  });
+}
+
+tfm_status tfm_model_run_with_workspace(const tfm_model *model,
+                                        const tfm_tensor *inputs,
+                                        size_t n_inputs, tfm_tensor *outputs,
+                                        size_t n_outputs, const tfm_exec *exec,
+                                        void *workspace,
+                                        int64_t workspace_bytes) {
+  const char *function = "tfm_model_run_with_workspace";
+  return guard(function, [&]() -> tfm_status {
+    CallerWorkspace given{workspace, workspace_bytes};
+    return runModel(function, model, inputs, n_inputs, outputs, n_outputs, exec,
+                    &given);
   });
 }
 

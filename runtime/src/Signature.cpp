@@ -155,6 +155,25 @@ bool parseSignature(std::string_view text, Signature &signature,
   }
   signature.model = *model;
   signature.entry = *entry;
+  // Both or neither: artifacts older than the workspace entry points have
+  // neither, and then runs allocate their scratch inside the entry point.
+  std::optional<std::string> workspaceEntry =
+      stringMember(root, "workspace_entry");
+  std::optional<std::string> workspaceSize =
+      stringMember(root, "workspace_size");
+  bool hasEntry = root.contains("workspace_entry"),
+       hasSize = root.contains("workspace_size");
+  if (hasEntry != hasSize ||
+      (hasEntry && (!workspaceEntry || workspaceEntry->empty() ||
+                    !workspaceSize || workspaceSize->empty()))) {
+    error = "metadata: \"workspace_entry\" and \"workspace_size\" must both "
+            "be non-empty strings, or both be absent";
+    return false;
+  }
+  if (hasEntry) {
+    signature.workspaceEntry = *workspaceEntry;
+    signature.workspaceSize = *workspaceSize;
+  }
 
   if (auto symbols = root.find("symbols"); symbols != root.end()) {
     if (!symbols->is_array()) {
@@ -255,8 +274,15 @@ tfm_status bindInputs(const Signature &signature, const tfm_tensor *inputs,
                                   signature.inputs.size(), names));
   }
   symbolValues.assign(signature.symbols.size(), -1);
-  // Which input bound each symbol, for messages.
-  std::vector<size_t> binder(signature.symbols.size(), 0);
+  // Which input bound a symbol is looked up again only for a message, so
+  // that a run that passes the checks allocates nothing.
+  auto binder = [&](int symbol) -> const std::string & {
+    for (const TensorSpec &spec : signature.inputs)
+      for (const DimSpec &dim : spec.dims)
+        if (dim.symbol == symbol)
+          return spec.name;
+    return signature.model;
+  };
   for (size_t i = 0; i < inputCount; ++i) {
     const TensorSpec &spec = signature.inputs[i];
     const tfm_tensor &input = inputs[i];
@@ -290,14 +316,13 @@ tfm_status bindInputs(const Signature &signature, const tfm_tensor *inputs,
       int64_t &value = symbolValues[dim.symbol];
       if (value < 0) {
         value = actual;
-        binder[dim.symbol] = i;
       } else if (value != actual) {
         return makeStatus(
             TFM_STATUS_SHAPE_MISMATCH,
             fmt::format("input '{}' dim {} is {} but symbol '{}' was bound to "
                         "{} by input '{}'",
                         spec.name, d, actual, signature.symbols[dim.symbol],
-                        value, signature.inputs[binder[dim.symbol]].name));
+                        value, binder(dim.symbol)));
       }
     }
   }

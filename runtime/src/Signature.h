@@ -33,6 +33,9 @@ struct TensorSpec {
 struct Signature {
   std::string model;
   std::string entry;
+  /// The packed entry point taking the caller's workspace and the function
+  /// giving its size; both empty for artifacts that predate them.
+  std::string workspaceEntry, workspaceSize;
   std::vector<std::string> symbols;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;

@@ -16,11 +16,14 @@
 #include "tfm/runtime.h"
 #include "tfm/safetensors.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,6 +207,51 @@ bool checkName(const char *metadata, tfm_run_packed_fn entry,
   return ok;
 }
 
+/// The linked model's workspace entry points through the runtime: its size
+/// for seed 003's input agrees with the header's function, and runs in the
+/// model's own workspaces and in the caller's give the reference.
+bool checkRuntimeWorkspace(HeadsCase &heads) {
+  tfm_model *model = nullptr;
+  tfm_status status = tfm_model_create_from_symbols_with_workspace(
+      tfm_heads_metadata(), tfm_heads_run_packed,
+      tfm_heads_run_packed_with_workspace, tfm_heads_workspace_size_packed,
+      &model);
+  tfm_tensor x = {
+      TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kIn}, heads.x.data()};
+  std::vector<float> y(heads.y.size(), NAN), head0(heads.head0.size(), NAN);
+  tfm_tensor outputs[] = {
+      {TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kHead}, y.data()},
+      {TFM_DTYPE_F32, 2, {HeadsCase::kSeq, HeadsCase::kHead}, head0.data()}};
+  int64_t bytes = -1;
+  if (!status)
+    status = tfm_model_workspace_size(model, &x, 1, &bytes);
+  bool ok = !status && bytes == tfm_heads_workspace_size(HeadsCase::kSeq);
+  if (ok)
+    status = tfm_model_run(model, &x, 1, outputs, 2);
+  ok = ok && !status && excess(y.data(), heads.y) <= 0 &&
+       excess(head0.data(), heads.head0) <= 0;
+  void *workspace = ok && bytes > 0
+                        ? std::aligned_alloc(TFM_WORKSPACE_ALIGNMENT,
+                                             size_t(bytes + 63) / 64 * 64)
+                        : nullptr;
+  if (ok) {
+    std::fill(y.begin(), y.end(), NAN);
+    status = tfm_model_run_with_workspace(model, &x, 1, outputs, 2, nullptr,
+                                          workspace, bytes);
+    ok = !status && excess(y.data(), heads.y) <= 0;
+  }
+  if (!ok)
+    std::fprintf(stderr,
+                 "heads through the runtime with workspaces: %s "
+                 "(workspace %lld bytes)\n",
+                 status ? tfm_status_message(status) : "wrong results",
+                 static_cast<long long>(bytes));
+  std::free(workspace);
+  tfm_status_free(status);
+  tfm_model_release(model);
+  return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -219,7 +267,8 @@ int main(int argc, char **argv) {
       !checkName(tfm_attention_metadata(), tfm_attention_run_packed,
                  "attention") ||
       !checkName(tfm_attention_copy_metadata(), tfm_attention_copy_run_packed,
-                 "attention_copy"))
+                 "attention_copy") ||
+      !checkRuntimeWorkspace(heads))
     return 1;
 
   using AttentionRun = int32_t (*)(const float *, float *, int64_t, int64_t);
@@ -241,6 +290,28 @@ int main(int argc, char **argv) {
                      excess(head0.data(), heads.head0));
   };
 
+  // The typed entry point in a workspace of the thread's own, sized with the
+  // header's function.
+  int64_t headsBytes = tfm_heads_workspace_size(HeadsCase::kSeq);
+  if (headsBytes < 0)
+    return 1;
+  std::vector<float> headsWorkspaceStorage(size_t(headsBytes) / sizeof(float) +
+                                           TFM_HEADS_WORKSPACE_ALIGNMENT);
+  void *headsWorkspace = headsWorkspaceStorage.data();
+  size_t space = headsWorkspaceStorage.size() * sizeof(float);
+  if (!std::align(TFM_HEADS_WORKSPACE_ALIGNMENT, size_t(headsBytes),
+                  headsWorkspace, space))
+    return 1;
+  auto headsInWorkspace = [&] {
+    std::vector<float> y(heads.y.size(), NAN), head0(heads.head0.size(), NAN);
+    if (tfm_heads_run_with_workspace(heads.x.data(), y.data(), head0.data(),
+                                     HeadsCase::kSeq, headsWorkspace,
+                                     headsBytes) != 0)
+      return -1.0;
+    return std::fmax(excess(y.data(), heads.y),
+                     excess(head0.data(), heads.head0));
+  };
+
   // Side by side: the three models run at the same time, each on a thread.
   constexpr int kRuns = 50;
   std::atomic<bool> ok{true};
@@ -252,6 +323,7 @@ int main(int argc, char **argv) {
     });
   };
   launch("heads", headsRun);
+  launch("heads (caller's workspace)", headsInWorkspace);
   launch("attention", attentionRun(tfm_attention_run));
   // Runs are reentrant: one model on two threads at once.
   launch("attention (second thread)", attentionRun(tfm_attention_run));

@@ -228,15 +228,31 @@ const tfm_exec *tfm_thread_pool_exec(tfm_thread_pool *pool);
 |* Models                                                                     *|
 \*===----------------------------------------------------------------------===*/
 
-/* A loaded model: its signature and entry point. Immutable once created, so
-   every function below may be called from several threads at once on the
-   same model, provided no call overlaps tfm_model_release. */
+/* A loaded model: its signature and entry points. Its signature is
+   immutable once created, and its one piece of mutable state, the
+   workspaces its runs reuse, is guarded by a lock inside it: every function
+   below may be called from several threads at once on the same model,
+   provided no call overlaps tfm_model_release. */
 typedef struct tfm_model_t tfm_model;
 
 /* The packed entry point of docs/artifact.md. */
 typedef int32_t (*tfm_run_packed_fn)(void *const *buffers,
                                      const int64_t *symbols,
                                      const tfm_exec *exec);
+
+/* The packed entry point that takes the caller's workspace, and the function
+   giving the workspace's size for symbol values (docs/artifact.md). */
+typedef int32_t (*tfm_run_packed_workspace_fn)(void *const *buffers,
+                                               const int64_t *symbols,
+                                               const tfm_exec *exec,
+                                               void *workspace,
+                                               int64_t workspace_bytes);
+typedef int64_t (*tfm_workspace_size_fn)(const int64_t *symbols);
+
+/* The alignment, in bytes, of a workspace passed to
+   tfm_model_run_with_workspace (and to the generated _with_workspace entry
+   points). */
+#define TFM_WORKSPACE_ALIGNMENT 64
 
 /* dlopens the artifact at `path` (a .so from tfm-compile), reads its
    `tfm_artifact_metadata` and looks up its entry point. On success the caller
@@ -251,6 +267,15 @@ tfm_status tfm_model_load(const char *path, tfm_model **out_model);
 tfm_status tfm_model_create_from_symbols(const char *metadata_json,
                                          tfm_run_packed_fn entry,
                                          tfm_model **out_model);
+
+/* tfm_model_create_from_symbols, also given the artifact's
+   tfm_<model>_run_packed_with_workspace and tfm_<model>_workspace_size_packed,
+   so that runs reuse the model's workspaces (tfm_model_run) and may take the
+   caller's (tfm_model_run_with_workspace), as for a loaded model. */
+tfm_status tfm_model_create_from_symbols_with_workspace(
+    const char *metadata_json, tfm_run_packed_fn entry,
+    tfm_run_packed_workspace_fn entry_with_workspace,
+    tfm_workspace_size_fn workspace_size, tfm_model **out_model);
 
 /* Releases `model` and, for a loaded one, closes its library: every string
    the model returned becomes invalid. NULL is a no-op. Must not overlap any
@@ -302,7 +327,14 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
    the work runs on the calling thread. Inputs are only read. Reentrant: a
    model may run on several threads at once (the compiled code keeps no state
    between runs but a CPU-feature cache it sets atomically), and concurrent
-   runs may share inputs; they must write distinct outputs. */
+   runs may share inputs; they must write distinct outputs.
+   The model's scratch memory comes from workspaces the model keeps: a run
+   takes one (under a lock), grows it when these shapes need more, and gives
+   it back, so runs after the first allocate nothing as long as the shapes
+   do not grow (one workspace per concurrent run; they are freed by
+   tfm_model_release). A model created by tfm_model_create_from_symbols has
+   no workspace entry points, and its runs allocate inside the entry
+   point. */
 tfm_status tfm_model_run(const tfm_model *model, const tfm_tensor *inputs,
                          size_t n_inputs, tfm_tensor *outputs,
                          size_t n_outputs);
@@ -317,6 +349,32 @@ tfm_status tfm_model_run_with_exec(const tfm_model *model,
                                    const tfm_tensor *inputs, size_t n_inputs,
                                    tfm_tensor *outputs, size_t n_outputs,
                                    const tfm_exec *exec);
+
+/* The bytes of workspace a run on inputs of these shapes needs
+   (tfm_model_run_with_workspace); 0 when the model needs none. Checks the
+   inputs as tfm_model_infer_output_shapes does and never reads their data.
+   A workspace sized for some shapes serves any shapes that are not larger.
+   RUNTIME_ERROR when the size exceeds 2^56 bytes; INVALID_ARGUMENT for a
+   model without workspace entry points (tfm_model_create_from_symbols). */
+tfm_status tfm_model_workspace_size(const tfm_model *model,
+                                    const tfm_tensor *inputs, size_t n_inputs,
+                                    int64_t *out_bytes);
+
+/* tfm_model_run_with_exec in the caller's workspace: `workspace_bytes` bytes
+   at `workspace`, aligned to TFM_WORKSPACE_ALIGNMENT and at least
+   tfm_model_workspace_size for these inputs. The run then allocates nothing
+   (neither does the runtime around it). A NULL workspace with 0 bytes runs
+   as tfm_model_run_with_exec does. INVALID_ARGUMENT, with nothing computed,
+   for a negative size, NULL with a non-zero size, a misaligned pointer, a
+   workspace smaller than needed or one that overlaps an input or output, and
+   for a model without workspace entry points. A workspace belongs to the
+   caller and serves one run at a time: concurrent runs need one each. */
+tfm_status tfm_model_run_with_workspace(const tfm_model *model,
+                                        const tfm_tensor *inputs,
+                                        size_t n_inputs, tfm_tensor *outputs,
+                                        size_t n_outputs, const tfm_exec *exec,
+                                        void *workspace,
+                                        int64_t workspace_bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

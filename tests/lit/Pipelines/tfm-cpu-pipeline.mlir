@@ -29,11 +29,13 @@
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
+// The caller's workspace (tfm-plan-workspace), then the exec.
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr) -> i32
 // CHECK-SAME:    attributes {tfm.signature
 // CHECK-DAG:     llvm.mlir.addressof @[[W]] : !llvm.ptr
 // CHECK-DAG:     llvm.mlir.addressof @[[B]] : !llvm.ptr
-// CHECK:       llvm.mlir.global internal constant @tfm_attn_metadata_json("{\22abi\22:1,\22model\22:\22attn\22,\22entry\22:\22tfm_attn_run_packed\22,\22symbols\22:[\22seq\22],
+// CHECK:       llvm.mlir.global internal constant @tfm_attn_metadata_json("{\22abi\22:1,\22model\22:\22attn\22,\22entry\22:\22tfm_attn_run_packed\22,{{.*}}\22symbols\22:[\22seq\22],
 // CHECK-SAME:    \22outputs\22:[{\22name\22:\22y\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,4]},{\22name\22:\22h\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,2]}]}\00")
 // CHECK-LABEL: llvm.func @tfm_attn_metadata() -> !llvm.ptr
 // run_packed hands its exec to the model; the typed entry point passes NULL.
@@ -42,8 +44,9 @@
 // CHECK:         llvm.call @attn({{.*}}, %[[EXEC]]) :
 // CHECK-LABEL: llvm.func @tfm_attn_run(
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) -> i32
+// CHECK:         %[[NOWS:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:         llvm.call @attn({{.*}}, %[[NULL]]) :
+// CHECK:         llvm.call @attn({{.*}}, %[[NOWS]], %[[NOWS]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[NULL]]) :
 // CHECK-NOT:   tfm_artifact_metadata
 
 // EXPORT: llvm.func @tfm_artifact_metadata() -> !llvm.ptr

@@ -10,7 +10,7 @@
 // CHECK-SAME:    attributes {tfm.signature
 
 // The metadata JSON of docs/artifact.md, NUL-terminated.
-// CHECK:       llvm.mlir.global internal constant @tfm_tiny_metadata_json("{\22abi\22:1,\22model\22:\22tiny\22,\22entry\22:\22tfm_tiny_run_packed\22,\22symbols\22:[\22seq\22],\22inputs\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,2]}],\22outputs\22:[{\22name\22:\22y\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22]}]}\00")
+// CHECK:       llvm.mlir.global internal constant @tfm_tiny_metadata_json("{\22abi\22:1,\22model\22:\22tiny\22,\22entry\22:\22tfm_tiny_run_packed\22,\22workspace_entry\22:\22tfm_tiny_run_packed_with_workspace\22,\22workspace_size\22:\22tfm_tiny_workspace_size_packed\22,\22symbols\22:[\22seq\22],\22inputs\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22,2]}],\22outputs\22:[{\22name\22:\22y\22,\22dtype\22:\22f32\22,\22shape\22:[\22seq\22]}]}\00")
 
 // CHECK-LABEL: llvm.func @tfm_tiny_metadata() -> !llvm.ptr
 // CHECK-NEXT:    %[[ADDR:.*]] = llvm.mlir.addressof @tfm_tiny_metadata_json : !llvm.ptr
@@ -60,6 +60,22 @@
 // EXPORT-NEXT:    llvm.return %[[ADDR]] : !llvm.ptr
 // EXPORT:       llvm.func @tfm_tiny_run_packed(
 // EXPORT:       llvm.func @tfm_tiny_run(
+
+// A model without a workspace (no planned scratch) still has every entry
+// point: the workspace is checked and then unused, and its size is 0 for
+// dims the run accepts.
+// CHECK-LABEL: llvm.func @tfm_tiny_run_packed_with_workspace(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) -> i32
+// CHECK:         llvm.mlir.constant(-3 : i32)
+// CHECK:         llvm.call @tiny(%{{[^)]*}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-LABEL: llvm.func @tfm_tiny_run_with_workspace(
+// CHECK-LABEL: llvm.func @tfm_tiny_workspace_size_packed(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr) -> i64
+// CHECK:         llvm.mlir.constant(-1 : i64)
+// CHECK:         %[[NOSCRATCH:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT:    llvm.return %[[NOSCRATCH]] : i64
+// CHECK-LABEL: llvm.func @tfm_tiny_workspace_size(
+// CHECK-SAME:    %{{[^:]*}}: i64) -> i64
 
 module {
   llvm.func @tiny(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xs1: i64, %xt0: i64, %xt1: i64,
@@ -242,6 +258,104 @@ module {
 module {
   // expected-error @+1 {{tfm.signature needs an array 'inputs'}}
   llvm.func @no_inputs() attributes {tfm.signature = {model = "m", symbols = [], outputs = []}} {
+    llvm.return
+  }
+}
+
+// -----
+
+// A model that takes the caller's workspace (tfm-plan-workspace) as a
+// memref<?xi8> descriptor before the exec pointer. The plain entry points
+// pass none (NULL, 0 bytes); the _with_workspace ones check theirs (-3 for a
+// negative size, NULL with a size or a pointer off 64 bytes, after the dims'
+// -1) and pass it on; _workspace_size calls the size function named by
+// tfm.workspace_size with NULL data pointers.
+
+// CHECK-LABEL: llvm.func internal @sized(
+// CHECK-LABEL: llvm.func internal @ws(
+// CHECK:       llvm.mlir.global internal constant @tfm_ws_metadata_json({{.*}}\22workspace_entry\22:\22tfm_ws_run_packed_with_workspace\22,\22workspace_size\22:\22tfm_ws_workspace_size_packed\22{{.*}}
+
+// CHECK-LABEL: llvm.func @tfm_ws_run_packed(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[EXEC:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT:    %[[NOBYTES:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK:         llvm.call @ws(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NONE]], %[[NONE]], %{{.*}}, %[[NOBYTES]], %{{.*}}, %[[EXEC]])
+
+// CHECK-LABEL: llvm.func @tfm_ws_run(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64) -> i32
+// CHECK:         %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         llvm.call @ws(%{{.*}}, %[[NONE]], %[[NONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+
+// CHECK-LABEL: llvm.func @tfm_ws_run_packed_with_workspace(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[EXEC:[^:]*]]: !llvm.ptr, %[[WS:[^:]*]]: !llvm.ptr, %[[BYTES:[^:]*]]: i64) -> i32
+// CHECK:         llvm.cond_br %{{.*}}, ^[[BADDIMS:bb[0-9]+]], ^[[DIMSOK:bb[0-9]+]]
+// CHECK:       ^[[BADDIMS]]:
+// CHECK-NEXT:    llvm.mlir.constant(-1 : i32)
+// CHECK:       ^[[DIMSOK]]:
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK:         %[[ADDR:.*]] = llvm.ptrtoint %[[WS]] : !llvm.ptr to i64
+// CHECK:         %[[NEGATIVE:.*]] = llvm.icmp "slt" %[[BYTES]], %[[ZERO]]
+// CHECK:         %[[NULL:.*]] = llvm.icmp "eq" %[[ADDR]], %[[ZERO]]
+// CHECK:         %[[SIZED:.*]] = llvm.icmp "ne" %[[BYTES]], %[[ZERO]]
+// CHECK:         %[[C63:.*]] = llvm.mlir.constant(63 : i64)
+// CHECK:         %[[LOWBITS:.*]] = llvm.and %[[ADDR]], %[[C63]]
+// CHECK:         %[[MISALIGNED:.*]] = llvm.icmp "ne" %[[LOWBITS]], %[[ZERO]]
+// CHECK:         %[[BAD1:.*]] = llvm.or %[[NEGATIVE]], %[[MISALIGNED]]
+// CHECK:         %[[NULLSIZED:.*]] = llvm.and %[[NULL]], %[[SIZED]]
+// CHECK:         %[[BAD:.*]] = llvm.or %[[BAD1]], %[[NULLSIZED]]
+// CHECK:         llvm.cond_br %[[BAD]], ^[[BADWS:bb[0-9]+]], ^[[WSOK:bb[0-9]+]]
+// CHECK:       ^[[BADWS]]:
+// CHECK-NEXT:    %[[MINUS3:.*]] = llvm.mlir.constant(-3 : i32) : i32
+// CHECK-NEXT:    llvm.return %[[MINUS3]] : i32
+// CHECK:       ^[[WSOK]]:
+// CHECK:         %[[STATUS:.*]] = llvm.call @ws(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WS]], %[[WS]], %{{.*}}, %[[BYTES]], %{{.*}}, %[[EXEC]])
+// CHECK-NEXT:    llvm.return %[[STATUS]] : i32
+
+// CHECK-LABEL: llvm.func @tfm_ws_run_with_workspace(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %[[WS:[^:]*]]: !llvm.ptr, %[[BYTES:[^:]*]]: i64) -> i32
+// CHECK:         llvm.mlir.constant(-3 : i32)
+// CHECK:         %[[NOEXEC:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         llvm.call @ws(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WS]], %[[WS]], %{{.*}}, %[[BYTES]], %{{.*}}, %[[NOEXEC]])
+
+// The size: -1 for bad dims (an i64 now), else the size function's answer
+// for descriptors with NULL data.
+// CHECK-LABEL: llvm.func @tfm_ws_workspace_size_packed(
+// CHECK-SAME:    %[[SYMS:[^:]*]]: !llvm.ptr) -> i64
+// CHECK:         %[[N:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK:         llvm.cond_br %{{.*}}, ^[[BAD:bb[0-9]+]], ^[[OK:bb[0-9]+]]
+// CHECK:       ^[[BAD]]:
+// CHECK-NEXT:    %[[MINUS1:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK-NEXT:    llvm.return %[[MINUS1]] : i64
+// CHECK:       ^[[OK]]:
+// CHECK-NEXT:    %[[NULLDATA:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         %[[BYTES:.*]] = llvm.call @sized(%[[NULLDATA]], %[[NULLDATA]], %{{.*}}, %[[N]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> i64
+// CHECK-NEXT:    llvm.return %[[BYTES]] : i64
+// CHECK-LABEL: llvm.func @tfm_ws_workspace_size(
+// CHECK-SAME:    %[[N:[^:]*]]: i64) -> i64
+// CHECK:         llvm.call @sized(%{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %{{.*}})
+module {
+  llvm.func @sized(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64) -> i64 {
+    llvm.return %xs0 : i64
+  }
+  llvm.func @ws(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
+                %wa: !llvm.ptr, %wb: !llvm.ptr, %wo: i64, %wbytes: i64, %wt: i64, %exec: !llvm.ptr) -> i32
+      attributes {tfm.signature = {model = "ws", symbols = ["n"],
+                  inputs = [{name = "x", dtype = "f32", shape = ["n"]}], outputs = []},
+                  tfm.workspace_size = @sized} {
+    %0 = llvm.mlir.constant(0 : i32) : i32
+    llvm.return %0 : i32
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{tfm.workspace_size names @missing, which is not a defined function returning i64}}
+  llvm.func @dangling(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
+                      %wa: !llvm.ptr, %wb: !llvm.ptr, %wo: i64, %wbytes: i64, %wt: i64)
+      attributes {tfm.signature = {model = "m", symbols = [],
+                  inputs = [{name = "x", dtype = "f32", shape = [4]}], outputs = []},
+                  tfm.workspace_size = @missing} {
     llvm.return
   }
 }

@@ -3,8 +3,10 @@
 // Three buffers of n x 512 floats: %a is dead once %b is written, so %c
 // does not sit above it; one workspace holds all three at 64-byte aligned
 // offsets computed from n.
+// A function that is not a model keeps its signature: it gets no workspace
+// argument and frees its own workspace.
 // CHECK-LABEL: func.func @reuses_dead_buffers(
-// CHECK-SAME:    %[[X:.*]]: memref<?x512xf32>, %[[Y:.*]]: memref<?x512xf32>)
+// CHECK-SAME:    %[[X:.*]]: memref<?x512xf32>, %[[Y:.*]]: memref<?x512xf32>) {
 // CHECK:         %[[N:.*]] = memref.dim %[[X]], %c0
 // CHECK:         %[[BYTES:.*]], %[[HIGH:.*]] = arith.mului_extended %[[N]], %c2048
 // CHECK:         %[[PADDED:.*]] = arith.addi %[[BYTES]], %c63
@@ -89,25 +91,65 @@ func.func @escaping_buffer_kept(%x: memref<4xf32>) -> memref<4xf32> {
   return %c : memref<4xf32>
 }
 
-// A model function runs its body only when the workspace exists: a size
-// that wraps or a failed allocation returns -2, and a model without a
-// status result gets one.
+// A model function takes the caller's workspace as a trailing memref<?xi8>
+// and runs its body only when it has one: the caller's when given (its
+// aligned pointer is not NULL) and large enough, else a fresh allocation,
+// which is freed only then. A size that wraps or a failed allocation returns
+// -2, a workspace smaller than the plan -4; a model without a status result
+// gets one.
 // CHECK-LABEL: func.func @model(
-// CHECK-SAME:    -> i32
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x512xf32>, %{{[^:]*}}: memref<?x512xf32>, %[[GIVEN:[^:]*]]: memref<?xi8>) -> i32
+// CHECK-SAME:    tfm.workspace_size = @model_workspace_size
 // CHECK:         %[[LOW:.*]], %[[HIGH:.*]] = arith.mului_extended %{{.*}}, %c2048
 // CHECK:         %[[WRAPPED:.*]] = arith.cmpi ne, %[[HIGH]], %c0
-// CHECK:         %[[WS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xi8>
+// CHECK:         %[[TOOBIG:.*]] = arith.cmpi ugt, %{{.*}}, %c72057594037927936
+// CHECK:         %[[REFUSED:.*]] = arith.ori %{{.*}}, %[[TOOBIG]] : i1
+// CHECK:         %[[ASK:.*]] = arith.select %[[REFUSED]], %c0, %{{.*}} : index
+// CHECK:         %[[GIVENBYTES:.*]] = memref.dim %[[GIVEN]], %c0 : memref<?xi8>
+// CHECK:         %[[GIVENADDR:.*]] = memref.extract_aligned_pointer_as_index %[[GIVEN]]
+// CHECK:         %[[HASGIVEN:.*]] = arith.cmpi ne, %[[GIVENADDR]], %c0
+// CHECK:         %[[NOTHING:.*]] = arith.cmpi eq, %[[ASK]], %c0
+// CHECK:         %[[CALLERS:.*]] = arith.ori %[[HASGIVEN]], %[[NOTHING]]
+// CHECK:         %[[SHORT:.*]] = arith.cmpi ult, %[[GIVENBYTES]], %[[ASK]]
+// CHECK:         %[[TOOSMALL:.*]] = arith.andi %[[HASGIVEN]], %[[SHORT]]
+// CHECK:         %[[WS:.*]] = scf.if %[[CALLERS]] -> (memref<?xi8>) {
+// CHECK-NEXT:      %[[VIEW:.*]] = memref.view %[[GIVEN]][%c0][%[[ASK]]] : memref<?xi8> to memref<?xi8>
+// CHECK-NEXT:      scf.yield %[[VIEW]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[OWN:.*]] = memref.alloc(%[[ASK]]) {alignment = 64 : i64} : memref<?xi8>
+// CHECK-NEXT:      scf.yield %[[OWN]]
+// CHECK-NEXT:    }
 // CHECK:         %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[WS]]
 // CHECK:         %[[NULL:.*]] = arith.cmpi eq, %[[ADDR]], %c0
-// CHECK:         %[[FAILED:.*]] = arith.ori %{{.*}}, %[[NULL]]
-// CHECK:         %[[STATUS:.*]] = arith.select %[[FAILED]], %c-2_i32, %c0_i32 : i32
-// CHECK:         scf.if %[[FAILED]] {
+// CHECK:         %[[ALLOCATED:.*]] = arith.xori %[[CALLERS]], %true
+// CHECK:         %[[ALLOCFAILED:.*]] = arith.andi %[[ALLOCATED]], %[[NULL]]
+// CHECK:         %[[UNUSABLE0:.*]] = arith.ori %[[TOOSMALL]], %[[ALLOCFAILED]]
+// CHECK:         %[[UNUSABLE:.*]] = arith.ori %[[REFUSED]], %[[UNUSABLE0]]
+// CHECK:         %[[FAILSTATUS:.*]] = arith.select %[[TOOSMALL]], %c-4_i32, %c-2_i32 : i32
+// CHECK:         %[[STATUS:.*]] = arith.select %[[UNUSABLE]], %[[FAILSTATUS]], %c0_i32 : i32
+// CHECK:         scf.if %[[UNUSABLE]] {
 // CHECK-NEXT:    } else {
 // CHECK:           memref.view %[[WS]]
 // CHECK:           memref.copy
 // CHECK:         }
-// CHECK:         memref.dealloc %[[WS]]
+// CHECK:         %[[MINE:.*]] = arith.xori %[[CALLERS]], %true
+// CHECK:         scf.if %[[MINE]] {
+// CHECK-NEXT:      memref.dealloc %[[WS]]
+// CHECK-NEXT:    }
 // CHECK:         return %[[STATUS]] : i32
+
+// The size function: the prologue alone, on the model's own arguments,
+// reading their sizes and nothing else; -2 when the plan cannot be had.
+// CHECK-LABEL: func.func @model_workspace_size(
+// CHECK-SAME:    %[[SX:[^:]*]]: memref<?x512xf32>, %{{[^:]*}}: memref<?x512xf32>) -> index {
+// CHECK-NOT:     memref.load
+// CHECK-NOT:     memref.extract_aligned_pointer_as_index
+// CHECK:         %[[N:.*]] = memref.dim %[[SX]], %c0
+// CHECK:         arith.mului_extended %[[N]], %c2048
+// CHECK:         %[[STOOBIG:.*]] = arith.cmpi ugt, %{{.*}}, %c72057594037927936
+// CHECK:         %[[SREFUSED:.*]] = arith.ori %{{.*}}, %[[STOOBIG]] : i1
+// CHECK:         %[[SIZE:.*]] = arith.select %[[SREFUSED]], %c-2, %{{.*}} : index
+// CHECK-NEXT:    return %[[SIZE]] : index
 func.func @model(%x: memref<?x512xf32>, %y: memref<?x512xf32>) attributes {tfm.signature = {}} {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x512xf32>
@@ -120,7 +162,8 @@ func.func @model(%x: memref<?x512xf32>, %y: memref<?x512xf32>) attributes {tfm.s
 
 // A model's own status (its run-time checks) passes through the guard.
 // CHECK-LABEL: func.func @model_with_status(
-// CHECK:         %[[STATUS:.*]] = arith.select %{{.*}}, %c-2_i32, %c1_i32 : i32
+// CHECK:         %[[FAILSTATUS:.*]] = arith.select %{{.*}}, %c-4_i32, %c-2_i32 : i32
+// CHECK:         %[[STATUS:.*]] = arith.select %{{.*}}, %[[FAILSTATUS]], %c1_i32 : i32
 // CHECK:         return %[[STATUS]] : i32
 func.func @model_with_status(%x: memref<?xf32>, %y: memref<?xf32>) -> i32 attributes {tfm.signature = {}} {
   %c0 = arith.constant 0 : index
@@ -131,4 +174,47 @@ func.func @model_with_status(%x: memref<?xf32>, %y: memref<?xf32>) -> i32 attrib
   memref.dealloc %a : memref<?xf32>
   %one = arith.constant 1 : i32
   return %one : i32
+}
+
+// A static model: the size is a constant, and the size function returns it.
+// CHECK-LABEL: func.func @static_model(
+// CHECK-SAME:    %{{[^:]*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>, %{{[^:]*}}: memref<?xi8>) -> i32
+// CHECK:         scf.if %{{.*}} -> (memref<?xi8>)
+// CHECK:           memref.view %{{.*}}[%c0][] : memref<?xi8> to memref<64xi8>
+// CHECK:           memref.alloc() {alignment = 64 : i64} : memref<64xi8>
+// CHECK-LABEL: func.func @static_model_workspace_size(
+// CHECK-NEXT:    %[[C64:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    return %[[C64]] : index
+func.func @static_model(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  memref.copy %a, %y : memref<4xf32> to memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  return
+}
+
+// A model without planned scratch keeps its signature and has no size
+// function (its entry points report 0 bytes).
+// CHECK-LABEL: func.func @no_scratch(
+// CHECK-SAME:    %{{[^:]*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) attributes {tfm.signature = {}} {
+// CHECK-NOT:     tfm.workspace_size
+// CHECK-NOT:     func.func @no_scratch_workspace_size
+func.func @no_scratch(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// A static plan past 2^56 bytes is refused without asking an allocator or
+// the caller (-2, never -4), and its size function says -2.
+// CHECK-LABEL: func.func @huge(
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+// CHECK-LABEL: func.func @huge_workspace_size(
+// CHECK-NEXT:    %[[REFUSED:.*]] = arith.constant -2 : index
+// CHECK-NEXT:    return %[[REFUSED]] : index
+func.func @huge(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+  %a = memref.alloc() : memref<1099511627776x1048576xf32>
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  memref.dealloc %a : memref<1099511627776x1048576xf32>
+  return
 }

@@ -431,6 +431,14 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
                   "inputs": [{"name": "x", "dtype": "f32", "shape": []},
                              {"name": "x", "dtype": "f32", "shape": []}]})",
               "the name 'x' is used twice");
+  // The workspace entry points come in pairs.
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "inputs": [],
+                  "outputs": [], "workspace_entry": "w"})",
+              "\"workspace_entry\" and \"workspace_size\" must both");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "inputs": [],
+                  "outputs": [], "workspace_entry": "w",
+                  "workspace_size": 3})",
+              "\"workspace_entry\" and \"workspace_size\" must both");
 
   tfm_model *model = nullptr;
   CHECK(Status(tfm_model_create_from_symbols(nullptr, addEntry, &model)).code ==
@@ -630,4 +638,143 @@ TEST_CASE("a model with bool inputs and outputs", "[model]") {
     CHECK(status.message ==
           "input 'm': dtype is i32 but the model expects bool[seq]");
   }
+}
+
+namespace {
+/// A workspace entry point for the add model that records what it got and
+/// needs 100 bytes per seq element (or -2 for seq 999).
+struct WorkspaceCall {
+  void *workspace = nullptr;
+  int64_t bytes = -1;
+};
+WorkspaceCall lastWorkspaceCall;
+
+int64_t addWorkspaceSize(const int64_t *symbols) {
+  return symbols[0] == 999 ? -2 : symbols[0] * 100;
+}
+
+int32_t addEntryWithWorkspace(void *const *buffers, const int64_t *symbols,
+                              const tfm_exec *exec, void *workspace,
+                              int64_t bytes) {
+  lastWorkspaceCall = {workspace, bytes};
+  if (bytes < addWorkspaceSize(symbols))
+    return -4;
+  // Scribble over the whole workspace: it is the model's.
+  std::memset(workspace, 0x5a, size_t(addWorkspaceSize(symbols)));
+  return addEntry(buffers, symbols, exec);
+}
+
+struct WorkspaceModel {
+  WorkspaceModel() {
+    Status status(tfm_model_create_from_symbols_with_workspace(
+        kAddMetadata, addEntry, addEntryWithWorkspace, addWorkspaceSize,
+        &model));
+    INFO(status.message);
+    REQUIRE(status.code == TFM_STATUS_OK);
+  }
+  ~WorkspaceModel() { tfm_model_release(model); }
+  tfm_model *model = nullptr;
+};
+} // namespace
+
+TEST_CASE("runs reuse the model's workspace", "[model][workspace]") {
+  WorkspaceModel m;
+  AddArguments args;
+  entryCalls = 0;
+  lastWorkspaceCall = {};
+  REQUIRE(args.run(m.model).code == TFM_STATUS_OK);
+  CHECK(args.z[5] == 66.0f);
+  // Through the workspace entry point, in 64-byte aligned memory of at least
+  // 300 bytes (seq 3).
+  void *first = lastWorkspaceCall.workspace;
+  REQUIRE(first);
+  CHECK(reinterpret_cast<uintptr_t>(first) % TFM_WORKSPACE_ALIGNMENT == 0);
+  CHECK(lastWorkspaceCall.bytes >= 300);
+  CHECK(entryCalls == 1);
+  // The same workspace next time.
+  REQUIRE(args.run(m.model).code == TFM_STATUS_OK);
+  CHECK(lastWorkspaceCall.workspace == first);
+
+  int64_t bytes = -1;
+  REQUIRE(
+      Status(tfm_model_workspace_size(m.model, args.inputs, 2, &bytes)).code ==
+      TFM_STATUS_OK);
+  CHECK(bytes == 300);
+}
+
+TEST_CASE("the caller's workspace is checked before the run",
+          "[model][workspace]") {
+  WorkspaceModel m;
+  AddArguments args;
+  alignas(64) static unsigned char memory[512];
+  auto run = [&](void *workspace, int64_t bytes) {
+    return Status(tfm_model_run_with_workspace(
+        m.model, args.inputs, 2, args.outputs, 1, nullptr, workspace, bytes));
+  };
+  lastWorkspaceCall = {};
+  Status ok = run(memory, 300);
+  INFO(ok.message);
+  CHECK(ok.code == TFM_STATUS_OK);
+  CHECK(lastWorkspaceCall.workspace == memory);
+  CHECK(lastWorkspaceCall.bytes == 300);
+
+  lastWorkspaceCall = {};
+  auto refused = [&](void *workspace, int64_t bytes, const char *says) {
+    Status status = run(workspace, bytes);
+    INFO(status.message);
+    CHECK(status.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(status.message.find(says) != std::string::npos);
+    CHECK(lastWorkspaceCall.workspace == nullptr); // never called
+  };
+  refused(memory, 299, "has 299 bytes but model 'add' needs 300");
+  refused(memory + 1, 300, "is not aligned to 64 bytes");
+  refused(nullptr, 300, "NULL with 300 bytes");
+  refused(memory, -1, "with -1 bytes");
+  // NULL and 0: the model's own workspace.
+  CHECK(run(nullptr, 0).code == TFM_STATUS_OK);
+  CHECK(lastWorkspaceCall.workspace != nullptr);
+}
+
+TEST_CASE("workspace sizes the model cannot have are errors",
+          "[model][workspace]") {
+  WorkspaceModel m;
+  std::vector<float> big(999 * 2);
+  tfm_tensor inputs[2] = {view(TFM_DTYPE_F32, {999, 2}, big.data()),
+                          view(TFM_DTYPE_F32, {999, 2}, big.data())};
+  std::vector<float> out(999 * 2);
+  tfm_tensor outputs[1] = {view(TFM_DTYPE_F32, {999, 2}, out.data())};
+  int64_t bytes = 0;
+  Status size(tfm_model_workspace_size(m.model, inputs, 2, &bytes));
+  CHECK(size.code == TFM_STATUS_RUNTIME_ERROR);
+  CHECK(size.message.find("scratch memory") != std::string::npos);
+  Status run(tfm_model_run(m.model, inputs, 2, outputs, 1));
+  CHECK(run.code == TFM_STATUS_RUNTIME_ERROR);
+  CHECK(run.message.find("scratch memory") != std::string::npos);
+
+  // A model without workspace entry points says so.
+  Model plain;
+  AddArguments args;
+  Status none(tfm_model_workspace_size(plain.model, args.inputs, 2, &bytes));
+  CHECK(none.code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(none.message.find("no workspace entry points") != std::string::npos);
+  alignas(64) static unsigned char memory[512];
+  CHECK(Status(tfm_model_run_with_workspace(plain.model, args.inputs, 2,
+                                            args.outputs, 1, nullptr, memory,
+                                            512))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  // ... but runs as before without one.
+  CHECK(args.run(plain.model).code == TFM_STATUS_OK);
+
+  tfm_model *model = nullptr;
+  CHECK(Status(tfm_model_create_from_symbols_with_workspace(
+                   kAddMetadata, addEntry, nullptr, addWorkspaceSize, &model))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(Status(
+            tfm_model_create_from_symbols_with_workspace(
+                kAddMetadata, addEntry, addEntryWithWorkspace, nullptr, &model))
+            .code == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(model == nullptr);
+  CHECK(
+      Status(tfm_model_workspace_size(nullptr, args.inputs, 2, &bytes)).code ==
+      TFM_STATUS_INVALID_ARGUMENT);
 }
