@@ -55,14 +55,12 @@ Param any(StringRef name, Passing passing = kEither) {
 /// The `x` every unary function takes first.
 Param input() { return tensor("x", kPositional); }
 
-FailureOr<ExprValue> buildSqrt(BoundCall &c) {
-  double x = c.number("x");
-  if (x < 0)
-    return c.error() << "sqrt of a negative number";
-  ExprValue v;
-  v.num = std::sqrt(x);
-  v.loc = c.nameLocation();
-  return v;
+/// sum, mean, max and min: `x`, `dim` (one or a list, all when absent) and
+/// `keepdim`, as in torch.
+std::vector<Param> reduction() {
+  return {input(),
+          {"dim", ParamKind::integers, kEither, /*optional=*/true},
+          {"keepdim", ParamKind::boolean, kEither, false, 0.0}};
 }
 
 FailureOr<ExprValue> buildWeight(BoundCall &c) {
@@ -161,12 +159,198 @@ FailureOr<ExprValue> buildTransformerEncoderLayer(BoundCall &c) {
       c.builder.transformerEncoderLayer(c.tensor("x"), options, c.loc));
 }
 
+//===----------------------------------------------------------------------===//
+// Elementwise math, comparisons, reductions and shapes
+//===----------------------------------------------------------------------===//
+
+/// A required argument that may be a tensor or a number.
+Param operand(StringRef name, Passing passing = kEither) {
+  return {name, ParamKind::any, passing};
+}
+
+ExprValue numberValue(BoundCall &c, double value) {
+  ExprValue v;
+  v.num = value;
+  v.loc = c.nameLocation();
+  return v;
+}
+
+/// The tensors of an elementwise call: weights and tensors as they are,
+/// numbers (and true/false) as constants of the first tensor's element type,
+/// or of `fallback` when every argument is a number.
+FailureOr<SmallVector<Tensor>> elementwiseOperands(BoundCall &c,
+                                                   ArrayRef<StringRef> params,
+                                                   Type fallback = {}) {
+  SmallVector<std::optional<Tensor>> tensors;
+  Type like = fallback;
+  for (StringRef p : params) {
+    const ExprValue *v = c.value(p);
+    if (v->kind == ExprValue::number || v->kind == ExprValue::boolean) {
+      tensors.push_back(std::nullopt);
+      continue;
+    }
+    FailureOr<Tensor> t = c.convertTensor(p);
+    if (failed(t))
+      return failure();
+    tensors.push_back(*t);
+    if (!like || like == fallback)
+      like = t->elementType();
+  }
+  if (!like)
+    return c.error() << c.name() << "() needs at least one tensor";
+  SmallVector<Tensor> result;
+  for (auto [p, t] : llvm::zip(params, tensors)) {
+    if (t) {
+      result.push_back(*t);
+      continue;
+    }
+    const ExprValue *v = c.value(p);
+    if (v->kind == ExprValue::boolean && !like.isInteger(1))
+      return c.errorAt(p) << c.name() << "(): '" << p
+                          << "' is true or false but the tensors are " << like;
+    double number = v->kind == ExprValue::boolean ? v->flag : v->num;
+    FailureOr<Tensor> constant = c.builder.constant(number, like, c.loc);
+    if (failed(constant))
+      return failure();
+    result.push_back(*constant);
+  }
+  return result;
+}
+
+bool allNumbers(BoundCall &c, ArrayRef<StringRef> params) {
+  return llvm::all_of(params, [&](StringRef p) {
+    return c.value(p)->kind == ExprValue::number;
+  });
+}
+
+template <BinaryFn F> FailureOr<ExprValue> buildBinary(BoundCall &c) {
+  if (allNumbers(c, {"a", "b"})) {
+    double a = c.value("a")->num, b = c.value("b")->num;
+    switch (F) {
+    case BinaryFn::sub:
+      return numberValue(c, a - b);
+    case BinaryFn::mul:
+      return numberValue(c, a * b);
+    case BinaryFn::div:
+      if (b == 0)
+        return c.error() << "division by zero";
+      return numberValue(c, a / b);
+    case BinaryFn::maximum:
+      return numberValue(c, std::fmax(a, b));
+    case BinaryFn::minimum:
+      return numberValue(c, std::fmin(a, b));
+    case BinaryFn::pow:
+      return numberValue(c, std::pow(a, b));
+    default:
+      break;
+    }
+  }
+  FailureOr<SmallVector<Tensor>> t = elementwiseOperands(c, {"a", "b"});
+  if (failed(t))
+    return failure();
+  return c.result(c.builder.binary(F, (*t)[0], (*t)[1], c.loc));
+}
+
+template <CompareFn F> FailureOr<ExprValue> buildCompare(BoundCall &c) {
+  FailureOr<SmallVector<Tensor>> t = elementwiseOperands(c, {"a", "b"});
+  if (failed(t))
+    return failure();
+  return c.result(c.builder.compare(F, (*t)[0], (*t)[1], c.loc));
+}
+
+/// The value of a unary function at a number, computed now.
+double foldUnary(UnaryFn fn, double x) {
+  switch (fn) {
+  case UnaryFn::exp:
+    return std::exp(x);
+  case UnaryFn::log:
+    return std::log(x);
+  case UnaryFn::sqrt:
+    return std::sqrt(x);
+  case UnaryFn::rsqrt:
+    return 1.0 / std::sqrt(x);
+  case UnaryFn::tanh:
+    return std::tanh(x);
+  case UnaryFn::erf:
+    return std::erf(x);
+  case UnaryFn::sin:
+    return std::sin(x);
+  case UnaryFn::cos:
+    return std::cos(x);
+  case UnaryFn::neg:
+    return -x;
+  case UnaryFn::abs:
+    return std::fabs(x);
+  case UnaryFn::logicalNot:
+    break;
+  }
+  return x;
+}
+
+template <UnaryFn F> FailureOr<ExprValue> buildUnary(BoundCall &c) {
+  const ExprValue *x = c.value("x");
+  if (x->kind == ExprValue::number && F != UnaryFn::logicalNot) {
+    if ((F == UnaryFn::sqrt || F == UnaryFn::rsqrt) && x->num < 0)
+      return c.error() << c.name() << " of a negative number";
+    return numberValue(c, foldUnary(F, x->num));
+  }
+  if (x->kind == ExprValue::boolean && F == UnaryFn::logicalNot) {
+    ExprValue v = *x;
+    v.flag = !v.flag;
+    return v;
+  }
+  FailureOr<Tensor> t = c.convertTensor("x");
+  if (failed(t))
+    return failure();
+  return c.result(c.builder.unary(F, *t, c.loc));
+}
+
+FailureOr<ExprValue> buildWhere(BoundCall &c) {
+  FailureOr<SmallVector<Tensor>> t =
+      elementwiseOperands(c, {"a", "b"}, Float32Type::get(c.loc.getContext()));
+  if (failed(t))
+    return failure();
+  return c.result(
+      c.builder.where(c.tensor("condition"), (*t)[0], (*t)[1], c.loc));
+}
+
+template <ReduceFn F> FailureOr<ExprValue> buildReduce(BoundCall &c) {
+  ArrayRef<int64_t> dims;
+  if (c.has("dim"))
+    dims = c.integers("dim");
+  if (c.has("dim") && dims.empty())
+    return c.errorAt("dim") << c.name() << "(): 'dim' lists no dimension";
+  return c.result(
+      c.builder.reduce(F, c.tensor("x"), dims, c.flag("keepdim"), c.loc));
+}
+
+/// reshape's target: sizes, -1 and names of dimensions.
+FailureOr<ExprValue> buildReshape(BoundCall &c) {
+  const ExprValue *shape = c.value("shape");
+  if (shape->kind != ExprValue::list)
+    return c.errorAt("shape") << "reshape(): 'shape' must be a list like "
+                                 "[batch, -1, 64]";
+  Shape target;
+  for (const ExprValue &e : shape->elements) {
+    if (e.kind == ExprValue::dim) {
+      target.push_back(Dim::named(e.str));
+    } else if (e.kind == ExprValue::number && e.isInteger &&
+               std::fabs(e.num) <= double(kMaxDimension)) {
+      target.push_back(Dim::of(int64_t(e.num)));
+    } else {
+      return emitError(c.locOf(e.loc))
+             << "reshape(): each size is an integer, -1 or the name of an "
+                "input's dimension";
+    }
+  }
+  return c.result(c.builder.reshape(c.tensor("x"), target, c.loc));
+}
+
 /// The primitives attention is spelled with, and weights. Builder calls
 /// that fit on a line are written in place.
 std::vector<Builtin> primitiveBuiltins() {
   using R = FailureOr<ExprValue>;
   return {
-      {"sqrt", {number("x", std::nullopt, kPositional)}, buildSqrt},
       {"weight", {any("name")}, buildWeight},
       {"matmul",
        {tensor("a"), tensor("b")},
@@ -302,12 +486,90 @@ std::vector<Builtin> layerBuiltins() {
        buildTransformerEncoderLayer},
   };
 }
+/// Elementwise math, comparisons, where and cast.
+std::vector<Builtin> mathBuiltins() {
+  using R = FailureOr<ExprValue>;
+  return {
+      {"sub", {operand("a"), operand("b")}, buildBinary<BinaryFn::sub>},
+      {"mul", {operand("a"), operand("b")}, buildBinary<BinaryFn::mul>},
+      {"div", {operand("a"), operand("b")}, buildBinary<BinaryFn::div>},
+      {"maximum", {operand("a"), operand("b")}, buildBinary<BinaryFn::maximum>},
+      {"minimum", {operand("a"), operand("b")}, buildBinary<BinaryFn::minimum>},
+      {"pow", {operand("a"), operand("b")}, buildBinary<BinaryFn::pow>},
+      {"logical_and",
+       {operand("a"), operand("b")},
+       buildBinary<BinaryFn::logicalAnd>},
+      {"logical_or",
+       {operand("a"), operand("b")},
+       buildBinary<BinaryFn::logicalOr>},
+      {"lt", {operand("a"), operand("b")}, buildCompare<CompareFn::lt>},
+      {"le", {operand("a"), operand("b")}, buildCompare<CompareFn::le>},
+      {"gt", {operand("a"), operand("b")}, buildCompare<CompareFn::gt>},
+      {"ge", {operand("a"), operand("b")}, buildCompare<CompareFn::ge>},
+      {"eq", {operand("a"), operand("b")}, buildCompare<CompareFn::eq>},
+      {"ne", {operand("a"), operand("b")}, buildCompare<CompareFn::ne>},
+      {"exp", {operand("x", kPositional)}, buildUnary<UnaryFn::exp>},
+      {"log", {operand("x", kPositional)}, buildUnary<UnaryFn::log>},
+      {"sqrt", {operand("x", kPositional)}, buildUnary<UnaryFn::sqrt>},
+      {"rsqrt", {operand("x", kPositional)}, buildUnary<UnaryFn::rsqrt>},
+      {"tanh", {operand("x", kPositional)}, buildUnary<UnaryFn::tanh>},
+      {"erf", {operand("x", kPositional)}, buildUnary<UnaryFn::erf>},
+      {"sin", {operand("x", kPositional)}, buildUnary<UnaryFn::sin>},
+      {"cos", {operand("x", kPositional)}, buildUnary<UnaryFn::cos>},
+      {"neg", {operand("x", kPositional)}, buildUnary<UnaryFn::neg>},
+      {"abs", {operand("x", kPositional)}, buildUnary<UnaryFn::abs>},
+      {"logical_not",
+       {operand("x", kPositional)},
+       buildUnary<UnaryFn::logicalNot>},
+      {"not", {operand("x", kPositional)}, buildUnary<UnaryFn::logicalNot>},
+      {"where", {tensor("condition"), operand("a"), operand("b")}, buildWhere},
+      {"cast",
+       {input(), {"dtype", ParamKind::dtype}},
+       [](BoundCall &c) -> R {
+         return c.result(
+             c.builder.castTo(c.tensor("x"), c.dtype("dtype"), c.loc));
+       }},
+      {"sum", reduction(), buildReduce<ReduceFn::sum>},
+      {"mean", reduction(), buildReduce<ReduceFn::mean>},
+      {"max", reduction(), buildReduce<ReduceFn::max>},
+      {"min", reduction(), buildReduce<ReduceFn::min>},
+  };
+}
+
+/// Reductions and shapes.
+std::vector<Builtin> shapeBuiltins() {
+  using R = FailureOr<ExprValue>;
+  return {
+      {"reshape", {input(), operand("shape")}, buildReshape},
+      {"unsqueeze",
+       {input(), integer("dim")},
+       [](BoundCall &c) -> R {
+         return c.result(
+             c.builder.unsqueeze(c.tensor("x"), c.integer("dim"), c.loc));
+       }},
+      {"squeeze",
+       {input(), {"dim", ParamKind::integers, kEither, /*optional=*/true}},
+       [](BoundCall &c) -> R {
+         ArrayRef<int64_t> dims;
+         if (c.has("dim"))
+           dims = c.integers("dim");
+         return c.result(c.builder.squeeze(c.tensor("x"), dims, c.loc));
+       }},
+      {"permute",
+       {input(), {"dims", ParamKind::integers}},
+       [](BoundCall &c) -> R {
+         return c.result(
+             c.builder.permute(c.tensor("x"), c.integers("dims"), c.loc));
+       }},
+  };
+}
 } // namespace
 
 const Builtin *mlir::tfm::lookupBuiltin(StringRef name) {
   static const llvm::StringMap<Builtin> table = [] {
     llvm::StringMap<Builtin> map;
-    for (auto family : {primitiveBuiltins, layerBuiltins})
+    for (auto family :
+         {primitiveBuiltins, layerBuiltins, mathBuiltins, shapeBuiltins})
       for (Builtin &b : family())
         map.try_emplace(b.name, std::move(b));
     return map;

@@ -139,6 +139,34 @@ struct TransformerEncoderLayerOptions {
   std::optional<Tensor> srcMask, srcKeyPaddingMask;
 };
 
+/// The elementwise functions of two tensors (besides `add`).
+enum class BinaryFn {
+  sub,
+  mul,
+  div,
+  maximum,
+  minimum,
+  pow,
+  logicalAnd,
+  logicalOr
+};
+/// The elementwise functions of one tensor.
+enum class UnaryFn {
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  tanh,
+  erf,
+  sin,
+  cos,
+  neg,
+  abs,
+  logicalNot
+};
+enum class CompareFn { lt, le, gt, ge, eq, ne };
+enum class ReduceFn { sum, mean, max, min };
+
 class ModelBuilder {
 public:
   /// Starts the model `name` (letters, digits and '_'); weights' shapes come
@@ -213,6 +241,36 @@ public:
                           const TransformerEncoderLayerOptions &options,
                           Location loc);
 
+  /// A rank-0 tensor holding `value` (numbers in expressions with tensors).
+  FailureOr<Tensor> constant(double value, Type elementType, Location loc);
+  /// Elementwise with NumPy broadcasting; both operands of one element type
+  /// (floats for div and pow, bool for the logical ones).
+  FailureOr<Tensor> binary(BinaryFn fn, const Tensor &lhs, const Tensor &rhs,
+                           Location loc);
+  FailureOr<Tensor> unary(UnaryFn fn, const Tensor &x, Location loc);
+  /// A bool tensor: `lhs <fn> rhs` with broadcasting.
+  FailureOr<Tensor> compare(CompareFn fn, const Tensor &lhs,
+                            const Tensor &rhs, Location loc);
+  /// `condition ? lhs : rhs`, all three broadcast together (torch.where).
+  FailureOr<Tensor> where(const Tensor &condition, const Tensor &lhs,
+                          const Tensor &rhs, Location loc);
+  FailureOr<Tensor> castTo(const Tensor &x, Type elementType, Location loc);
+  /// torch.sum/mean/amax/amin over `dims` (negative count from the end;
+  /// empty means all).
+  FailureOr<Tensor> reduce(ReduceFn fn, const Tensor &x,
+                           ArrayRef<int64_t> dims, bool keepdim, Location loc);
+  /// torch.reshape: each target dim is a size, a named dimension, or
+  /// Dim::of(-1) (at most one), inferred from the element count.
+  FailureOr<Tensor> reshape(const Tensor &x, ArrayRef<Dim> shape,
+                            Location loc);
+  FailureOr<Tensor> unsqueeze(const Tensor &x, int64_t dim, Location loc);
+  /// Drops the given dims, which must be 1; all static 1s when `dims` is
+  /// empty.
+  FailureOr<Tensor> squeeze(const Tensor &x, ArrayRef<int64_t> dims,
+                            Location loc);
+  FailureOr<Tensor> permute(const Tensor &x, ArrayRef<int64_t> permutation,
+                            Location loc);
+
   /// Finishes the function (outputs in the order given) and hands over the
   /// module. Fails if there is no output.
   FailureOr<OwningOpRef<ModuleOp>> finish(Location loc);
@@ -225,6 +283,13 @@ private:
   FailureOr<Shape> broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b, Location loc,
                              StringRef what);
   RankedTensorType typeOf(ArrayRef<Dim> shape, Type elementType);
+  /// The run-time size of `d` as an index: a constant, a dim of `x` with
+  /// that name, or of the input that declared it; products for the dims a
+  /// reshape derives.
+  Value sizeOf(const Dim &d, const Tensor &x, Location loc);
+  /// The element type check and broadcast shared by the elementwise ops.
+  FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands,
+                                Location loc, StringRef what);
   FailureOr<Tensor> sliceRows(const Tensor &x, int64_t begin, int64_t count,
                               Location loc);
   /// Checks that `mask` can mask scores `scores` (i1 or x's float type,
@@ -252,6 +317,8 @@ private:
   SmallVector<Value> statuses;
   SmallVector<std::pair<int32_t, std::string>> errors;
   llvm::StringMap<Tensor> weightCache;
+  /// The input and dimension that declared each named dimension.
+  llvm::StringMap<std::pair<Value, int64_t>> symbolSources;
   Operation *lastWeight = nullptr;
 };
 

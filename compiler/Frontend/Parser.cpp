@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -131,9 +132,21 @@ private:
 
   // Expressions.
   FailureOr<ExprValue> parseExpr();
-  FailureOr<ExprValue> parseTerm();
+  /// Binary operators of precedence `level` and tighter.
+  FailureOr<ExprValue> parseBinary(int level);
   FailureOr<ExprValue> parseUnary();
   FailureOr<ExprValue> parsePrimary();
+  FailureOr<ExprValue> parseName(const Token &t);
+  FailureOr<ExprValue> parseList(const Token &open);
+  Type dtypeOf(StringRef name) const;
+  FailureOr<ExprValue> foldConstants(const Token &op, const ExprValue &lhs,
+                                     const ExprValue &rhs);
+  /// A side of a binary operator as a tensor: numbers become constants of
+  /// the other side's element type.
+  FailureOr<Tensor> asTensor(const Token &op, const ExprValue &v,
+                             const Tensor &other);
+  FailureOr<Tensor> applyOperator(const Token &op, const Tensor &a,
+                                  const Tensor &b, Location l);
   FailureOr<ExprValue> parseCall(const Token &name);
   LogicalResult parseArguments(CallArguments &args);
   FailureOr<ExprValue> binary(const Token &op, ExprValue lhs, ExprValue rhs);
@@ -153,11 +166,16 @@ private:
   /// unary minuses each add a level. Bounded so that the recursion cannot
   /// overflow the stack.
   unsigned depth = 0;
+  /// How many `[...]` lists enclose the expression being parsed.
+  unsigned listDepth = 0;
+  /// The named dimensions of the inputs.
+  llvm::StringSet<> dimNames;
 };
 
-/// The deepest expression nesting the parser accepts. Each level takes about
-/// 4 KB of stack (parseUnary, parsePrimary, parseCall, parseExpr and
-/// parseTerm frames): 1 MB at the limit, well inside an 8 MB stack.
+/// The deepest expression nesting the parser accepts. Each level takes a
+/// few KB of stack (parseUnary, parsePrimary, parseCall or parseList, and
+/// one parseBinary per precedence level): under 2 MB at the limit, well
+/// inside an 8 MB stack.
 constexpr unsigned kMaxExpressionDepth = 256;
 
 FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
@@ -221,13 +239,7 @@ LogicalResult Parser::parseStatement() {
 
 FailureOr<Type> Parser::parseDtype() {
   Token t = consume();
-  Type type = llvm::StringSwitch<Type>(t.spelling)
-                  .Case("f32", Float32Type::get(ctx))
-                  .Case("f64", Float64Type::get(ctx))
-                  .Case("i64", IntegerType::get(ctx, 64))
-                  .Case("i32", IntegerType::get(ctx, 32))
-                  .Case("bool", IntegerType::get(ctx, 1))
-                  .Default(Type());
+  Type type = dtypeOf(t.spelling);
   if (!t.is(Token::identifier) || !type)
     return error(t.loc) << "expected an element type (f32, f64, i32, i64, "
                            "bool)"
@@ -289,6 +301,9 @@ LogicalResult Parser::parseInput() {
       builder->input(name.spelling, *type, *shape, loc(kw.loc));
   if (failed(t))
     return failure();
+  for (const Dim &d : *shape)
+    if (d.isSymbolic())
+      dimNames.insert(d.symbol);
   names[name.spelling] = *t;
   return endOfStatement();
 }
@@ -406,52 +421,78 @@ LogicalResult Parser::parseTupleAssignment() {
   return endOfStatement();
 }
 
-FailureOr<ExprValue> Parser::parseExpr() {
-  FailureOr<ExprValue> lhs = parseTerm();
-  while (succeeded(lhs) &&
-         (peek().is(Token::plus) || peek().is(Token::minus))) {
-    Token op = consume();
-    FailureOr<ExprValue> rhs = parseTerm();
-    if (failed(rhs))
-      return failure();
-    lhs = binary(op, *lhs, *rhs);
+/// Binary operators from the loosest to the tightest, as in Python:
+/// comparisons, '|', '&', '+ -', '* / @'. Comparisons do not chain.
+static int precedence(Token::Kind kind) {
+  switch (kind) {
+  case Token::less:
+  case Token::less_equal:
+  case Token::greater:
+  case Token::greater_equal:
+  case Token::equal_equal:
+  case Token::not_equal:
+    return 0;
+  case Token::pipe:
+    return 1;
+  case Token::amp:
+    return 2;
+  case Token::plus:
+  case Token::minus:
+    return 3;
+  case Token::star:
+  case Token::slash:
+  case Token::at:
+    return 4;
+  default:
+    return -1;
   }
-  return lhs;
 }
+static constexpr int kTightestBinary = 4;
 
-FailureOr<ExprValue> Parser::parseTerm() {
-  FailureOr<ExprValue> lhs = parseUnary();
-  while (succeeded(lhs) && (peek().is(Token::star) || peek().is(Token::slash) ||
-                            peek().is(Token::at))) {
+FailureOr<ExprValue> Parser::parseExpr() { return parseBinary(0); }
+
+FailureOr<ExprValue> Parser::parseBinary(int level) {
+  if (level > kTightestBinary)
+    return parseUnary();
+  FailureOr<ExprValue> lhs = parseBinary(level + 1);
+  while (succeeded(lhs) && precedence(peek().kind) == level) {
     Token op = consume();
-    FailureOr<ExprValue> rhs = parseUnary();
+    FailureOr<ExprValue> rhs = parseBinary(level + 1);
     if (failed(rhs))
       return failure();
     lhs = binary(op, *lhs, *rhs);
+    if (level == 0 && succeeded(lhs) && precedence(peek().kind) == 0)
+      return error() << "comparisons do not chain; combine them with '&'";
   }
   return lhs;
 }
 
 FailureOr<ExprValue> Parser::parseUnary() {
-  // Every recursion (a parenthesis, a call's argument, a unary minus) passes
-  // here, so this bounds the depth of parseExpr/parseCall frames too.
+  // Every recursion (a parenthesis, a call's argument, a list, a unary
+  // minus) passes here, so this bounds the depth of all the other frames.
   if (depth >= kMaxExpressionDepth)
     return error() << "the expression nests more than " << kMaxExpressionDepth
                    << " levels deep (parentheses, calls and unary minuses)";
   ++depth;
   llvm::scope_exit leave([&] { --depth; });
-  if (peek().is(Token::minus)) {
-    Token op = consume();
-    FailureOr<ExprValue> v = parseUnary();
-    if (failed(v))
+  if (!peek().is(Token::minus))
+    return parsePrimary();
+  Token op = consume();
+  FailureOr<ExprValue> v = parseUnary();
+  if (failed(v))
+    return failure();
+  if (v->kind == ExprValue::tensor) {
+    FailureOr<Tensor> t = builder->unary(UnaryFn::neg, v->t, loc(op.loc));
+    if (failed(t))
       return failure();
-    if (v->kind != ExprValue::number)
-      return error(op.loc) << "unary '-' applies to numbers only";
+    v->t = *t;
+  } else if (v->kind == ExprValue::number) {
     v->num = -v->num;
-    v->loc = op.loc;
-    return v;
+  } else {
+    return error(op.loc) << "unary '-' applies to numbers and tensors only";
   }
-  return parsePrimary();
+  v->loc = op.loc;
+  return v;
 }
 
 FailureOr<ExprValue> Parser::parsePrimary() {
@@ -482,28 +523,127 @@ FailureOr<ExprValue> Parser::parsePrimary() {
       return failure();
     return inner;
   }
-  case Token::identifier: {
+  case Token::l_square:
+    return parseList(t);
+  case Token::identifier:
     if (peek().is(Token::l_paren))
       return parseCall(t);
-    if (t.spelling == "true" || t.spelling == "false") {
-      v.kind = ExprValue::boolean;
-      v.flag = t.spelling == "true";
-      return v;
-    }
-    if (t.spelling == "inf") { // `-inf` is unary minus applied to it.
-      v.num = std::numeric_limits<double>::infinity();
-      return v;
-    }
-    auto it = names.find(t.spelling);
-    if (it == names.end())
-      return error(t.loc) << "unknown value '" << t.spelling << "'";
+    return parseName(t);
+  default:
+    return error(t.loc) << "expected an expression" << describe(t);
+  }
+}
+
+FailureOr<ExprValue> Parser::parseName(const Token &t) {
+  ExprValue v;
+  v.loc = t.loc;
+  StringRef name = t.spelling;
+  if (name == "true" || name == "false") {
+    v.kind = ExprValue::boolean;
+    v.flag = name == "true";
+    return v;
+  }
+  if (name == "inf") { // `-inf` is unary minus applied to it.
+    v.num = std::numeric_limits<double>::infinity();
+    return v;
+  }
+  auto it = names.find(name);
+  if (it != names.end()) {
     v.kind = ExprValue::tensor;
     v.t = it->second;
     return v;
   }
-  default:
-    return error(t.loc) << "expected an expression" << describe(t);
+  if (Type type = dtypeOf(name)) {
+    v.kind = ExprValue::dtype;
+    v.type = type;
+    return v;
   }
+  // Inside a list a dimension's name stands for its size (reshape targets).
+  if (listDepth > 0 && dimNames.contains(name)) {
+    v.kind = ExprValue::dim;
+    v.str = name.str();
+    return v;
+  }
+  return error(t.loc) << "unknown value '" << name << "'";
+}
+
+FailureOr<ExprValue> Parser::parseList(const Token &open) {
+  ExprValue list;
+  list.kind = ExprValue::list;
+  list.loc = open.loc;
+  ++listDepth;
+  llvm::scope_exit leave([&] { --listDepth; });
+  if (consumeIf(Token::r_square))
+    return list;
+  do {
+    FailureOr<ExprValue> v = parseExpr();
+    if (failed(v))
+      return failure();
+    list.elements.push_back(std::move(*v));
+  } while (consumeIf(Token::comma));
+  if (failed(expect(Token::r_square, "',' or ']'")))
+    return failure();
+  return list;
+}
+
+Type Parser::dtypeOf(StringRef name) const {
+  return llvm::StringSwitch<Type>(name)
+      .Case("f32", Float32Type::get(ctx))
+      .Case("f64", Float64Type::get(ctx))
+      .Case("i64", IntegerType::get(ctx, 64))
+      .Case("i32", IntegerType::get(ctx, 32))
+      .Case("bool", IntegerType::get(ctx, 1))
+      .Default(Type());
+}
+
+/// Both sides are numbers (or booleans for '&' and '|'): the result is
+/// known now.
+FailureOr<ExprValue> Parser::foldConstants(const Token &op,
+                                           const ExprValue &lhs,
+                                           const ExprValue &rhs) {
+  ExprValue result;
+  result.loc = lhs.loc;
+  double a = lhs.num, b = rhs.num;
+  if (op.is(Token::amp) || op.is(Token::pipe)) {
+    if (lhs.kind != ExprValue::boolean || rhs.kind != ExprValue::boolean)
+      return error(op.loc) << "'" << op.spelling
+                           << "' combines bool tensors or true/false";
+    result.kind = ExprValue::boolean;
+    result.flag =
+        op.is(Token::amp) ? lhs.flag && rhs.flag : lhs.flag || rhs.flag;
+    return result;
+  }
+  if (precedence(op.kind) == 0) {
+    result.kind = ExprValue::boolean;
+    result.flag = llvm::StringSwitch<bool>(op.spelling)
+                      .Case("<", a < b)
+                      .Case("<=", a <= b)
+                      .Case(">", a > b)
+                      .Case(">=", a >= b)
+                      .Case("==", a == b)
+                      .Default(a != b);
+    return result;
+  }
+  switch (op.kind) {
+  case Token::plus:
+    result.num = a + b;
+    break;
+  case Token::minus:
+    result.num = a - b;
+    break;
+  case Token::star:
+    result.num = a * b;
+    break;
+  case Token::slash:
+    if (b == 0)
+      return error(op.loc) << "division by zero";
+    result.num = a / b;
+    break;
+  default:
+    return error(op.loc) << "'@' needs two tensors";
+  }
+  result.isInteger = lhs.isInteger && rhs.isInteger && !op.is(Token::slash);
+  return result;
 }
 
 FailureOr<ExprValue> Parser::binary(const Token &op, ExprValue lhs,
@@ -514,70 +654,98 @@ FailureOr<ExprValue> Parser::binary(const Token &op, ExprValue lhs,
                               << " values cannot be used in an expression; "
                                  "name them first ('a, b = ...')";
   bool lt = lhs.kind == ExprValue::tensor, rt = rhs.kind == ExprValue::tensor;
-  bool ln = lhs.kind == ExprValue::number, rn = rhs.kind == ExprValue::number;
-  ExprValue result;
-  result.loc = lhs.loc;
-  auto tensorResult = [&](FailureOr<Tensor> t) -> FailureOr<ExprValue> {
-    if (failed(t))
-      return failure();
-    result.kind = ExprValue::tensor;
-    result.t = *t;
-    return result;
-  };
-  if (ln && rn) {
-    switch (op.kind) {
-    case Token::plus:
-      result.num = lhs.num + rhs.num;
-      break;
-    case Token::minus:
-      result.num = lhs.num - rhs.num;
-      break;
-    case Token::star:
-      result.num = lhs.num * rhs.num;
-      break;
-    case Token::slash:
-      if (rhs.num == 0)
-        return error(op.loc) << "division by zero";
-      result.num = lhs.num / rhs.num;
-      break;
-    default:
-      return error(op.loc) << "'@' needs two tensors";
-    }
-    result.isInteger =
-        lhs.isInteger && rhs.isInteger && op.kind != Token::slash;
-    return result;
+  if (!lt && !rt) {
+    bool constants = llvm::all_of(std::array{&lhs, &rhs}, [](auto *v) {
+      return v->kind == ExprValue::number || v->kind == ExprValue::boolean;
+    });
+    if (!constants)
+      return error(op.loc) << "'" << op.spelling
+                           << "' needs tensors or numbers";
+    if (!op.is(Token::amp) && !op.is(Token::pipe) &&
+        (lhs.kind != ExprValue::number || rhs.kind != ExprValue::number))
+      return error(op.loc) << "'" << op.spelling << "' needs numbers, not "
+                           << "true or false";
+    return foldConstants(op, lhs, rhs);
   }
   // Only tensor operations need a location: a long line of numbers stays
   // cheap (one location per operator would be a uniqued attribute each).
   Location l = loc(op.loc);
-  switch (op.kind) {
-  case Token::at:
+  auto tensorResult = [&](FailureOr<Tensor> t) -> FailureOr<ExprValue> {
+    if (failed(t))
+      return failure();
+    ExprValue result;
+    result.loc = lhs.loc;
+    result.kind = ExprValue::tensor;
+    result.t = *t;
+    return result;
+  };
+  if (op.is(Token::at)) {
     if (lt && rt)
       return tensorResult(builder->matmul(lhs.t, rhs.t, l));
     return error(op.loc) << "'@' needs two tensors";
-  case Token::plus:
-    if (lt && rt)
-      return tensorResult(builder->add(lhs.t, rhs.t, l));
-    return error(op.loc) << "'+' adds two tensors or two numbers";
-  case Token::star:
-    if (lt && rn)
-      return tensorResult(builder->scale(lhs.t, rhs.num, false, l));
-    if (ln && rt)
-      return tensorResult(builder->scale(rhs.t, lhs.num, false, l));
-    return error(op.loc) << "'*' multiplies a tensor by a number (use '@' "
-                            "for matrix products)";
-  case Token::slash:
-    if (lt && rn)
-      return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
-    return error(op.loc) << "'/' divides a tensor by a number";
+  }
+  // A float tensor times or over a number stays a tfm.scale, the form the
+  // attention matcher reads (`q @ kᵀ / sqrt(d)`).
+  const ExprValue &tensorSide = lt ? lhs : rhs, &other = lt ? rhs : lhs;
+  bool scalable = isa<FloatType>(tensorSide.t.elementType()) &&
+                  other.kind == ExprValue::number;
+  if (scalable && op.is(Token::star))
+    return tensorResult(builder->scale(tensorSide.t, other.num, false, l));
+  if (scalable && op.is(Token::slash) && lt)
+    return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
+  FailureOr<Tensor> a = asTensor(op, lhs, tensorSide.t),
+                    b = asTensor(op, rhs, tensorSide.t);
+  if (failed(a) || failed(b))
+    return failure();
+  return tensorResult(applyOperator(op, *a, *b, l));
+}
+
+FailureOr<Tensor> Parser::asTensor(const Token &op, const ExprValue &v,
+                                   const Tensor &other) {
+  Location l = loc(v.loc);
+  switch (v.kind) {
+  case ExprValue::tensor:
+    return v.t;
+  case ExprValue::number:
+    return builder->constant(v.num, other.elementType(), l);
+  case ExprValue::boolean:
+    if (other.elementType().isInteger(1))
+      return builder->constant(v.flag, other.elementType(), l);
+    [[fallthrough]];
   default:
-    if (lt && rt)
-      return error(op.loc) << "'-' between two tensors is not supported";
-    if (lt || rt)
-      return error(op.loc) << "'-' between a tensor and "
-                           << (ln || rn ? "a number" : "a non-number")
-                           << " is not supported";
-    return error(op.loc) << "'-' subtracts two numbers";
+    return error(v.loc) << "'" << op.spelling << "' needs tensors or numbers";
+  }
+}
+
+FailureOr<Tensor> Parser::applyOperator(const Token &op, const Tensor &a,
+                                        const Tensor &b, Location l) {
+  switch (op.kind) {
+  case Token::plus:
+    return builder->add(a, b, l);
+  case Token::minus:
+    return builder->binary(BinaryFn::sub, a, b, l);
+  case Token::star:
+    return builder->binary(BinaryFn::mul, a, b, l);
+  case Token::slash:
+    return builder->binary(BinaryFn::div, a, b, l);
+  case Token::amp:
+    return builder->binary(BinaryFn::logicalAnd, a, b, l);
+  case Token::pipe:
+    return builder->binary(BinaryFn::logicalOr, a, b, l);
+  case Token::less:
+    return builder->compare(CompareFn::lt, a, b, l);
+  case Token::less_equal:
+    return builder->compare(CompareFn::le, a, b, l);
+  case Token::greater:
+    return builder->compare(CompareFn::gt, a, b, l);
+  case Token::greater_equal:
+    return builder->compare(CompareFn::ge, a, b, l);
+  case Token::equal_equal:
+    return builder->compare(CompareFn::eq, a, b, l);
+  case Token::not_equal:
+    return builder->compare(CompareFn::ne, a, b, l);
+  default:
+    llvm_unreachable("not a binary operator");
   }
 }
 
