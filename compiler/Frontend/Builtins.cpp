@@ -324,6 +324,58 @@ template <ReduceFn F> FailureOr<ExprValue> buildReduce(BoundCall &c) {
       c.builder.reduce(F, c.tensor("x"), dims, c.flag("keepdim"), c.loc));
 }
 
+FailureOr<ExprValue> buildSplit(BoundCall &c) {
+  const ExprValue *sizes = c.value("split_size");
+  SmallVector<int64_t> values;
+  auto integer = [&](const ExprValue &v) -> LogicalResult {
+    if (v.kind != ExprValue::number || !v.isInteger ||
+        !(std::fabs(v.num) <= double(kMaxDimension)))
+      return emitError(c.locOf(v.loc))
+             << "split(): 'split_size' is an integer or a list of integers";
+    values.push_back(int64_t(v.num));
+    return success();
+  };
+  bool chunked = sizes->kind != ExprValue::list;
+  if (chunked && failed(integer(*sizes)))
+    return failure();
+  if (!chunked)
+    for (const ExprValue &e : sizes->elements)
+      if (failed(integer(e)))
+        return failure();
+  FailureOr<std::vector<Tensor>> pieces =
+      c.builder.split(c.tensor("x"), values, chunked, c.integer("dim"), c.loc);
+  if (failed(pieces))
+    return failure();
+  if (pieces->size() == 1)
+    return c.result(pieces->front());
+  return c.results(std::move(*pieces));
+}
+
+/// arange(end), arange(start, end[, step]): integers, or a named dim as the
+/// end.
+FailureOr<ExprValue> buildArange(BoundCall &c) {
+  std::optional<Dim> bounds[2];
+  static constexpr StringRef kParams[] = {"a", "b"};
+  for (auto [i, param] : llvm::enumerate(kParams)) {
+    const ExprValue *v = c.value(param);
+    if (!v)
+      continue;
+    if (v->kind == ExprValue::dim)
+      bounds[i] = Dim::named(v->str);
+    else if (v->kind == ExprValue::number && v->isInteger &&
+             std::fabs(v->num) <= double(kMaxDimension))
+      bounds[i] = Dim::of(int64_t(v->num));
+    else
+      return c.errorAt(param) << "arange(): bounds are integers or the "
+                                 "name of an input's dimension";
+  }
+  Dim end = bounds[1] ? *bounds[1] : *bounds[0];
+  Dim start = bounds[1] ? *bounds[0] : Dim::of(0);
+  if (start.isSymbolic())
+    return c.errorAt("a") << "arange(): the start must be an integer";
+  return c.result(c.builder.arange(start.size, end, c.integer("step"), c.loc));
+}
+
 /// reshape's target: sizes, -1 and names of dimensions.
 FailureOr<ExprValue> buildReshape(BoundCall &c) {
   const ExprValue *shape = c.value("shape");
@@ -541,6 +593,10 @@ std::vector<Builtin> shapeBuiltins() {
   using R = FailureOr<ExprValue>;
   return {
       {"reshape", {input(), operand("shape")}, buildReshape},
+      {"split",
+       {input(), operand("split_size"), integer("dim", -1)},
+       buildSplit},
+      {"arange", {operand("a"), any("b"), integer("step", 1)}, buildArange},
       {"unsqueeze",
        {input(), integer("dim")},
        [](BoundCall &c) -> R {

@@ -71,6 +71,10 @@ Token Lexer::next() {
     return make(Token::amp, start, pos);
   case '|':
     return make(Token::pipe, start, pos);
+  case '.':
+    if (end - pos >= 2 && pos[0] == '.' && pos[1] == '.')
+      return make(Token::ellipsis, start, pos += 2);
+    break;
   case '+':
     return make(Token::plus, start, pos);
   case '-':

@@ -34,6 +34,7 @@ struct Token {
     not_equal,
     amp,
     pipe,
+    ellipsis,
     error,
   };
   Kind kind = eof;

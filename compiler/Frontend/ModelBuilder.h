@@ -165,6 +165,16 @@ enum class UnaryFn {
   logicalNot
 };
 enum class CompareFn { lt, le, gt, ge, eq, ne };
+
+/// One item of `x[...]`: a single integer index (drops the dim), a slice
+/// `start:stop` (either may be absent; negative counts from the end, bounds
+/// clamp as in Python) or `...` (as many full slices as needed).
+struct IndexItem {
+  enum Kind { single, slice, ellipsis };
+  Kind kind = slice;
+  int64_t index = 0;
+  std::optional<int64_t> start, stop;
+};
 enum class ReduceFn { sum, mean, max, min };
 
 class ModelBuilder {
@@ -271,6 +281,21 @@ public:
   FailureOr<Tensor> permute(const Tensor &x, ArrayRef<int64_t> permutation,
                             Location loc);
 
+  /// `x[items]`, like PyTorch's basic indexing. An integer index into a
+  /// named dim is checked at run time (a status code, docs/artifact.md) and
+  /// never reads outside `x`.
+  FailureOr<Tensor> index(const Tensor &x, ArrayRef<IndexItem> items,
+                          Location loc);
+  /// torch.split along a static dim: chunks of `sizes[0]` (the last may be
+  /// smaller) when `chunked`, else pieces of the given sizes.
+  FailureOr<std::vector<Tensor>> split(const Tensor &x,
+                                       ArrayRef<int64_t> sizes, bool chunked,
+                                       int64_t dim, Location loc);
+  /// torch.arange(start, end, step) as i64; a named `end` needs start 0
+  /// and step 1 (the result keeps the name: `arange(seq)`).
+  FailureOr<Tensor> arange(int64_t start, const Dim &end, int64_t step,
+                           Location loc);
+
   /// Finishes the function (outputs in the order given) and hands over the
   /// module. Fails if there is no output.
   FailureOr<OwningOpRef<ModuleOp>> finish(Location loc);
@@ -286,7 +311,11 @@ private:
   /// The run-time size of `d` as an index: a constant, a dim of `x` with
   /// that name, or of the input that declared it; products for the dims a
   /// reshape derives.
-  Value sizeOf(const Dim &d, const Tensor &x, Location loc);
+  FailureOr<Value> sizeOf(const Dim &d, const Tensor &x, Location loc);
+  /// `source`, or where `ok` is false a zero tensor of its type with one
+  /// row along `dim`: what an index checked at run time reads from.
+  Value safeSource(Value source, const Tensor &x, int64_t dim, Value ok,
+                   Location loc);
   /// The element type check and broadcast shared by the elementwise ops.
   FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands,
                                 Location loc, StringRef what);

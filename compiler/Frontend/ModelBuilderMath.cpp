@@ -313,23 +313,30 @@ FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
   return Tensor{v, shape};
 }
 
-Value ModelBuilder::sizeOf(const Dim &d, const Tensor &x, Location loc) {
+FailureOr<Value> ModelBuilder::sizeOf(const Dim &d, const Tensor &x,
+                                      Location loc) {
   if (!d.isSymbolic())
-    return arith::ConstantIndexOp::create(builder, loc, d.size);
+    return Value(arith::ConstantIndexOp::create(builder, loc, d.size));
   for (auto [i, xd] : llvm::enumerate(x.shape))
     if (xd == d)
-      return tensor::DimOp::create(builder, loc, x.value, i);
+      return Value(tensor::DimOp::create(builder, loc, x.value, i));
   auto source = symbolSources.find(d.symbol);
   if (source != symbolSources.end())
-    return tensor::DimOp::create(builder, loc, source->second.first,
-                                 source->second.second);
+    return Value(tensor::DimOp::create(builder, loc, source->second.first,
+                                       source->second.second));
   // A product a reshape derived: multiply its factors' sizes.
   Product p;
   p.multiply(d);
+  if (p.names.size() == 1 && p.names[0] == d.symbol)
+    return emitError(loc) << "no input declares the dimension '" << d.symbol
+                          << "'";
   Value size = arith::ConstantIndexOp::create(builder, loc, p.factor);
-  for (const std::string &name : p.names)
-    size = arith::MulIOp::create(builder, loc, size,
-                                 sizeOf(Dim::named(name), x, loc));
+  for (const std::string &name : p.names) {
+    FailureOr<Value> factor = sizeOf(Dim::named(name), x, loc);
+    if (failed(factor))
+      return failure();
+    size = arith::MulIOp::create(builder, loc, size, *factor);
+  }
   return size;
 }
 
@@ -369,9 +376,14 @@ FailureOr<Tensor> ModelBuilder::reshape(const Tensor &x, ArrayRef<Dim> target,
   }
   // The dynamic sizes: named dims and the inferred one, read at run time.
   SmallVector<Value> sizes;
-  for (const Dim &d : shape)
-    if (d.isSymbolic())
-      sizes.push_back(sizeOf(d, x, loc));
+  for (const Dim &d : shape) {
+    if (!d.isSymbolic())
+      continue;
+    FailureOr<Value> size = sizeOf(d, x, loc);
+    if (failed(size))
+      return failure();
+    sizes.push_back(*size);
+  }
   Value v = ReshapeOp::create(builder, loc, typeOf(shape, x.elementType()),
                               x.value, sizes);
   return Tensor{v, shape};

@@ -135,7 +135,10 @@ private:
   /// Binary operators of precedence `level` and tighter.
   FailureOr<ExprValue> parseBinary(int level);
   FailureOr<ExprValue> parseUnary();
+  /// An atom and any `[...]` indexing after it.
   FailureOr<ExprValue> parsePrimary();
+  FailureOr<ExprValue> parseAtom();
+  FailureOr<ExprValue> parseIndex(const ExprValue &x);
   FailureOr<ExprValue> parseName(const Token &t);
   FailureOr<ExprValue> parseList(const Token &open);
   Type dtypeOf(StringRef name) const;
@@ -166,8 +169,6 @@ private:
   /// unary minuses each add a level. Bounded so that the recursion cannot
   /// overflow the stack.
   unsigned depth = 0;
-  /// How many `[...]` lists enclose the expression being parsed.
-  unsigned listDepth = 0;
   /// The named dimensions of the inputs.
   llvm::StringSet<> dimNames;
 };
@@ -496,6 +497,65 @@ FailureOr<ExprValue> Parser::parseUnary() {
 }
 
 FailureOr<ExprValue> Parser::parsePrimary() {
+  FailureOr<ExprValue> v = parseAtom();
+  while (succeeded(v) && v->kind == ExprValue::tensor &&
+         peek().is(Token::l_square))
+    v = parseIndex(*v);
+  return v;
+}
+
+FailureOr<ExprValue> Parser::parseIndex(const ExprValue &x) {
+  Token open = consume(); // '['
+  SmallVector<IndexItem> items;
+  auto integer = [&](int64_t &out) -> LogicalResult {
+    llvm::SMLoc at = peek().loc;
+    FailureOr<ExprValue> v = parseExpr();
+    if (failed(v))
+      return failure();
+    if (v->kind != ExprValue::number || !v->isInteger ||
+        !(std::fabs(v->num) <= double(kMaxDimension)))
+      return error(at) << "an index or slice bound must be an integer";
+    out = int64_t(v->num);
+    return success();
+  };
+  do {
+    IndexItem item;
+    if (consumeIf(Token::ellipsis)) {
+      item.kind = IndexItem::ellipsis;
+      items.push_back(item);
+      continue;
+    }
+    int64_t first = 0;
+    bool hasFirst = !peek().is(Token::colon);
+    if (hasFirst && failed(integer(first)))
+      return failure();
+    if (!consumeIf(Token::colon)) {
+      item.kind = IndexItem::single;
+      item.index = first;
+      items.push_back(item);
+      continue;
+    }
+    if (hasFirst)
+      item.start = first;
+    if (!peek().is(Token::comma) && !peek().is(Token::r_square)) {
+      int64_t stop;
+      if (failed(integer(stop)))
+        return failure();
+      item.stop = stop;
+    }
+    items.push_back(item);
+  } while (consumeIf(Token::comma));
+  if (failed(expect(Token::r_square, "',' or ']'")))
+    return failure();
+  FailureOr<Tensor> t = builder->index(x.t, items, loc(open.loc));
+  if (failed(t))
+    return failure();
+  ExprValue v = x;
+  v.t = *t;
+  return v;
+}
+
+FailureOr<ExprValue> Parser::parseAtom() {
   Token t = consume();
   ExprValue v;
   v.loc = t.loc;
@@ -558,8 +618,8 @@ FailureOr<ExprValue> Parser::parseName(const Token &t) {
     v.type = type;
     return v;
   }
-  // Inside a list a dimension's name stands for its size (reshape targets).
-  if (listDepth > 0 && dimNames.contains(name)) {
+  // A dimension's name stands for its size (reshape targets, arange).
+  if (dimNames.contains(name)) {
     v.kind = ExprValue::dim;
     v.str = name.str();
     return v;
@@ -571,8 +631,6 @@ FailureOr<ExprValue> Parser::parseList(const Token &open) {
   ExprValue list;
   list.kind = ExprValue::list;
   list.loc = open.loc;
-  ++listDepth;
-  llvm::scope_exit leave([&] { --listDepth; });
   if (consumeIf(Token::r_square))
     return list;
   do {

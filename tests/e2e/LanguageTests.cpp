@@ -238,3 +238,56 @@ output h, t, back, merged, u, q, w
     }
   }
 }
+
+TEST_CASE("indexing, slicing, split and arange", "[language]") {
+  // x[:, 0] indexes the named dim seq: checked at run time (code 3 here).
+  static const std::shared_ptr<Model> model = Model::build(R"(
+model slicing
+input x: f32[batch, seq, 12]
+input w: f32[4, 6]
+cls = x[:, 0]
+last = x[:, -1, 2:5]
+tail = x[..., 8:]
+mid = w[1:-1, -2]
+q, k, v = split(x, 4)
+a, b = split(w, [2, 4], dim = 1)
+pos = arange(seq)
+r = arange(2, 11, 3)
+rest = sum(x[:, 1:], dim = 1)
+output cls, last, tail, mid, q, k, v, a, b, pos, r, rest
+)");
+  const std::pair<int64_t, int64_t> sizes[] = {{1, 1}, {2, 3}, {3, 6}};
+  for (auto [batch, seq] : sizes) {
+    DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
+      Random rng(uint32_t(batch * 13 + seq));
+      HostTensor x = rng.f32({batch, seq, 12}), w = rng.f32({4, 6});
+      RunResult r = model->runOk({x, w});
+      Array X = ref::fromTensor(x), W = ref::fromTensor(w);
+      E2E_CHECK_CLOSE(r["cls"], ref::select(X, 1, 0), 0.0, 0.0);
+      E2E_CHECK_CLOSE(
+          r["last"], ref::slice(ref::select(X, 1, seq - 1), 1, 2, 5), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["tail"], ref::slice(X, 2, 8, 12), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["mid"], ref::select(ref::slice(W, 0, 1, 3), 1, 4), 0.0,
+                      0.0);
+      E2E_CHECK_CLOSE(r["q"], ref::slice(X, 2, 0, 4), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["k"], ref::slice(X, 2, 4, 8), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["v"], ref::slice(X, 2, 8, 12), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["a"], ref::slice(W, 1, 0, 2), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["b"], ref::slice(W, 1, 2, 6), 0.0, 0.0);
+      std::vector<double> positions;
+      for (int64_t i = 0; i < seq; ++i)
+        positions.push_back(double(i));
+      CHECK(r["pos"].dtype == TFM_DTYPE_I64);
+      E2E_CHECK_CLOSE(r["pos"], Array({seq}, positions), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["r"], Array({3}, {2, 5, 8}), 0.0, 0.0);
+      E2E_CHECK_CLOSE(r["rest"], ref::reduce(ref::slice(X, 1, 1, seq),
+                                             ref::Reduction::sum, {1}, false));
+    }
+  }
+  SECTION("an empty seq makes x[:, 0] a run-time error, not a bad read") {
+    RunResult r = model->run({HostTensor::zeros(TFM_DTYPE_F32, {2, 0, 12}),
+                              HostTensor::zeros(TFM_DTYPE_F32, {4, 6})});
+    CHECK(r.code == TFM_STATUS_RUNTIME_ERROR);
+    CHECK_THAT(r.message, Catch::Contains("3"));
+  }
+}

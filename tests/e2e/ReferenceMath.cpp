@@ -132,6 +132,30 @@ Array reshape(const Array &x, std::vector<int64_t> shape) {
   return y;
 }
 
+Array slice(const Array &x, int64_t dim, int64_t begin, int64_t end) {
+  check(0 <= begin && begin <= end && end <= x.shape[size_t(dim)],
+        "slice bounds");
+  std::vector<int64_t> shape = x.shape;
+  shape[size_t(dim)] = end - begin;
+  Array y(shape);
+  std::vector<int64_t> xs = stridesOf(x.shape), ys = stridesOf(shape);
+  for (int64_t flat = 0; flat < y.numel(); ++flat) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t at = flat / ys[i] % shape[i];
+      offset += (int64_t(i) == dim ? at + begin : at) * xs[i];
+    }
+    y.data[size_t(flat)] = x.data[size_t(offset)];
+  }
+  return y;
+}
+
+Array select(const Array &x, int64_t dim, int64_t index) {
+  Array y = slice(x, dim, index, index + 1);
+  y.shape.erase(y.shape.begin() + dim);
+  return y;
+}
+
 Array permute(const Array &x, const std::vector<int64_t> &permutation) {
   std::vector<int64_t> shape;
   for (int64_t p : permutation)

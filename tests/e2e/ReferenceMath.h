@@ -30,6 +30,10 @@ Array reduce(const Array &x, Reduction kind, std::vector<int64_t> dims,
              bool keepdim);
 /// The same data with another shape.
 Array reshape(const Array &x, std::vector<int64_t> shape);
+/// Elements [begin, end) of `dim` (already resolved, no clamping).
+Array slice(const Array &x, int64_t dim, int64_t begin, int64_t end);
+/// Element `index` of `dim`, which is dropped.
+Array select(const Array &x, int64_t dim, int64_t index);
 /// torch.permute.
 Array permute(const Array &x, const std::vector<int64_t> &permutation);
 
