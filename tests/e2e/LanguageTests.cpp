@@ -291,3 +291,69 @@ output cls, last, tail, mid, q, k, v, a, b, pos, r, rest
     CHECK_THAT(r.message, Catch::Contains("3"));
   }
 }
+
+TEST_CASE("attention written as Hugging Face writes it, with an i64 mask",
+          "[language]") {
+  // Heads split with reshape/permute, both mask idioms of issue 10 added to
+  // the scaled scores; tfm-fuse-attention takes both chains.
+  static const std::shared_ptr<Model> model = Model::build(R"(
+model hf_attention
+input x: f32[batch, seq, 16]
+input mask: i64[batch, seq]
+q = permute(reshape(x, [batch, seq, 2, 8]), [0, 2, 1, 3])
+k = permute(reshape(x * 0.5, [batch, seq, 2, 8]), [0, 2, 1, 3])
+v = permute(reshape(x - 1, [batch, seq, 2, 8]), [0, 2, 1, 3])
+bias = reshape(where(mask == 0, -inf, 0), [batch, 1, 1, seq])
+ext = reshape((1 - cast(mask, f32)) * -10000, [batch, 1, 1, seq])
+p = softmax(q @ transpose(k, -2, -1) / sqrt(8) + bias, dim = -1)
+o = reshape(permute(p @ v, [0, 2, 1, 3]), [batch, seq, 16])
+p2 = softmax(q @ transpose(k, -2, -1) / sqrt(8) + ext, dim = -1)
+o2 = reshape(permute(p2 @ v, [0, 2, 1, 3]), [batch, seq, 16])
+output o, o2
+)");
+  const std::pair<int64_t, int64_t> sizes[] = {{1, 1}, {2, 5}, {3, 19}};
+  for (auto [batch, seq] : sizes) {
+    DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
+      Random rng(uint32_t(batch * 17 + seq));
+      HostTensor x = rng.f32({batch, seq, 16});
+      std::vector<int64_t> keep = rng.ids(batch * seq, 0, 1);
+      for (int64_t b = 0; b < batch; ++b)
+        keep[size_t(b * seq)] = 1; // No row is fully masked.
+      RunResult r = model->runOk({x, HostTensor::i64({batch, seq}, keep)});
+      Array X = ref::fromTensor(x);
+      const int64_t n = seq; // Lambdas cannot capture structured bindings.
+      for (bool additive : {false, true}) {
+        Array out({batch, n, 16});
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < seq; ++i) {
+              auto at = [&](int64_t t, int64_t d) {
+                return X.data[size_t((b * n + t) * 16 + h * 8 + d)];
+              };
+              std::vector<double> s(static_cast<size_t>(n), 0.0);
+              double top = -INFINITY;
+              for (int64_t j = 0; j < seq; ++j) {
+                double dot = 0;
+                for (int64_t d = 0; d < 8; ++d)
+                  dot += at(i, d) * at(j, d) * 0.5;
+                bool on = keep[size_t(b * seq + j)] != 0;
+                s[size_t(j)] =
+                    dot / std::sqrt(8.0) +
+                    (additive ? (on ? 0.0 : -10000.0) : (on ? 0.0 : -INFINITY));
+                top = std::max(top, s[size_t(j)]);
+              }
+              double sum = 0;
+              for (double &e : s)
+                sum += (e = std::exp(e - top));
+              for (int64_t d = 0; d < 8; ++d) {
+                double acc = 0;
+                for (int64_t j = 0; j < seq; ++j)
+                  acc += s[size_t(j)] / sum * (at(j, d) - 1);
+                out.data[size_t((b * seq + i) * 16 + h * 8 + d)] = acc;
+              }
+            }
+        E2E_CHECK_CLOSE(r[additive ? "o2" : "o"], out, 1e-4, 1e-5);
+      }
+    }
+  }
+}
