@@ -306,8 +306,14 @@ template <UnaryFn F> FailureOr<ExprValue> buildUnary(BoundCall &c) {
 }
 
 FailureOr<ExprValue> buildWhere(BoundCall &c) {
+  // Two numbers choose floats (torch's default dtype), two booleans bools.
+  MLIRContext *ctx = c.loc.getContext();
+  bool booleans = c.value("a")->kind == ExprValue::boolean &&
+                  c.value("b")->kind == ExprValue::boolean;
+  Type fallback =
+      booleans ? Type(IntegerType::get(ctx, 1)) : Type(Float32Type::get(ctx));
   FailureOr<SmallVector<Tensor>> t =
-      elementwiseOperands(c, {"a", "b"}, Float32Type::get(c.loc.getContext()));
+      elementwiseOperands(c, {"a", "b"}, fallback);
   if (failed(t))
     return failure();
   return c.result(

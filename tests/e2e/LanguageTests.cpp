@@ -110,7 +110,8 @@ sel = where(m, x, -x)
 k = cast(x >= 0.25, i32) - cast(lt(x, -0.25), i32)
 n = cast(not(x == x), f64) + cast(eq(mask, 1), f64)
 i = maximum(mask, 1) * 3 - minimum(mask * 2, 1) + -mask
-output ext, bias, m, sel, k, n, i
+wb = where(x > 0, true, false) | (x <= -0.5)
+output ext, bias, m, sel, k, n, i, wb
 )");
   const std::pair<int64_t, int64_t> sizes[] = {{1, 1}, {2, 9}, {3, 17}};
   for (auto [batch, seq] : sizes) {
@@ -147,6 +148,11 @@ output ext, bias, m, sel, k, n, i
       E2E_CHECK_CLOSE(r["n"],
                       ref::map(M, [](double v) { return double(v == 1); }), 0.0,
                       0.0);
+      CHECK(r["wb"].dtype == TFM_DTYPE_BOOL);
+      E2E_CHECK_CLOSE(
+          r["wb"],
+          ref::map(X, [](double v) { return double(v > 0 || v <= -0.5); }), 0.0,
+          0.0);
       CHECK(r["i"].dtype == TFM_DTYPE_I64);
       E2E_CHECK_CLOSE(r["i"],
                       ref::map(M,
