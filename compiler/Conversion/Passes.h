@@ -21,6 +21,15 @@ void populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns);
 void populateNormalizationToLinalgPatterns(RewritePatternSet &patterns);
 /// masked_fill, causal_mask.
 void populateMaskToLinalgPatterns(RewritePatternSet &patterns);
+/// sub, mul, div, maximum, minimum, pow, logical_and/or and the unary math
+/// ops (exp, log, ..., logical_not).
+void populateArithmeticToLinalgPatterns(RewritePatternSet &patterns);
+/// compare, where, cast.
+void populatePredicatesToLinalgPatterns(RewritePatternSet &patterns);
+/// reduce (sum, mean, max, min).
+void populateReductionToLinalgPatterns(RewritePatternSet &patterns);
+/// reshape, permute.
+void populateShapeToTensorPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Conversion/Passes.h.inc"

@@ -52,7 +52,29 @@ Token Lexer::next() {
   case ':':
     return make(Token::colon, start, pos);
   case '=':
+    if (pos != end && *pos == '=')
+      return make(Token::equal_equal, start, ++pos);
     return make(Token::equal, start, pos);
+  case '<':
+    if (pos != end && *pos == '=')
+      return make(Token::less_equal, start, ++pos);
+    return make(Token::less, start, pos);
+  case '>':
+    if (pos != end && *pos == '=')
+      return make(Token::greater_equal, start, ++pos);
+    return make(Token::greater, start, pos);
+  case '!':
+    if (pos != end && *pos == '=')
+      return make(Token::not_equal, start, ++pos);
+    break;
+  case '&':
+    return make(Token::amp, start, pos);
+  case '|':
+    return make(Token::pipe, start, pos);
+  case '.':
+    if (end - pos >= 2 && pos[0] == '.' && pos[1] == '.')
+      return make(Token::ellipsis, start, pos += 2);
+    break;
   case '+':
     return make(Token::plus, start, pos);
   case '-':

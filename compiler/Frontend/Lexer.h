@@ -26,6 +26,15 @@ struct Token {
     star,
     slash,
     at,
+    less,
+    less_equal,
+    greater,
+    greater_equal,
+    equal_equal,
+    not_equal,
+    amp,
+    pipe,
+    ellipsis,
     error,
   };
   Kind kind = eof;

@@ -1,5 +1,6 @@
 //===- ModelBuilder.cpp - Build tfm models from C++ -----------------------===//
 #include "compiler/Frontend/ModelBuilder.h"
+#include "dialects/Tfm/IR/ShapeRules.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -148,10 +149,15 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
   inputNames.push_back(name.str());
   inputSignature.push_back(builder.getDictionaryAttr({
       builder.getNamedAttr("name", builder.getStringAttr(name)),
-      builder.getNamedAttr("dtype", builder.getStringAttr(dtypeName(elementType))),
+      builder.getNamedAttr("dtype",
+                           builder.getStringAttr(dtypeName(elementType))),
       builder.getNamedAttr("shape", builder.getArrayAttr(dims)),
   }));
-  Value arg = func.getBody().front().addArgument(typeOf(shape, elementType), loc);
+  Value arg =
+      func.getBody().front().addArgument(typeOf(shape, elementType), loc);
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (d.isSymbolic())
+      symbolSources.try_emplace(d.symbol, arg, int64_t(i));
   return Tensor{arg, Shape(shape)};
 }
 
@@ -231,6 +237,15 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
                              "name it differently";
   if (failed(checkShapeLimits(value.shape, loc, "output '" + name + "'")))
     return failure();
+  // The caller learns an output's shape from the named dims of the inputs;
+  // a product a reshape derived (`batch*seq`) is not among them.
+  for (const Dim &d : value.shape)
+    if (d.isSymbolic() && !llvm::is_contained(symbols, d.symbol))
+      return emitError(loc)
+             << "output '" << name << "' " << formatShape(value.shape)
+             << " has the dimension '" << d.symbol
+             << "', which no input declares; "
+                "reshape it back to the inputs' dimensions";
   SmallVector<Attribute> dims;
   for (const Dim &d : value.shape) {
     if (d.isSymbolic())
@@ -310,21 +325,24 @@ FailureOr<int64_t> ModelBuilder::normalizeDim(const Tensor &x, int64_t dim,
 
 FailureOr<Shape> ModelBuilder::broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b,
                                          Location loc, StringRef what) {
-  size_t rank = std::max(a.size(), b.size());
   Shape result;
-  for (size_t i = 0; i < rank; ++i) {
-    Dim da = i < rank - a.size() ? Dim::of(1) : a[i - (rank - a.size())];
-    Dim db = i < rank - b.size() ? Dim::of(1) : b[i - (rank - b.size())];
-    if (da == Dim::of(1))
-      result.push_back(db);
-    else if (db == Dim::of(1) || da == db)
-      result.push_back(da);
-    else
-      return emitError(loc) << what << ": shapes " << formatShape(a) << " and "
-                            << formatShape(b) << " do not broadcast ("
-                            << da.str() << " vs " << db.str() << ")";
-  }
-  return result;
+  std::optional<size_t> mismatch = broadcastDims<Dim>(
+      a, b, result, Dim::of(1), [](const Dim &d) { return d == Dim::of(1); },
+      [](const Dim &x, const Dim &y) -> std::optional<Dim> {
+        if (x != y)
+          return std::nullopt;
+        return x;
+      });
+  if (!mismatch)
+    return result;
+  size_t rank = std::max(a.size(), b.size());
+  auto at = [&](ArrayRef<Dim> s) {
+    size_t lead = rank - s.size();
+    return *mismatch < lead ? Dim::of(1) : s[*mismatch - lead];
+  };
+  return emitError(loc) << what << ": shapes " << formatShape(a) << " and "
+                        << formatShape(b) << " do not broadcast ("
+                        << at(a).str() << " vs " << at(b).str() << ")";
 }
 
 static bool sameFloatType(const Tensor &a, const Tensor &b) {
@@ -405,8 +423,11 @@ FailureOr<Tensor> ModelBuilder::softmax(const Tensor &x, int64_t dim,
 
 FailureOr<Tensor> ModelBuilder::add(const Tensor &lhs, const Tensor &rhs,
                                     Location loc) {
-  if (!sameFloatType(lhs, rhs) || !isa<FloatType>(lhs.elementType()))
-    return emitError(loc) << "'+' needs two tensors of the same float type";
+  Type type = lhs.elementType();
+  if (type != rhs.elementType() || type.isInteger(1))
+    return emitError(loc) << "'+' needs two tensors of the same numeric type, "
+                          << "got " << type << " and " << rhs.elementType()
+                          << " (cast one of them)";
   FailureOr<Shape> shape = broadcast(lhs.shape, rhs.shape, loc, "'+'");
   if (failed(shape))
     return failure();

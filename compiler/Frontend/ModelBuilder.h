@@ -139,6 +139,44 @@ struct TransformerEncoderLayerOptions {
   std::optional<Tensor> srcMask, srcKeyPaddingMask;
 };
 
+/// The elementwise functions of two tensors (besides `add`).
+enum class BinaryFn {
+  sub,
+  mul,
+  div,
+  maximum,
+  minimum,
+  pow,
+  logicalAnd,
+  logicalOr
+};
+/// The elementwise functions of one tensor.
+enum class UnaryFn {
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  tanh,
+  erf,
+  sin,
+  cos,
+  neg,
+  abs,
+  logicalNot
+};
+enum class CompareFn { lt, le, gt, ge, eq, ne };
+
+/// One item of `x[...]`: a single integer index (drops the dim), a slice
+/// `start:stop` (either may be absent; negative counts from the end, bounds
+/// clamp as in Python) or `...` (as many full slices as needed).
+struct IndexItem {
+  enum Kind { single, slice, ellipsis };
+  Kind kind = slice;
+  int64_t index = 0;
+  std::optional<int64_t> start, stop;
+};
+enum class ReduceFn { sum, mean, max, min };
+
 class ModelBuilder {
 public:
   /// Starts the model `name` (letters, digits and '_'); weights' shapes come
@@ -213,6 +251,51 @@ public:
                           const TransformerEncoderLayerOptions &options,
                           Location loc);
 
+  /// A rank-0 tensor holding `value` (numbers in expressions with tensors).
+  FailureOr<Tensor> constant(double value, Type elementType, Location loc);
+  /// Elementwise with NumPy broadcasting; both operands of one element type
+  /// (floats for div and pow, bool for the logical ones).
+  FailureOr<Tensor> binary(BinaryFn fn, const Tensor &lhs, const Tensor &rhs,
+                           Location loc);
+  FailureOr<Tensor> unary(UnaryFn fn, const Tensor &x, Location loc);
+  /// A bool tensor: `lhs <fn> rhs` with broadcasting.
+  FailureOr<Tensor> compare(CompareFn fn, const Tensor &lhs,
+                            const Tensor &rhs, Location loc);
+  /// `condition ? lhs : rhs`, all three broadcast together (torch.where).
+  FailureOr<Tensor> where(const Tensor &condition, const Tensor &lhs,
+                          const Tensor &rhs, Location loc);
+  FailureOr<Tensor> castTo(const Tensor &x, Type elementType, Location loc);
+  /// torch.sum/mean/amax/amin over `dims` (negative count from the end;
+  /// empty means all).
+  FailureOr<Tensor> reduce(ReduceFn fn, const Tensor &x,
+                           ArrayRef<int64_t> dims, bool keepdim, Location loc);
+  /// torch.reshape: each target dim is a size, a named dimension, or
+  /// Dim::of(-1) (at most one), inferred from the element count.
+  FailureOr<Tensor> reshape(const Tensor &x, ArrayRef<Dim> shape,
+                            Location loc);
+  FailureOr<Tensor> unsqueeze(const Tensor &x, int64_t dim, Location loc);
+  /// Drops the given dims, which must be 1; all static 1s when `dims` is
+  /// empty.
+  FailureOr<Tensor> squeeze(const Tensor &x, ArrayRef<int64_t> dims,
+                            Location loc);
+  FailureOr<Tensor> permute(const Tensor &x, ArrayRef<int64_t> permutation,
+                            Location loc);
+
+  /// `x[items]`, like PyTorch's basic indexing. An integer index into a
+  /// named dim is checked at run time (a status code, docs/artifact.md) and
+  /// never reads outside `x`.
+  FailureOr<Tensor> index(const Tensor &x, ArrayRef<IndexItem> items,
+                          Location loc);
+  /// torch.split along a static dim: chunks of `sizes[0]` (the last may be
+  /// smaller) when `chunked`, else pieces of the given sizes.
+  FailureOr<std::vector<Tensor>> split(const Tensor &x,
+                                       ArrayRef<int64_t> sizes, bool chunked,
+                                       int64_t dim, Location loc);
+  /// torch.arange(start, end, step) as i64; a named `end` needs start 0
+  /// and step 1 (the result keeps the name: `arange(seq)`).
+  FailureOr<Tensor> arange(int64_t start, const Dim &end, int64_t step,
+                           Location loc);
+
   /// Finishes the function (outputs in the order given) and hands over the
   /// module. Fails if there is no output.
   FailureOr<OwningOpRef<ModuleOp>> finish(Location loc);
@@ -225,6 +308,17 @@ private:
   FailureOr<Shape> broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b, Location loc,
                              StringRef what);
   RankedTensorType typeOf(ArrayRef<Dim> shape, Type elementType);
+  /// The run-time size of `d` as an index: a constant, a dim of `x` with
+  /// that name, or of the input that declared it; products for the dims a
+  /// reshape derives.
+  FailureOr<Value> sizeOf(const Dim &d, const Tensor &x, Location loc);
+  /// `source`, or where `ok` is false a zero tensor of its type with one
+  /// row along `dim`: what an index checked at run time reads from.
+  Value safeSource(Value source, const Tensor &x, int64_t dim, Value ok,
+                   Location loc);
+  /// The element type check and broadcast shared by the elementwise ops.
+  FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands,
+                                Location loc, StringRef what);
   FailureOr<Tensor> sliceRows(const Tensor &x, int64_t begin, int64_t count,
                               Location loc);
   /// Checks that `mask` can mask scores `scores` (i1 or x's float type,
@@ -252,6 +346,8 @@ private:
   SmallVector<Value> statuses;
   SmallVector<std::pair<int32_t, std::string>> errors;
   llvm::StringMap<Tensor> weightCache;
+  /// The input and dimension that declared each named dimension.
+  llvm::StringMap<std::pair<Value, int64_t>> symbolSources;
   Operation *lastWeight = nullptr;
 };
 

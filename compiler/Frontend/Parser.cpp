@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Frontend/Parser.h"
+#include "compiler/Frontend/Builtins.h"
 #include "compiler/Frontend/Lexer.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -25,19 +27,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-/// The value of an expression: a tensor, a number, a string or a boolean.
-struct Value_ {
-  enum Kind { tensor, number, string, boolean, tuple } kind = number;
-  Tensor t;
-  /// The tensors of a call that returns several (`y, w = ...`).
-  std::vector<Tensor> items;
-  double num = 0;
-  bool isInteger = false;
-  std::string str;
-  bool flag = false;
-  llvm::SMLoc loc;
-};
-
 /// Weight shapes declared with `param`, in front of the weights file.
 class DeclaredWeights : public WeightShapes {
 public:
@@ -115,8 +104,9 @@ private:
     case Token::newline:
       return " but the line ended";
     case Token::error:
-      return t.spelling.starts_with("\"") ? " but the string is not closed"
-                                          : " but found '" + t.spelling.str() + "'";
+      return t.spelling.starts_with("\"")
+                 ? " but the string is not closed"
+                 : " but found '" + t.spelling.str() + "'";
     default:
       return " but found '" + t.spelling.str() + "'";
     }
@@ -141,12 +131,28 @@ private:
   LogicalResult endOfStatement();
 
   // Expressions.
-  FailureOr<Value_> parseExpr();
-  FailureOr<Value_> parseTerm();
-  FailureOr<Value_> parseUnary();
-  FailureOr<Value_> parsePrimary();
-  FailureOr<Value_> parseCall(const Token &name);
-  FailureOr<Value_> binary(const Token &op, Value_ lhs, Value_ rhs);
+  FailureOr<ExprValue> parseExpr();
+  /// Binary operators of precedence `level` and tighter.
+  FailureOr<ExprValue> parseBinary(int level);
+  FailureOr<ExprValue> parseUnary();
+  /// An atom and any `[...]` indexing after it.
+  FailureOr<ExprValue> parsePrimary();
+  FailureOr<ExprValue> parseAtom();
+  FailureOr<ExprValue> parseIndex(const ExprValue &x);
+  FailureOr<ExprValue> parseName(const Token &t);
+  FailureOr<ExprValue> parseList(const Token &open);
+  Type dtypeOf(StringRef name) const;
+  FailureOr<ExprValue> foldConstants(const Token &op, const ExprValue &lhs,
+                                     const ExprValue &rhs);
+  /// A side of a binary operator as a tensor: numbers become constants of
+  /// the other side's element type.
+  FailureOr<Tensor> asTensor(const Token &op, const ExprValue &v,
+                             const Tensor &other);
+  FailureOr<Tensor> applyOperator(const Token &op, const Tensor &a,
+                                  const Tensor &b, Location l);
+  FailureOr<ExprValue> parseCall(const Token &name);
+  LogicalResult parseArguments(CallArguments &args);
+  FailureOr<ExprValue> binary(const Token &op, ExprValue lhs, ExprValue rhs);
 
   MLIRContext *ctx;
   WeightShapes *weights;
@@ -163,15 +169,14 @@ private:
   /// unary minuses each add a level. Bounded so that the recursion cannot
   /// overflow the stack.
   unsigned depth = 0;
+  /// The named dimensions of the inputs.
+  llvm::StringSet<> dimNames;
 };
 
-/// The largest magnitude of an integer argument: 2^53, the last integer a
-/// double holds exactly.
-constexpr double kMaxIntegerArgument = 9007199254740992.0;
-
-/// The deepest expression nesting the parser accepts. Each level takes about
-/// 4 KB of stack (parseUnary, parsePrimary, parseCall, parseExpr and
-/// parseTerm frames): 1 MB at the limit, well inside an 8 MB stack.
+/// The deepest expression nesting the parser accepts. Each level takes
+/// parseUnary, parsePrimary, parseCall or parseList and one parseBinary per
+/// precedence level: 255 nested calls or parentheses fit in a 4 MB stack
+/// (measured), half of the usual 8 MB.
 constexpr unsigned kMaxExpressionDepth = 256;
 
 FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
@@ -179,7 +184,8 @@ FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
   while (consumeIf(Token::newline)) {
   }
   if (peek().is(Token::eof))
-    return emitError(loc(peek().loc)) << "empty model file: expected 'model NAME'";
+    return emitError(loc(peek().loc))
+           << "empty model file: expected 'model NAME'";
   if (failed(parseModelName()))
     return failure();
   while (!peek().is(Token::eof)) {
@@ -234,13 +240,7 @@ LogicalResult Parser::parseStatement() {
 
 FailureOr<Type> Parser::parseDtype() {
   Token t = consume();
-  Type type = llvm::StringSwitch<Type>(t.spelling)
-                  .Case("f32", Float32Type::get(ctx))
-                  .Case("f64", Float64Type::get(ctx))
-                  .Case("i64", IntegerType::get(ctx, 64))
-                  .Case("i32", IntegerType::get(ctx, 32))
-                  .Case("bool", IntegerType::get(ctx, 1))
-                  .Default(Type());
+  Type type = dtypeOf(t.spelling);
   if (!t.is(Token::identifier) || !type)
     return error(t.loc) << "expected an element type (f32, f64, i32, i64, "
                            "bool)"
@@ -298,9 +298,13 @@ LogicalResult Parser::parseInput() {
   FailureOr<Shape> shape = parseShape();
   if (failed(shape))
     return failure();
-  FailureOr<Tensor> t = builder->input(name.spelling, *type, *shape, loc(kw.loc));
+  FailureOr<Tensor> t =
+      builder->input(name.spelling, *type, *shape, loc(kw.loc));
   if (failed(t))
     return failure();
+  for (const Dim &d : *shape)
+    if (d.isSymbolic())
+      dimNames.insert(d.symbol);
   names[name.spelling] = *t;
   return endOfStatement();
 }
@@ -355,8 +359,9 @@ LogicalResult Parser::parseOutput() {
 
 LogicalResult Parser::defineName(const Token &name) {
   if (names.count(name.spelling))
-    return error(name.loc) << "'" << name.spelling
-                           << "' is already defined; names are single-assignment";
+    return error(name.loc)
+           << "'" << name.spelling
+           << "' is already defined; names are single-assignment";
   if (isConstantName(name.spelling))
     return error(name.loc) << "'" << name.spelling
                            << "' is a constant and cannot be assigned";
@@ -368,16 +373,17 @@ LogicalResult Parser::parseAssignment() {
   consume(); // '='
   if (failed(defineName(name)))
     return failure();
-  FailureOr<Value_> v = parseExpr();
+  FailureOr<ExprValue> v = parseExpr();
   if (failed(v))
     return failure();
-  if (v->kind == Value_::tuple)
+  if (v->kind == ExprValue::tuple)
     return error(name.loc) << "the call returns " << v->items.size()
                            << " values; assign each a name: '" << name.spelling
                            << ", ... = ...'";
-  if (v->kind != Value_::tensor)
-    return error(name.loc) << "'" << name.spelling
-                           << "' must be a tensor; constants are written inline";
+  if (v->kind != ExprValue::tensor)
+    return error(name.loc)
+           << "'" << name.spelling
+           << "' must be a tensor; constants are written inline";
   names[name.spelling] = v->t;
   return endOfStatement();
 }
@@ -397,17 +403,17 @@ LogicalResult Parser::parseTupleAssignment() {
   } while (consumeIf(Token::comma));
   if (failed(expect(Token::equal, "'='")))
     return failure();
-  FailureOr<Value_> v = parseExpr();
+  FailureOr<ExprValue> v = parseExpr();
   if (failed(v))
     return failure();
-  size_t count = v->kind == Value_::tuple ? v->items.size() : 1;
-  if (v->kind != Value_::tuple && v->kind != Value_::tensor)
+  size_t count = v->kind == ExprValue::tuple ? v->items.size() : 1;
+  if (v->kind != ExprValue::tuple && v->kind != ExprValue::tensor)
     return error(targets.front().loc) << "the right-hand side is not a tensor";
   if (count != targets.size())
     return error(targets.front().loc)
            << targets.size() << " names for " << count
            << (count == 1 ? " value" : " values")
-           << (v->kind == Value_::tensor
+           << (v->kind == ExprValue::tensor
                    ? " (multi_head_attention returns its weights too only "
                      "with need_weights = true)"
                    : "");
@@ -416,56 +422,142 @@ LogicalResult Parser::parseTupleAssignment() {
   return endOfStatement();
 }
 
-FailureOr<Value_> Parser::parseExpr() {
-  FailureOr<Value_> lhs = parseTerm();
-  while (succeeded(lhs) && (peek().is(Token::plus) || peek().is(Token::minus))) {
+/// Binary operators from the loosest to the tightest, as in Python:
+/// comparisons, '|', '&', '+ -', '* / @'. Comparisons do not chain.
+static int precedence(Token::Kind kind) {
+  switch (kind) {
+  case Token::less:
+  case Token::less_equal:
+  case Token::greater:
+  case Token::greater_equal:
+  case Token::equal_equal:
+  case Token::not_equal:
+    return 0;
+  case Token::pipe:
+    return 1;
+  case Token::amp:
+    return 2;
+  case Token::plus:
+  case Token::minus:
+    return 3;
+  case Token::star:
+  case Token::slash:
+  case Token::at:
+    return 4;
+  default:
+    return -1;
+  }
+}
+static constexpr int kTightestBinary = 4;
+
+FailureOr<ExprValue> Parser::parseExpr() { return parseBinary(0); }
+
+FailureOr<ExprValue> Parser::parseBinary(int level) {
+  if (level > kTightestBinary)
+    return parseUnary();
+  FailureOr<ExprValue> lhs = parseBinary(level + 1);
+  while (succeeded(lhs) && precedence(peek().kind) == level) {
     Token op = consume();
-    FailureOr<Value_> rhs = parseTerm();
+    FailureOr<ExprValue> rhs = parseBinary(level + 1);
     if (failed(rhs))
       return failure();
     lhs = binary(op, *lhs, *rhs);
+    if (level == 0 && succeeded(lhs) && precedence(peek().kind) == 0)
+      return error() << "comparisons do not chain; combine them with '&'";
   }
   return lhs;
 }
 
-FailureOr<Value_> Parser::parseTerm() {
-  FailureOr<Value_> lhs = parseUnary();
-  while (succeeded(lhs) && (peek().is(Token::star) || peek().is(Token::slash) ||
-                            peek().is(Token::at))) {
-    Token op = consume();
-    FailureOr<Value_> rhs = parseUnary();
-    if (failed(rhs))
-      return failure();
-    lhs = binary(op, *lhs, *rhs);
-  }
-  return lhs;
-}
-
-FailureOr<Value_> Parser::parseUnary() {
-  // Every recursion (a parenthesis, a call's argument, a unary minus) passes
-  // here, so this bounds the depth of parseExpr/parseCall frames too.
+FailureOr<ExprValue> Parser::parseUnary() {
+  // Every recursion (a parenthesis, a call's argument, a list, a unary
+  // minus) passes here, so this bounds the depth of all the other frames.
   if (depth >= kMaxExpressionDepth)
     return error() << "the expression nests more than " << kMaxExpressionDepth
                    << " levels deep (parentheses, calls and unary minuses)";
   ++depth;
   llvm::scope_exit leave([&] { --depth; });
-  if (peek().is(Token::minus)) {
-    Token op = consume();
-    FailureOr<Value_> v = parseUnary();
-    if (failed(v))
+  if (!peek().is(Token::minus))
+    return parsePrimary();
+  Token op = consume();
+  FailureOr<ExprValue> v = parseUnary();
+  if (failed(v))
+    return failure();
+  if (v->kind == ExprValue::tensor) {
+    FailureOr<Tensor> t = builder->unary(UnaryFn::neg, v->t, loc(op.loc));
+    if (failed(t))
       return failure();
-    if (v->kind != Value_::number)
-      return error(op.loc) << "unary '-' applies to numbers only";
+    v->t = *t;
+  } else if (v->kind == ExprValue::number) {
     v->num = -v->num;
-    v->loc = op.loc;
-    return v;
+  } else {
+    return error(op.loc) << "unary '-' applies to numbers and tensors only";
   }
-  return parsePrimary();
+  v->loc = op.loc;
+  return v;
 }
 
-FailureOr<Value_> Parser::parsePrimary() {
+FailureOr<ExprValue> Parser::parsePrimary() {
+  FailureOr<ExprValue> v = parseAtom();
+  while (succeeded(v) && v->kind == ExprValue::tensor &&
+         peek().is(Token::l_square))
+    v = parseIndex(*v);
+  return v;
+}
+
+FailureOr<ExprValue> Parser::parseIndex(const ExprValue &x) {
+  Token open = consume(); // '['
+  SmallVector<IndexItem> items;
+  auto integer = [&](int64_t &out) -> LogicalResult {
+    llvm::SMLoc at = peek().loc;
+    FailureOr<ExprValue> v = parseExpr();
+    if (failed(v))
+      return failure();
+    if (v->kind != ExprValue::number || !v->isInteger ||
+        !(std::fabs(v->num) <= double(kMaxDimension)))
+      return error(at) << "an index or slice bound must be an integer";
+    out = int64_t(v->num);
+    return success();
+  };
+  do {
+    IndexItem item;
+    if (consumeIf(Token::ellipsis)) {
+      item.kind = IndexItem::ellipsis;
+      items.push_back(item);
+      continue;
+    }
+    int64_t first = 0;
+    bool hasFirst = !peek().is(Token::colon);
+    if (hasFirst && failed(integer(first)))
+      return failure();
+    if (!consumeIf(Token::colon)) {
+      item.kind = IndexItem::single;
+      item.index = first;
+      items.push_back(item);
+      continue;
+    }
+    if (hasFirst)
+      item.start = first;
+    if (!peek().is(Token::comma) && !peek().is(Token::r_square)) {
+      int64_t stop;
+      if (failed(integer(stop)))
+        return failure();
+      item.stop = stop;
+    }
+    items.push_back(item);
+  } while (consumeIf(Token::comma));
+  if (failed(expect(Token::r_square, "',' or ']'")))
+    return failure();
+  FailureOr<Tensor> t = builder->index(x.t, items, loc(open.loc));
+  if (failed(t))
+    return failure();
+  ExprValue v = x;
+  v.t = *t;
+  return v;
+}
+
+FailureOr<ExprValue> Parser::parseAtom() {
   Token t = consume();
-  Value_ v;
+  ExprValue v;
   v.loc = t.loc;
   switch (t.kind) {
   case Token::number: {
@@ -482,568 +574,278 @@ FailureOr<Value_> Parser::parsePrimary() {
     return v;
   }
   case Token::string:
-    v.kind = Value_::string;
+    v.kind = ExprValue::string;
     v.str = t.spelling.str();
     return v;
   case Token::l_paren: {
-    FailureOr<Value_> inner = parseExpr();
+    FailureOr<ExprValue> inner = parseExpr();
     if (failed(inner) || failed(expect(Token::r_paren, "')'")))
       return failure();
     return inner;
   }
-  case Token::identifier: {
+  case Token::l_square:
+    return parseList(t);
+  case Token::identifier:
     if (peek().is(Token::l_paren))
       return parseCall(t);
-    if (t.spelling == "true" || t.spelling == "false") {
-      v.kind = Value_::boolean;
-      v.flag = t.spelling == "true";
-      return v;
-    }
-    if (t.spelling == "inf") { // `-inf` is unary minus applied to it.
-      v.num = std::numeric_limits<double>::infinity();
-      return v;
-    }
-    auto it = names.find(t.spelling);
-    if (it == names.end())
-      return error(t.loc) << "unknown value '" << t.spelling << "'";
-    v.kind = Value_::tensor;
-    v.t = it->second;
-    return v;
-  }
+    return parseName(t);
   default:
     return error(t.loc) << "expected an expression" << describe(t);
   }
 }
 
-FailureOr<Value_> Parser::binary(const Token &op, Value_ lhs, Value_ rhs) {
-  for (const Value_ *side : {&lhs, &rhs})
-    if (side->kind == Value_::tuple)
+FailureOr<ExprValue> Parser::parseName(const Token &t) {
+  ExprValue v;
+  v.loc = t.loc;
+  StringRef name = t.spelling;
+  if (name == "true" || name == "false") {
+    v.kind = ExprValue::boolean;
+    v.flag = name == "true";
+    return v;
+  }
+  if (name == "inf") { // `-inf` is unary minus applied to it.
+    v.num = std::numeric_limits<double>::infinity();
+    return v;
+  }
+  auto it = names.find(name);
+  if (it != names.end()) {
+    v.kind = ExprValue::tensor;
+    v.t = it->second;
+    return v;
+  }
+  if (Type type = dtypeOf(name)) {
+    v.kind = ExprValue::dtype;
+    v.type = type;
+    return v;
+  }
+  // A dimension's name stands for its size (reshape targets, arange).
+  if (dimNames.contains(name)) {
+    v.kind = ExprValue::dim;
+    v.str = name.str();
+    return v;
+  }
+  return error(t.loc) << "unknown value '" << name << "'";
+}
+
+FailureOr<ExprValue> Parser::parseList(const Token &open) {
+  ExprValue list;
+  list.kind = ExprValue::list;
+  list.loc = open.loc;
+  if (consumeIf(Token::r_square))
+    return list;
+  do {
+    FailureOr<ExprValue> v = parseExpr();
+    if (failed(v))
+      return failure();
+    list.elements.push_back(std::move(*v));
+  } while (consumeIf(Token::comma));
+  if (failed(expect(Token::r_square, "',' or ']'")))
+    return failure();
+  return list;
+}
+
+Type Parser::dtypeOf(StringRef name) const {
+  return llvm::StringSwitch<Type>(name)
+      .Case("f32", Float32Type::get(ctx))
+      .Case("f64", Float64Type::get(ctx))
+      .Case("i64", IntegerType::get(ctx, 64))
+      .Case("i32", IntegerType::get(ctx, 32))
+      .Case("bool", IntegerType::get(ctx, 1))
+      .Default(Type());
+}
+
+/// Both sides are numbers (or booleans for '&' and '|'): the result is
+/// known now.
+FailureOr<ExprValue> Parser::foldConstants(const Token &op,
+                                           const ExprValue &lhs,
+                                           const ExprValue &rhs) {
+  ExprValue result;
+  result.loc = lhs.loc;
+  double a = lhs.num, b = rhs.num;
+  if (op.is(Token::amp) || op.is(Token::pipe)) {
+    if (lhs.kind != ExprValue::boolean || rhs.kind != ExprValue::boolean)
+      return error(op.loc) << "'" << op.spelling
+                           << "' combines bool tensors or true/false";
+    result.kind = ExprValue::boolean;
+    result.flag =
+        op.is(Token::amp) ? lhs.flag && rhs.flag : lhs.flag || rhs.flag;
+    return result;
+  }
+  if (precedence(op.kind) == 0) {
+    result.kind = ExprValue::boolean;
+    result.flag = llvm::StringSwitch<bool>(op.spelling)
+                      .Case("<", a < b)
+                      .Case("<=", a <= b)
+                      .Case(">", a > b)
+                      .Case(">=", a >= b)
+                      .Case("==", a == b)
+                      .Default(a != b);
+    return result;
+  }
+  switch (op.kind) {
+  case Token::plus:
+    result.num = a + b;
+    break;
+  case Token::minus:
+    result.num = a - b;
+    break;
+  case Token::star:
+    result.num = a * b;
+    break;
+  case Token::slash:
+    if (b == 0)
+      return error(op.loc) << "division by zero";
+    result.num = a / b;
+    break;
+  default:
+    return error(op.loc) << "'@' needs two tensors";
+  }
+  result.isInteger = lhs.isInteger && rhs.isInteger && !op.is(Token::slash);
+  return result;
+}
+
+FailureOr<ExprValue> Parser::binary(const Token &op, ExprValue lhs,
+                                    ExprValue rhs) {
+  for (const ExprValue *side : {&lhs, &rhs})
+    if (side->kind == ExprValue::tuple)
       return error(side->loc) << "a call that returns " << side->items.size()
                               << " values cannot be used in an expression; "
                                  "name them first ('a, b = ...')";
-  bool lt = lhs.kind == Value_::tensor, rt = rhs.kind == Value_::tensor;
-  bool ln = lhs.kind == Value_::number, rn = rhs.kind == Value_::number;
-  Value_ result;
-  result.loc = lhs.loc;
-  auto tensorResult = [&](FailureOr<Tensor> t) -> FailureOr<Value_> {
-    if (failed(t))
-      return failure();
-    result.kind = Value_::tensor;
-    result.t = *t;
-    return result;
-  };
-  if (ln && rn) {
-    switch (op.kind) {
-    case Token::plus: result.num = lhs.num + rhs.num; break;
-    case Token::minus: result.num = lhs.num - rhs.num; break;
-    case Token::star: result.num = lhs.num * rhs.num; break;
-    case Token::slash:
-      if (rhs.num == 0)
-        return error(op.loc) << "division by zero";
-      result.num = lhs.num / rhs.num;
-      break;
-    default:
-      return error(op.loc) << "'@' needs two tensors";
-    }
-    result.isInteger = lhs.isInteger && rhs.isInteger && op.kind != Token::slash;
-    return result;
+  bool lt = lhs.kind == ExprValue::tensor, rt = rhs.kind == ExprValue::tensor;
+  if (!lt && !rt) {
+    bool constants = llvm::all_of(std::array{&lhs, &rhs}, [](auto *v) {
+      return v->kind == ExprValue::number || v->kind == ExprValue::boolean;
+    });
+    if (!constants)
+      return error(op.loc) << "'" << op.spelling
+                           << "' needs tensors or numbers";
+    if (!op.is(Token::amp) && !op.is(Token::pipe) &&
+        (lhs.kind != ExprValue::number || rhs.kind != ExprValue::number))
+      return error(op.loc) << "'" << op.spelling << "' needs numbers, not "
+                           << "true or false";
+    return foldConstants(op, lhs, rhs);
   }
   // Only tensor operations need a location: a long line of numbers stays
   // cheap (one location per operator would be a uniqued attribute each).
   Location l = loc(op.loc);
-  switch (op.kind) {
-  case Token::at:
+  auto tensorResult = [&](FailureOr<Tensor> t) -> FailureOr<ExprValue> {
+    if (failed(t))
+      return failure();
+    ExprValue result;
+    result.loc = lhs.loc;
+    result.kind = ExprValue::tensor;
+    result.t = *t;
+    return result;
+  };
+  if (op.is(Token::at)) {
     if (lt && rt)
       return tensorResult(builder->matmul(lhs.t, rhs.t, l));
     return error(op.loc) << "'@' needs two tensors";
-  case Token::plus:
-    if (lt && rt)
-      return tensorResult(builder->add(lhs.t, rhs.t, l));
-    return error(op.loc) << "'+' adds two tensors or two numbers";
-  case Token::star:
-    if (lt && rn)
-      return tensorResult(builder->scale(lhs.t, rhs.num, false, l));
-    if (ln && rt)
-      return tensorResult(builder->scale(rhs.t, lhs.num, false, l));
-    return error(op.loc) << "'*' multiplies a tensor by a number (use '@' "
-                            "for matrix products)";
-  case Token::slash:
-    if (lt && rn)
-      return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
-    return error(op.loc) << "'/' divides a tensor by a number";
+  }
+  // A float tensor times or over a number stays a tfm.scale, the form the
+  // attention matcher reads (`q @ kᵀ / sqrt(d)`).
+  const ExprValue &tensorSide = lt ? lhs : rhs, &other = lt ? rhs : lhs;
+  bool scalable = isa<FloatType>(tensorSide.t.elementType()) &&
+                  other.kind == ExprValue::number;
+  if (scalable && op.is(Token::star))
+    return tensorResult(builder->scale(tensorSide.t, other.num, false, l));
+  if (scalable && op.is(Token::slash) && lt)
+    return tensorResult(builder->scale(lhs.t, rhs.num, true, l));
+  FailureOr<Tensor> a = asTensor(op, lhs, tensorSide.t),
+                    b = asTensor(op, rhs, tensorSide.t);
+  if (failed(a) || failed(b))
+    return failure();
+  return tensorResult(applyOperator(op, *a, *b, l));
+}
+
+FailureOr<Tensor> Parser::asTensor(const Token &op, const ExprValue &v,
+                                   const Tensor &other) {
+  Location l = loc(v.loc);
+  switch (v.kind) {
+  case ExprValue::tensor:
+    return v.t;
+  case ExprValue::number:
+    return builder->constant(v.num, other.elementType(), l);
+  case ExprValue::boolean:
+    if (other.elementType().isInteger(1))
+      return builder->constant(v.flag, other.elementType(), l);
+    [[fallthrough]];
   default:
-    if (lt && rt)
-      return error(op.loc) << "'-' between two tensors is not supported";
-    if (lt || rt)
-      return error(op.loc) << "'-' between a tensor and "
-                           << (ln || rn ? "a number" : "a non-number")
-                           << " is not supported";
-    return error(op.loc) << "'-' subtracts two numbers";
+    return error(v.loc) << "'" << op.spelling << "' needs tensors or numbers";
   }
 }
 
-FailureOr<Value_> Parser::parseCall(const Token &name) {
+FailureOr<Tensor> Parser::applyOperator(const Token &op, const Tensor &a,
+                                        const Tensor &b, Location l) {
+  switch (op.kind) {
+  case Token::plus:
+    return builder->add(a, b, l);
+  case Token::minus:
+    return builder->binary(BinaryFn::sub, a, b, l);
+  case Token::star:
+    return builder->binary(BinaryFn::mul, a, b, l);
+  case Token::slash:
+    return builder->binary(BinaryFn::div, a, b, l);
+  case Token::amp:
+    return builder->binary(BinaryFn::logicalAnd, a, b, l);
+  case Token::pipe:
+    return builder->binary(BinaryFn::logicalOr, a, b, l);
+  case Token::less:
+    return builder->compare(CompareFn::lt, a, b, l);
+  case Token::less_equal:
+    return builder->compare(CompareFn::le, a, b, l);
+  case Token::greater:
+    return builder->compare(CompareFn::gt, a, b, l);
+  case Token::greater_equal:
+    return builder->compare(CompareFn::ge, a, b, l);
+  case Token::equal_equal:
+    return builder->compare(CompareFn::eq, a, b, l);
+  case Token::not_equal:
+    return builder->compare(CompareFn::ne, a, b, l);
+  default:
+    llvm_unreachable("not a binary operator");
+  }
+}
+
+FailureOr<ExprValue> Parser::parseCall(const Token &name) {
   consume(); // '('
-  SmallVector<Value_, 4> positional;
-  llvm::StringMap<Value_> keywords;
-  if (!consumeIf(Token::r_paren)) {
-    do {
-      if (peek().is(Token::identifier) && peek(1).is(Token::equal)) {
-        Token key = consume();
-        consume();
-        FailureOr<Value_> v = parseExpr();
-        if (failed(v))
-          return failure();
-        if (!keywords.try_emplace(key.spelling, *v).second)
-          return error(key.loc) << "argument '" << key.spelling
-                                << "' is given twice";
-        continue;
-      }
-      if (!keywords.empty())
-        return error() << "positional arguments must come before keyword "
-                          "arguments";
-      FailureOr<Value_> v = parseExpr();
+  CallArguments args;
+  if (failed(parseArguments(args)))
+    return failure();
+  const Builtin *fn = lookupBuiltin(name.spelling);
+  if (!fn)
+    return error(name.loc) << "unknown function '" << name.spelling << "'";
+  auto locOf = [&](llvm::SMLoc l) { return loc(l); };
+  BoundCall call(*fn, *builder, name.loc, locOf);
+  if (failed(call.bind(args)))
+    return failure();
+  return fn->build(call);
+}
+
+LogicalResult Parser::parseArguments(CallArguments &args) {
+  if (consumeIf(Token::r_paren))
+    return success();
+  do {
+    if (peek().is(Token::identifier) && peek(1).is(Token::equal)) {
+      Token key = consume();
+      consume();
+      FailureOr<ExprValue> v = parseExpr();
       if (failed(v))
         return failure();
-      positional.push_back(*v);
-    } while (consumeIf(Token::comma));
-    if (failed(expect(Token::r_paren, "',' or ')'")))
-      return failure();
-  }
-
-  StringRef fn = name.spelling;
-  Location l = loc(name.loc);
-
-  // Argument accessors; each reports errors at the argument or the call.
-  auto arg = [&](size_t i, StringRef key) -> Value_ * {
-    if (i < positional.size())
-      return &positional[i];
-    auto it = keywords.find(key);
-    if (it == keywords.end())
-      return nullptr;
-    return &it->second;
-  };
-  auto tensorArg = [&](size_t i, StringRef key) -> FailureOr<Tensor> {
-    Value_ *v = arg(i, key);
-    if (!v)
-      return error(name.loc) << fn << "() needs the tensor argument '" << key
-                             << "'";
-    if (v->kind == Value_::string) // A weight named by its state_dict key.
-      return builder->weight(v->str, loc(v->loc));
-    if (v->kind == Value_::tuple)
-      return error(v->loc) << fn << "(): '" << key << "' is a call that "
-                           << "returns " << v->items.size()
-                           << " values; name them first ('a, b = ...')";
-    if (v->kind != Value_::tensor)
-      return error(v->loc) << fn << "(): '" << key << "' must be a tensor";
-    return v->t;
-  };
-  auto numberArg = [&](size_t i, StringRef key,
-                       std::optional<double> def) -> FailureOr<double> {
-    Value_ *v = arg(i, key);
-    if (!v) {
-      if (def)
-        return *def;
-      return error(name.loc) << fn << "() needs the argument '" << key << "'";
+      if (!args.keywords.try_emplace(key.spelling, *v).second)
+        return error(key.loc)
+               << "argument '" << key.spelling << "' is given twice";
+      continue;
     }
-    if (v->kind != Value_::number)
-      return error(v->loc) << fn << "(): '" << key << "' must be a number";
-    return v->num;
-  };
-  auto intArg = [&](size_t i, StringRef key,
-                    std::optional<int64_t> def) -> FailureOr<int64_t> {
-    Value_ *v = arg(i, key);
-    if (!v) {
-      if (def)
-        return *def;
-      return error(name.loc) << fn << "() needs the argument '" << key << "'";
-    }
-    if (v->kind != Value_::number || !v->isInteger)
-      return error(v->loc) << fn << "(): '" << key << "' must be an integer";
-    // Converting a double outside int64_t's range is undefined behavior;
-    // integers past 2^53 are not even exact in the double they were read
-    // into. No dimension, count or index comes anywhere near.
-    if (!(std::fabs(v->num) <= kMaxIntegerArgument))
-      return error(v->loc) << fn << "(): '" << key << "' is out of range (at "
-                           << "most 2^53 in magnitude)";
-    return int64_t(v->num);
-  };
-  auto stringArg = [&](StringRef key) -> std::optional<std::string> {
-    auto it = keywords.find(key);
-    if (it == keywords.end() || it->second.kind != Value_::string)
-      return std::nullopt;
-    return it->second.str;
-  };
-  auto boolArg = [&](StringRef key, bool def) -> FailureOr<bool> {
-    auto it = keywords.find(key);
-    if (it == keywords.end())
-      return def;
-    if (it->second.kind != Value_::boolean)
-      return error(it->second.loc)
-             << fn << "(): '" << key << "' must be true or false";
-    return it->second.flag;
-  };
-  /// A keyword naming a tensor or a weight, if given.
-  auto optionalTensorArg =
-      [&](size_t i, StringRef key) -> FailureOr<std::optional<Tensor>> {
-    if (!arg(i, key))
-      return std::optional<Tensor>();
-    FailureOr<Tensor> t = tensorArg(i, key);
-    if (failed(t))
+    if (!args.keywords.empty())
+      return error() << "positional arguments must come before keyword "
+                        "arguments";
+    FailureOr<ExprValue> v = parseExpr();
+    if (failed(v))
       return failure();
-    return std::optional<Tensor>(*t);
-  };
-  /// A keyword that must be a string, if given.
-  auto stringKeyword =
-      [&](StringRef key) -> FailureOr<std::optional<std::string>> {
-    auto it = keywords.find(key);
-    if (it == keywords.end())
-      return std::optional<std::string>();
-    if (it->second.kind != Value_::string)
-      return error(it->second.loc)
-             << fn << "(): '" << key << "' must be a string";
-    return std::optional<std::string>(it->second.str);
-  };
-  auto checkArity = [&](size_t maxPositional,
-                        ArrayRef<StringRef> allowed) -> LogicalResult {
-    if (positional.size() > maxPositional)
-      return error(positional[maxPositional].loc)
-             << fn << "() takes at most " << maxPositional
-             << " positional arguments";
-    for (auto &kv : keywords)
-      if (!llvm::is_contained(allowed, kv.getKey()))
-        return error(kv.getValue().loc)
-               << fn << "() has no argument '" << kv.getKey() << "'";
-    return success();
-  };
-  auto result = [&](FailureOr<Tensor> t) -> FailureOr<Value_> {
-    if (failed(t))
-      return failure();
-    Value_ v;
-    v.kind = Value_::tensor;
-    v.t = *t;
-    v.loc = name.loc;
-    return v;
-  };
-
-  if (fn == "sqrt") {
-    if (failed(checkArity(1, {})))
-      return failure();
-    FailureOr<double> x = numberArg(0, "x", std::nullopt);
-    if (failed(x))
-      return failure();
-    if (*x < 0)
-      return error(name.loc) << "sqrt of a negative number";
-    Value_ v;
-    v.num = std::sqrt(*x);
-    v.loc = name.loc;
-    return v;
-  }
-  if (fn == "weight") {
-    if (failed(checkArity(1, {"name"})))
-      return failure();
-    Value_ *v = arg(0, "name");
-    if (!v || v->kind != Value_::string)
-      return error(name.loc) << "weight() takes the weight's name as a string";
-    return result(builder->weight(v->str, l));
-  }
-  if (fn == "matmul") {
-    if (failed(checkArity(2, {"a", "b"})))
-      return failure();
-    FailureOr<Tensor> a = tensorArg(0, "a"), b = tensorArg(1, "b");
-    if (failed(a) || failed(b))
-      return failure();
-    return result(builder->matmul(*a, *b, l));
-  }
-  if (fn == "add") {
-    if (failed(checkArity(2, {"a", "b"})))
-      return failure();
-    FailureOr<Tensor> a = tensorArg(0, "a"), b = tensorArg(1, "b");
-    if (failed(a) || failed(b))
-      return failure();
-    return result(builder->add(*a, *b, l));
-  }
-  if (fn == "transpose") {
-    if (failed(checkArity(3, {"dim0", "dim1"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<int64_t> d0 = intArg(1, "dim0", -2), d1 = intArg(2, "dim1", -1);
-    if (failed(x) || failed(d0) || failed(d1))
-      return failure();
-    return result(builder->transpose(*x, *d0, *d1, l));
-  }
-  if (fn == "softmax") {
-    if (failed(checkArity(2, {"dim"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<int64_t> dim = intArg(1, "dim", -1);
-    if (failed(x) || failed(dim))
-      return failure();
-    return result(builder->softmax(*x, *dim, l));
-  }
-  if (fn == "scale") {
-    if (failed(checkArity(2, {"factor"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<double> f = numberArg(1, "factor", std::nullopt);
-    if (failed(x) || failed(f))
-      return failure();
-    return result(builder->scale(*x, *f, false, l));
-  }
-  if (fn == "concat") {
-    if (failed(checkArity(positional.size(), {"dim"})))
-      return failure();
-    SmallVector<Tensor> inputs;
-    for (size_t i = 0; i < positional.size(); ++i) {
-      FailureOr<Tensor> t = tensorArg(i, "x");
-      if (failed(t))
-        return failure();
-      inputs.push_back(*t);
-    }
-    FailureOr<int64_t> dim = intArg(positional.size(), "dim", -1);
-    if (failed(dim))
-      return failure();
-    return result(builder->concat(inputs, *dim, l));
-  }
-  if (fn == "masked_fill") {
-    if (failed(checkArity(3, {"mask", "value"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x"), mask = tensorArg(1, "mask");
-    FailureOr<double> value = numberArg(2, "value", std::nullopt);
-    if (failed(x) || failed(mask) || failed(value))
-      return failure();
-    return result(builder->maskedFill(*x, *mask, *value, l));
-  }
-  if (fn == "causal_mask") {
-    if (failed(checkArity(1, {})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    if (failed(x))
-      return failure();
-    return result(builder->causalMask(*x, l));
-  }
-  if (fn == "linear") {
-    if (failed(checkArity(3, {"weight", "bias"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x"), w = tensorArg(1, "weight");
-    if (failed(x) || failed(w))
-      return failure();
-    std::optional<Tensor> bias;
-    if (arg(2, "bias")) {
-      FailureOr<Tensor> b = tensorArg(2, "bias");
-      if (failed(b))
-        return failure();
-      bias = *b;
-    }
-    return result(builder->linear(*x, *w, bias, l));
-  }
-  if (fn == "embedding") {
-    if (failed(checkArity(2, {"weight", "padding_idx"})))
-      return failure();
-    FailureOr<Tensor> ids = tensorArg(0, "ids"), w = tensorArg(1, "weight");
-    if (failed(ids) || failed(w))
-      return failure();
-    std::optional<int64_t> paddingIdx;
-    if (arg(2, "padding_idx")) {
-      FailureOr<int64_t> p = intArg(2, "padding_idx", std::nullopt);
-      if (failed(p))
-        return failure();
-      paddingIdx = *p;
-    }
-    return result(builder->embedding(*ids, *w, l, paddingIdx));
-  }
-  if (fn == "positional_encoding") {
-    if (failed(checkArity(1, {"kind", "weight"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<std::optional<std::string>> kind = stringKeyword("kind");
-    if (failed(x) || failed(kind))
-      return failure();
-    std::string k = kind->value_or("sinusoidal");
-    if (k == "learned") {
-      if (!arg(1, "weight"))
-        return error(name.loc) << "positional_encoding(kind = \"learned\") "
-                                  "needs the table: weight = \"...\"";
-      FailureOr<Tensor> table = tensorArg(1, "weight");
-      if (failed(table))
-        return failure();
-      return result(builder->learnedPositionalEncoding(*x, *table, l));
-    }
-    if (k != "sinusoidal")
-      return error(keywords.find("kind")->second.loc)
-             << "positional_encoding kind '" << k
-             << "' is not supported (\"sinusoidal\" or \"learned\")";
-    if (arg(1, "weight"))
-      return error(name.loc) << "positional_encoding: a sinusoidal encoding "
-                                "has no weight (use kind = \"learned\")";
-    return result(builder->positionalEncoding(*x, l));
-  }
-  if (fn == "layer_norm") {
-    if (failed(checkArity(3, {"weight", "bias", "eps"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<std::optional<Tensor>> w = optionalTensorArg(1, "weight");
-    FailureOr<std::optional<Tensor>> b = optionalTensorArg(2, "bias");
-    FailureOr<double> eps = numberArg(3, "eps", 1e-5);
-    if (failed(x) || failed(w) || failed(b) || failed(eps))
-      return failure();
-    return result(builder->layerNorm(*x, *w, *b, *eps, l));
-  }
-  if (fn == "relu") {
-    if (failed(checkArity(1, {})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    if (failed(x))
-      return failure();
-    return result(builder->relu(*x, l));
-  }
-  if (fn == "gelu") {
-    if (failed(checkArity(1, {"approximate"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<std::optional<std::string>> approximate =
-        stringKeyword("approximate");
-    if (failed(x) || failed(approximate))
-      return failure();
-    return result(builder->gelu(*x, approximate->value_or("none"), l));
-  }
-  if (fn == "dropout") {
-    if (failed(checkArity(2, {"p"})))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<double> p = numberArg(1, "p", 0.5);
-    if (failed(x) || failed(p))
-      return failure();
-    return result(builder->dropout(*x, *p, l));
-  }
-  if (fn == "sdpa") {
-    if (failed(checkArity(4, {"scale", "attn_mask", "is_causal", "dropout_p"})))
-      return failure();
-    FailureOr<Tensor> q = tensorArg(0, "q"), k = tensorArg(1, "k"),
-                      v = tensorArg(2, "v");
-    FailureOr<std::optional<Tensor>> mask =
-        optionalTensorArg(size_t(-1), "attn_mask");
-    FailureOr<bool> causal = boolArg("is_causal", false);
-    FailureOr<double> dropoutP = numberArg(size_t(-1), "dropout_p", 0.0);
-    if (failed(q) || failed(k) || failed(v) || failed(mask) || failed(causal) ||
-        failed(dropoutP))
-      return failure();
-    if (!(*dropoutP >= 0.0 && *dropoutP <= 1.0))
-      return error(name.loc) << "sdpa: dropout_p must lie in [0, 1]";
-    SdpaOptions options;
-    options.attnMask = *mask;
-    options.isCausal = *causal;
-    if (arg(3, "scale")) {
-      FailureOr<double> s = numberArg(3, "scale", std::nullopt);
-      if (failed(s))
-        return failure();
-      options.scale = *s;
-    }
-    return result(builder->sdpa(*q, *k, *v, options, l));
-  }
-  if (fn == "multi_head_attention") {
-    static constexpr StringRef kNames[] = {
-        "heads",        "weights",      "bias",
-        "q_weight",     "k_weight",     "v_weight",
-        "q_bias",       "k_bias",       "v_bias",
-        "out_weight",   "out_bias",     "in_proj_weight",
-        "in_proj_bias", "batch_first",  "key_padding_mask",
-        "attn_mask",    "need_weights", "average_attn_weights"};
-    if (failed(checkArity(4, kNames)))
-      return failure();
-    FailureOr<Tensor> q = tensorArg(0, "query"), k = tensorArg(1, "key"),
-                      v = tensorArg(2, "value");
-    FailureOr<int64_t> heads = intArg(3, "heads", std::nullopt);
-    if (failed(q) || failed(k) || failed(v) || failed(heads))
-      return failure();
-    if (auto it = keywords.find("bias");
-        it != keywords.end() && it->second.kind != Value_::boolean)
-      return error(it->second.loc) << "'bias' must be true or false";
-    FailureOr<bool> bias = boolArg("bias", true);
-    FailureOr<bool> batchFirst = boolArg("batch_first", true);
-    FailureOr<bool> needWeights = boolArg("need_weights", false);
-    FailureOr<bool> average = boolArg("average_attn_weights", true);
-    FailureOr<std::optional<Tensor>> padding =
-        optionalTensorArg(size_t(-1), "key_padding_mask");
-    FailureOr<std::optional<Tensor>> attnMask =
-        optionalTensorArg(size_t(-1), "attn_mask");
-    if (failed(bias) || failed(batchFirst) || failed(needWeights) ||
-        failed(average) || failed(padding) || failed(attnMask))
-      return failure();
-    MultiHeadAttentionOptions options;
-    options.batchFirst = *batchFirst;
-    options.needWeights = *needWeights;
-    options.averageAttnWeights = *average;
-    options.keyPaddingMask = *padding;
-    options.attnMask = *attnMask;
-    MultiHeadAttentionWeights w;
-    if (std::optional<std::string> qw = stringArg("q_weight")) {
-      w.qWeight = *qw;
-      w.kWeight = stringArg("k_weight").value_or("");
-      w.vWeight = stringArg("v_weight").value_or("");
-      w.qBias = stringArg("q_bias").value_or("");
-      w.kBias = stringArg("k_bias").value_or("");
-      w.vBias = stringArg("v_bias").value_or("");
-      if (w.kWeight.empty() || w.vWeight.empty())
-        return error(name.loc) << "q_weight needs k_weight and v_weight too";
-    } else {
-      w = MultiHeadAttentionWeights::pytorch(stringArg("weights").value_or(""),
-                                             *bias);
-      if (auto packed = stringArg("in_proj_weight"))
-        w.inProjWeight = *packed;
-    }
-    if (auto packed = stringArg("in_proj_bias"))
-      w.inProjBias = *packed;
-    if (auto out = stringArg("out_weight"))
-      w.outWeight = *out;
-    if (auto out = stringArg("out_bias"))
-      w.outBias = *out;
-    FailureOr<ModelBuilder::AttentionResult> r =
-        builder->multiHeadAttention(*q, *k, *v, *heads, w, options, l);
-    if (failed(r))
-      return failure();
-    if (!r->weights)
-      return result(r->output);
-    Value_ v2;
-    v2.kind = Value_::tuple;
-    v2.items = {r->output, *r->weights};
-    v2.loc = name.loc;
-    return v2;
-  }
-  if (fn == "transformer_encoder_layer") {
-    static constexpr StringRef kNames[] = {
-        "heads", "weights",     "norm_first", "activation",
-        "eps",   "batch_first", "src_mask",   "src_key_padding_mask"};
-    if (failed(checkArity(1, kNames)))
-      return failure();
-    FailureOr<Tensor> x = tensorArg(0, "x");
-    FailureOr<int64_t> heads = intArg(size_t(-1), "heads", std::nullopt);
-    FailureOr<bool> normFirst = boolArg("norm_first", false);
-    FailureOr<bool> batchFirst = boolArg("batch_first", true);
-    FailureOr<double> eps = numberArg(size_t(-1), "eps", 1e-5);
-    FailureOr<std::optional<std::string>> activation =
-        stringKeyword("activation");
-    FailureOr<std::optional<std::string>> prefix = stringKeyword("weights");
-    FailureOr<std::optional<Tensor>> srcMask =
-        optionalTensorArg(size_t(-1), "src_mask");
-    FailureOr<std::optional<Tensor>> padding =
-        optionalTensorArg(size_t(-1), "src_key_padding_mask");
-    if (failed(x) || failed(heads) || failed(normFirst) || failed(batchFirst) ||
-        failed(eps) || failed(activation) || failed(prefix) ||
-        failed(srcMask) || failed(padding))
-      return failure();
-    TransformerEncoderLayerOptions options;
-    options.heads = *heads;
-    options.prefix = prefix->value_or("");
-    options.normFirst = *normFirst;
-    options.activation = activation->value_or("relu");
-    options.eps = *eps;
-    options.batchFirst = *batchFirst;
-    options.srcMask = *srcMask;
-    options.srcKeyPaddingMask = *padding;
-    return result(builder->transformerEncoderLayer(*x, options, l));
-  }
-  return error(name.loc) << "unknown function '" << fn << "'";
+    args.positional.push_back(*v);
+  } while (consumeIf(Token::comma));
+  return expect(Token::r_paren, "',' or ')'");
 }
 } // namespace
 

@@ -135,6 +135,7 @@ std::vector<double> HostTensor::toDoubles() const {
   case TFM_DTYPE_F64: convert(double()); break;
   case TFM_DTYPE_I32: convert(int32_t()); break;
   case TFM_DTYPE_I64: convert(int64_t()); break;
+  case TFM_DTYPE_BOOL: convert(uint8_t()); break;
   default: throw std::logic_error("HostTensor: invalid dtype");
   }
   return out;

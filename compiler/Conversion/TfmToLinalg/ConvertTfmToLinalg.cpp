@@ -28,6 +28,10 @@ struct ConvertTfmToLinalgPass
     populateEmbeddingToLinalgPatterns(patterns);
     populateMaskToLinalgPatterns(patterns);
     populateNormalizationToLinalgPatterns(patterns);
+    populateArithmeticToLinalgPatterns(patterns);
+    populatePredicatesToLinalgPatterns(patterns);
+    populateReductionToLinalgPatterns(patterns);
+    populateShapeToTensorPatterns(patterns);
     // insert_slices bufferize in place; tensor.concat would copy.
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

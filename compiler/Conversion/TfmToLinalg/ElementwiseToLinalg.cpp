@@ -37,9 +37,11 @@ struct AddToLinalg : OpRewritePattern<AddOp> {
                             AffineMap::getMultiDimIdentityMap(rank, ctx)},
         getParallelIterators(rank),
         [](OpBuilder &b, Location loc, ValueRange args) {
-          linalg::YieldOp::create(
-              b, loc,
-              arith::AddFOp::create(b, loc, args[0], args[1]).getResult());
+          Value sum =
+              isa<FloatType>(args[0].getType())
+                  ? Value(arith::AddFOp::create(b, loc, args[0], args[1]))
+                  : Value(arith::AddIOp::create(b, loc, args[0], args[1]));
+          linalg::YieldOp::create(b, loc, sum);
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();

@@ -93,3 +93,39 @@ mlir::tfm::getBroadcastDimSources(Value lhs, Value rhs, unsigned leadingDims,
   }
   return sources;
 }
+
+Value mlir::tfm::createBroadcastGeneric(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange operands,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> result = resultType.getShape();
+  unsigned rank = result.size();
+  SmallVector<DimSource> sources;
+  for (unsigned i = 0; i < rank; ++i) {
+    DimSource source{Value(), 0};
+    for (Value v : operands) {
+      ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+      int64_t lead = int64_t(rank) - int64_t(shape.size());
+      if (int64_t(i) >= lead && shape[i - lead] != 1) {
+        source = {v, int64_t(i) - lead};
+        break;
+      }
+    }
+    sources.push_back(source);
+  }
+  SmallVector<AffineMap> maps;
+  for (Value v : operands)
+    maps.push_back(getBroadcastMap(
+        ctx, cast<RankedTensorType>(v.getType()).getShape(), result, rank));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = createEmptyTensor(b, loc, resultType, sources);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
+             getParallelIterators(rank),
+             [&](OpBuilder &nested, Location l, ValueRange args) {
+               linalg::YieldOp::create(nested, l,
+                                       body(nested, l, args.drop_back()));
+             })
+      .getResult(0);
+}

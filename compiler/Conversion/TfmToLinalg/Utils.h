@@ -51,6 +51,15 @@ SmallVector<DimSource> getBroadcastDimSources(Value lhs, Value rhs,
                                               unsigned leadingDims,
                                               unsigned trailingDimsToSkip);
 
+/// An elementwise generic producing `resultType` from `operands`, each read
+/// through its NumPy broadcast map (ranks align at the trailing dims, static
+/// 1s stretch); `body` maps the operands' elements to the result's. Dynamic
+/// result sizes are read from the first operand that has the dimension.
+Value createBroadcastGeneric(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange operands,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
 } // namespace mlir::tfm
 
 #endif // TFM_COMPILER_CONVERSION_TFMTOLINALG_UTILS_H

@@ -32,6 +32,11 @@ def Tfm_FloatTensor : RankedTensorOf<[F32, F64]>;
 def Tfm_IndexTensor : RankedTensorOf<[I32, I64]>;
 /// An attention mask: boolean, or float values added to the scores.
 def Tfm_MaskTensor : RankedTensorOf<[I1, F32, F64]>;
+/// Tensors the elementwise, comparison and reduction ops compute on.
+def Tfm_NumericTensor : RankedTensorOf<[F32, F64, I32, I64]>;
+def Tfm_BoolTensor : RankedTensorOf<[I1]>;
+/// Every element type a model's tensors may have.
+def Tfm_AnyDtypeTensor : RankedTensorOf<[F32, F64, I32, I64, I1]>;
 def Tfm_RankedTensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
 
 #endif // TFM_BASE_TD

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tfm/IR/TfmOps.h"
+#include "dialects/Tfm/IR/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -19,19 +20,8 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-bool dimsAgree(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
 std::string formatDim(int64_t d) {
   return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-}
-
-std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + formatDim(d);
-  return s + "]";
 }
 
 ArrayRef<int64_t> shapeOf(Value v) {
@@ -43,39 +33,6 @@ int64_t normalizeDim(int64_t dim, int64_t rank) {
   if (dim < 0)
     dim += rank;
   return (dim < 0 || dim >= rank) ? -1 : dim;
-}
-
-/// NumPy broadcasting of two shapes aligned at their trailing dimensions.
-/// Fails when two static dimensions differ and neither is 1.
-LogicalResult broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
-                              SmallVectorImpl<int64_t> &result) {
-  size_t rank = std::max(a.size(), b.size());
-  result.assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da == 1)
-      result[i] = db;
-    else if (db == 1)
-      result[i] = da;
-    else if (!dimsAgree(da, db))
-      return failure();
-    else
-      result[i] = ShapedType::isDynamic(da) ? db : da;
-  }
-  return success();
-}
-
-LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
-  ArrayRef<int64_t> actual = shapeOf(op->getResult(0));
-  if (actual.size() == expected.size() &&
-      llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
-        return dimsAgree(std::get<0>(pair), std::get<1>(pair));
-      }))
-    return success();
-  return op->emitOpError("result shape ")
-         << formatShape(actual) << " does not match the inferred shape "
-         << formatShape(expected);
 }
 
 /// A mask must broadcast to `scores` (aligned at the trailing dims, a missing
@@ -193,6 +150,10 @@ LogicalResult AddOp::verify() {
            << formatShape(shapeOf(getRhs())) << " do not broadcast";
   if (failed(verifySameElementType(*this)))
     return failure();
+  Type element = getResult().getType().getElementType();
+  if (getLhs().getType().getElementType() != element ||
+      getRhs().getType().getElementType() != element)
+    return emitOpError("operands and result must share one element type");
   return verifyResultShape(*this, shape);
 }
 

@@ -1,0 +1,139 @@
+//===- PredicatesToLinalg.cpp - compare, where, cast to linalg ------------===//
+//
+// Comparisons and casts are elementwise generics like the arithmetic ones;
+// `where` reads its three operands through broadcast maps and selects. The
+// float predicates follow PyTorch: ordered comparisons (false for NaN), `ne`
+// unordered (true for NaN).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TfmToLinalg/Utils.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+Value comparePayload(OpBuilder &b, Location l, StringRef predicate, Value x,
+                     Value y) {
+  Type type = x.getType();
+  if (isa<FloatType>(type)) {
+    auto p = llvm::StringSwitch<arith::CmpFPredicate>(predicate)
+                 .Case("lt", arith::CmpFPredicate::OLT)
+                 .Case("le", arith::CmpFPredicate::OLE)
+                 .Case("gt", arith::CmpFPredicate::OGT)
+                 .Case("ge", arith::CmpFPredicate::OGE)
+                 .Case("eq", arith::CmpFPredicate::OEQ)
+                 .Default(arith::CmpFPredicate::UNE);
+    return arith::CmpFOp::create(b, l, p, x, y);
+  }
+  // Booleans order false < true, hence unsigned.
+  bool isBool = type.isInteger(1);
+  auto p = llvm::StringSwitch<arith::CmpIPredicate>(predicate)
+               .Case("lt", isBool ? arith::CmpIPredicate::ult
+                                  : arith::CmpIPredicate::slt)
+               .Case("le", isBool ? arith::CmpIPredicate::ule
+                                  : arith::CmpIPredicate::sle)
+               .Case("gt", isBool ? arith::CmpIPredicate::ugt
+                                  : arith::CmpIPredicate::sgt)
+               .Case("ge", isBool ? arith::CmpIPredicate::uge
+                                  : arith::CmpIPredicate::sge)
+               .Case("eq", arith::CmpIPredicate::eq)
+               .Default(arith::CmpIPredicate::ne);
+  return arith::CmpIOp::create(b, l, p, x, y);
+}
+
+struct CompareToLinalg : OpRewritePattern<CompareOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CompareOp op,
+                                PatternRewriter &rewriter) const override {
+    StringRef predicate = op.getPredicate();
+    Value result = createBroadcastGeneric(
+        rewriter, op.getLoc(), op.getResult().getType(),
+        ValueRange{op.getLhs(), op.getRhs()},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return comparePayload(b, l, predicate, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct WhereToLinalg : OpRewritePattern<WhereOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WhereOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = createBroadcastGeneric(
+        rewriter, op.getLoc(), op.getResult().getType(),
+        ValueRange{op.getCondition(), op.getLhs(), op.getRhs()},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::SelectOp::create(b, l, args[0], args[1], args[2]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// One element converted as Tensor.to(dtype) does.
+Value castPayload(OpBuilder &b, Location l, Value x, Type to) {
+  Type from = x.getType();
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    // Nonzero (and NaN) is true.
+    if (fromFloat) {
+      Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(from, 0.0));
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x, zero);
+    }
+    Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(from, 0));
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (fromFloat && toFloat)
+    return fromFloat.getWidth() < toFloat.getWidth()
+               ? Value(arith::ExtFOp::create(b, l, to, x))
+               : Value(arith::TruncFOp::create(b, l, to, x));
+  bool fromBool = from.isInteger(1);
+  if (toFloat)
+    return fromBool ? Value(arith::UIToFPOp::create(b, l, to, x))
+                    : Value(arith::SIToFPOp::create(b, l, to, x));
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, l, to, x);
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, l, to, x);
+  return fromBool ? Value(arith::ExtUIOp::create(b, l, to, x))
+                  : Value(arith::ExtSIOp::create(b, l, to, x));
+}
+
+struct CastToLinalg : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Type to = type.getElementType();
+    if (op.getInput().getType() == type) {
+      rewriter.replaceOp(op, op.getInput());
+      return success();
+    }
+    Value result = createBroadcastGeneric(
+        rewriter, op.getLoc(), type, ValueRange{op.getInput()},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return castPayload(b, l, args[0], to);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfm::populatePredicatesToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<CompareToLinalg, WhereToLinalg, CastToLinalg>(
+      patterns.getContext());
+}
