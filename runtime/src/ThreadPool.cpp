@@ -30,10 +30,17 @@ namespace {
 /// How long an idle worker polls for the next job before it sleeps.
 constexpr std::chrono::microseconds kSpinTime{100};
 
-inline void spinPause() {
+/// Polls `done` for up to kSpinTime; the caller then sleeps on its
+/// condition variable if it must.
+template <typename Predicate> void spinUntil(Predicate done) {
+  auto until = std::chrono::steady_clock::now() + kSpinTime;
+  for (unsigned i = 1; !done(); ++i) {
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
+      return;
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
+    __builtin_ia32_pause();
 #endif
+  }
 }
 
 /// One parallel_for call.
@@ -142,15 +149,10 @@ void tfm_thread_pool_t::workerLoop() {
       // A model posts its ops' jobs back to back, and waking a sleeping
       // thread costs more than many of them take: spin a little first.
       lock.unlock();
-      auto until = std::chrono::steady_clock::now() + kSpinTime;
-      for (unsigned i = 1;; ++i) {
-        if (posted.load(std::memory_order_acquire) != seen ||
-            stopRequested.load(std::memory_order_acquire))
-          break;
-        if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
-          break;
-        spinPause();
-      }
+      spinUntil([&] {
+        return posted.load(std::memory_order_acquire) != seen ||
+               stopRequested.load(std::memory_order_acquire);
+      });
       lock.lock();
     }
     wake.wait(lock, ready);
@@ -202,13 +204,8 @@ void tfm_thread_pool_t::parallelFor(int64_t count, tfm_task_fn task,
   if (current.active != 0) {
     // The workers' last tasks usually end within microseconds of ours.
     lock.unlock();
-    auto until = std::chrono::steady_clock::now() + kSpinTime;
-    for (unsigned i = 1; current.active.load(std::memory_order_acquire) != 0;
-         ++i) {
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
-        break;
-      spinPause();
-    }
+    spinUntil(
+        [&] { return current.active.load(std::memory_order_acquire) == 0; });
     lock.lock();
   }
   done.wait(lock, [&] { return current.active == 0; });
