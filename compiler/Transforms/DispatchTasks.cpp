@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/TaskFunctions.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -20,7 +21,6 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kTaskPrefix = "__tfm_task_";
 
 /// struct tfm_exec { uint32_t abi; uint32_t threads;
 ///                   void (*parallel_for)(...); void *context; }
@@ -44,7 +44,7 @@ struct TfmDispatchTasksPass
       SmallVector<LLVM::CallOp> calls;
       model.walk([&](LLVM::CallOp call) {
         std::optional<StringRef> callee = call.getCallee();
-        if (callee && callee->starts_with(kTaskPrefix))
+        if (callee && callee->starts_with(tfm::kTaskPrefix))
           calls.push_back(call);
       });
       for (LLVM::CallOp call : calls)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/TaskFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,8 +23,6 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kTaskPrefix = "__tfm_task_";
-
 struct TfmMergeIdenticalTasksPass
     : tfm::impl::TfmMergeIdenticalTasksBase<TfmMergeIdenticalTasksPass> {
   void runOnOperation() override {
@@ -32,19 +31,10 @@ struct TfmMergeIdenticalTasksPass
     SmallVector<std::pair<func::FuncOp, StringAttr>> duplicates;
     for (auto task : module.getOps<func::FuncOp>()) {
       if (!task.isPrivate() || task.isExternal() ||
-          !task.getSymName().starts_with(kTaskPrefix))
+          !task.getSymName().starts_with(tfm::kTaskPrefix))
         continue;
-      StringAttr name = task.getSymNameAttr();
-      std::string key;
-      {
-        // Printed under one name, in local scope (numbering the whole
-        // module per task would be quadratic in the model).
-        task.setSymName(kTaskPrefix);
-        llvm::raw_string_ostream os(key);
-        task.print(os, OpPrintingFlags().assumeVerified().useLocalScope());
-        task.setSymNameAttr(name);
-      }
-      auto [it, inserted] = canonical.try_emplace(key, name);
+      auto [it, inserted] = canonical.try_emplace(
+          tfm::printTaskForComparison(task), task.getSymNameAttr());
       if (!inserted)
         duplicates.emplace_back(task, it->second);
     }

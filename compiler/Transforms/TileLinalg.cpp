@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/TaskFunctions.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -123,7 +124,7 @@ struct TileLinalgPass : tfm::impl::TfmTileLinalgBase<TileLinalgPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Outlined kernels (GEMM, attention) are already tiled by hand.
-    if (func.getSymName().starts_with("__tfm_task_"))
+    if (func.getSymName().starts_with(tfm::kTaskPrefix))
       return;
     if (vectorLength < 1) {
       func.emitError("tfm-tile-linalg: vector-length must be positive");

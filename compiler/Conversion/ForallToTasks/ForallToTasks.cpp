@@ -11,6 +11,7 @@
 
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Transforms/TaskFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -182,19 +183,13 @@ struct ConvertForallToTasksPass
   /// one is dropped for it.
   SmallVector<func::FuncOp> variantsOf(ModuleOp module, func::FuncOp task,
                                        ArrayRef<KernelVariant> variants) {
-    std::string key;
-    {
-      llvm::raw_string_ostream os(key);
-      // Local scope: numbering the whole module (and its weights) per task
-      // would make this quadratic in the model.
-      task.print(os, OpPrintingFlags().assumeVerified().useLocalScope());
-    }
-    auto [it, inserted] = known.try_emplace(key);
+    auto [it, inserted] = known.try_emplace(printTaskForComparison(task));
     if (!inserted) {
       task.erase();
       return it->second;
     }
-    std::string base = "__tfm_task_forall_" + std::to_string(known.size() - 1);
+    std::string base =
+        (kTaskPrefix + "forall_" + Twine(known.size() - 1)).str();
     for (const KernelVariant &variant : variants) {
       func::FuncOp copy = task.clone();
       module.getBody()->push_back(copy);

@@ -1,0 +1,35 @@
+//===- TaskFunctions.h - Outlined task functions ----------------*- C++ -*-===//
+//
+// The CPU lowerings outline parallel work into functions named
+// `__tfm_task_*` taking their operands then a [begin, end) range;
+// tfm-dispatch-tasks hands calls of them to the caller's threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H
+#define TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::tfm {
+
+inline constexpr llvm::StringLiteral kTaskPrefix = "__tfm_task_";
+
+/// `task` printed under a fixed name: equal strings mean interchangeable
+/// tasks. Printed in local scope, as numbering the whole module (weights
+/// included) for every task would make sharing quadratic in the model.
+inline std::string printTaskForComparison(func::FuncOp task) {
+  StringAttr name = task.getSymNameAttr();
+  task.setSymName(kTaskPrefix);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  task.print(os, OpPrintingFlags().assumeVerified().useLocalScope());
+  task.setSymNameAttr(name);
+  return text;
+}
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H
