@@ -1,7 +1,8 @@
 """Writes each workload's files: weights, input, PyTorch eager reference, .tfm, ONNX.
 
     work/<name>/weights.safetensors   the module's state_dict, PyTorch names
-    work/<name>/x.npy                 the input, f32[1, S, E] (or [1, M, K])
+    work/<name>/x.npy                 the input, f32[1, S, E] (or [1, M, K]);
+                                      q.npy, k.npy, v.npy for attention
     work/<name>/ref.npy               PyTorch eager's output (the reference)
     work/<name>/model.tfm             the tfm model (workloads.tfm_source)
     work/<name>/model.onnx            torch.onnx.export of the same module
@@ -22,10 +23,11 @@ import workloads
 
 
 def _key(w, torch_version):
-    return {"workload": w, "torch": torch_version, "format": 4 if w["kind"] == "linear" else 5}
+    return {"workload": w, "torch": torch_version,
+            "format": {"linear": 4, "encoder": 5}.get(w["kind"], 6)}
 
 
-def export_onnx(module, x, path, dynamo_first):
+def export_onnx(module, xs, names, path, dynamo_first):
     """torch.onnx.export with the dynamo exporter (needs onnxscript; weights go
     to model.onnx.data next to model.onnx) or the TorchScript exporter, the
     other one if the first fails. Encoders go through dynamo: in torch 2.15 the
@@ -45,7 +47,7 @@ def export_onnx(module, x, path, dynamo_first):
             torch.backends.mha.set_fastpath_enabled(False)
             try:
                 with torch.no_grad():
-                    torch.onnx.export(module, (x,), path, input_names=["x"], output_names=["y"],
+                    torch.onnx.export(module, tuple(xs), path, input_names=names, output_names=["y"],
                                       opset_version=17 if not dynamo else 18, **kwargs)
             finally:
                 torch.backends.mha.set_fastpath_enabled(fast)
@@ -69,27 +71,30 @@ def export_workload(w, work_dir, log=print):
             meta = json.load(f)
         if meta.get("key") == key and all(
                 os.path.exists(os.path.join(d, n))
-                for n in ("weights.safetensors", "x.npy", "ref.npy", "model.tfm")):
+                for n in ["weights.safetensors", "ref.npy", "model.tfm"]
+                + [f"{i}.npy" for i in workloads.input_shapes(w)]):
             return meta
     t0 = time.time()
     module = workloads.build_module(w)
     g = torch.Generator().manual_seed(1)
-    x = torch.randn(*w["input"], generator=g)
+    shapes = workloads.input_shapes(w)
+    xs = [torch.randn(*shape, generator=g) for shape in shapes.values()]
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     with torch.no_grad():
-        ref = module(x)
+        ref = module(*xs)
 
     sd = {k: v.detach().contiguous() for k, v in module.state_dict().items()}
     from safetensors.torch import save_file
     save_file(sd, os.path.join(d, "weights.safetensors"))
-    np.save(os.path.join(d, "x.npy"), x.numpy().astype(np.float32))
+    for name, x in zip(shapes, xs):
+        np.save(os.path.join(d, f"{name}.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(d, "ref.npy"), ref.numpy().astype(np.float32))
     with open(os.path.join(d, "model.tfm"), "w") as f:
         f.write(workloads.tfm_source(w))
     for stale in ("model.onnx", "model.onnx.data"):
         if os.path.exists(os.path.join(d, stale)):
             os.remove(os.path.join(d, stale))
-    onnx_note = export_onnx(module, x, os.path.join(d, "model.onnx"),
+    onnx_note = export_onnx(module, xs, list(shapes), os.path.join(d, "model.onnx"),
                             dynamo_first=w["kind"] != "linear")
     meta = {"key": key, "onnx_note": onnx_note, "export_s": round(time.time() - t0, 2)}
     with open(meta_path, "w") as f:

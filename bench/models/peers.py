@@ -38,16 +38,21 @@ import workloads
 LIBRARY_OF = {"eager": "torch", "compile": "torch", "ort": "onnxruntime", "iree": "iree"}
 
 
+def _workload(d):
+    with open(os.path.join(d, "export.json")) as f:
+        return json.load(f)["key"]["workload"]
+
+
 def _load_io(d):
-    return np.load(os.path.join(d, "x.npy")), np.load(os.path.join(d, "ref.npy"))
+    """The inputs (in the module's order) and the reference output."""
+    xs = [np.load(os.path.join(d, f"{n}.npy")) for n in workloads.input_shapes(_workload(d))]
+    return xs, np.load(os.path.join(d, "ref.npy"))
 
 
 def _torch_module(d):
     import torch
     from safetensors.torch import load_file
-    with open(os.path.join(d, "export.json")) as f:
-        w = json.load(f)["key"]["workload"]
-    m = workloads.build_module(w)
+    m = workloads.build_module(_workload(d))
     m.load_state_dict(load_file(os.path.join(d, "weights.safetensors")))
     return m.eval()
 
@@ -55,15 +60,15 @@ def _torch_module(d):
 def run_eager(d, threads, budget):
     import torch
     torch.set_num_threads(threads)
-    x, ref = _load_io(d)
+    xs, ref = _load_io(d)
     t0 = time.perf_counter()
     m = _torch_module(d)
-    xt = torch.from_numpy(x)
+    xts = [torch.from_numpy(x) for x in xs]
     load_s = time.perf_counter() - t0
 
     def call():
         with torch.inference_mode():
-            return m(xt)
+            return m(*xts)
     r = timing.time_calls(call, budget)
     r["out"] = call().numpy()
     r["compile_s"] = None
@@ -74,14 +79,14 @@ def run_eager(d, threads, budget):
 def run_compile(d, threads, budget):
     import torch
     torch.set_num_threads(threads)
-    x, ref = _load_io(d)
+    xs, ref = _load_io(d)
     m = _torch_module(d)
-    xt = torch.from_numpy(x)
+    xts = [torch.from_numpy(x) for x in xs]
     cm = torch.compile(m)
 
     def call():
         with torch.inference_mode():
-            return cm(xt)
+            return cm(*xts)
     t0 = time.perf_counter()
     call()
     first = time.perf_counter() - t0
@@ -93,7 +98,7 @@ def run_compile(d, threads, budget):
 
 def run_ort(d, threads, budget):
     import onnxruntime as ort
-    x, ref = _load_io(d)
+    xs, ref = _load_io(d)
     path = os.path.join(d, "model.onnx")
     if not os.path.exists(path):
         raise RuntimeError("no model.onnx (the ONNX export failed)")
@@ -105,10 +110,10 @@ def run_ort(d, threads, budget):
     t0 = time.perf_counter()
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     create_s = time.perf_counter() - t0
-    name = sess.get_inputs()[0].name
+    feed = {i.name: x for i, x in zip(sess.get_inputs(), xs)}
 
     def call():
-        return sess.run(None, {name: x})[0]
+        return sess.run(None, feed)[0]
     r = timing.time_calls(call, budget)
     r["out"] = call()
     r["compile_s"] = create_s  # session creation: graph optimizations, packing
@@ -117,7 +122,7 @@ def run_ort(d, threads, budget):
 
 def run_iree(d, threads, budget):
     import iree.runtime as ireert
-    x, ref = _load_io(d)
+    xs, ref = _load_io(d)
     path = os.path.join(d, "model.vmfb")
     if not os.path.exists(path):
         note = os.path.join(d, "iree_error.txt")
@@ -137,10 +142,10 @@ def run_iree(d, threads, budget):
     fname = next((n for n in ("main_graph", "main", "forward") if n in names), names[0])
     fn = mod[fname]
     dev = config.device
-    xd = ireert.asdevicearray(dev, x)
+    xds = [ireert.asdevicearray(dev, x) for x in xs]
 
     def call():
-        out = fn(xd)
+        out = fn(*xds)
         if isinstance(out, (list, tuple)):
             out = out[0]
         return out.to_host()

@@ -2,7 +2,7 @@
 # bench/models/run.sh [--quick] [--threads 1,2] [--tfm-bin DIR] [main.py options]
 #
 # Compiles and times whole models (nn.TransformerEncoderLayer, a 12-layer
-# BERT-base encoder, an nn.Linear sweep) with tfm and, in the same run, with
+# BERT-base encoder, attention alone, an nn.Linear sweep) with tfm and, in the same run, with
 # PyTorch eager, torch.compile, ONNX Runtime and IREE; prints a markdown
 # report on stdout (progress on stderr). See bench/README.md.
 #

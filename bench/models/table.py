@@ -143,7 +143,7 @@ def report(meta, results):
     linears = [r for r in results if r["workload"]["kind"] == "linear"]
     parts = [header(meta), ""]
     if models:
-        parts += ["### Whole models (fp32, batch 1)", "",
+        parts += ["### Whole models and attention (fp32, batch 1)", "",
                   "`time / tfm`: the runtime's time over tfm's (> 1: tfm is faster). `err vs eager`:"
                   " max |y - y_eager| / max |y_eager|, FAIL above"
                   f" {TOL_LAYER:.0e} per layer. `compile s`: tfm-compile; torch.compile's first call"

@@ -134,10 +134,17 @@ _BENCH = re.compile(r"bench: (\d+) runs? on \d+ threads?, min ([0-9.]+) ms, medi
 _RSS = re.compile(r"helper-rss: maxrss_kib=(\d+) status=(-?\d+) cpu_s=([0-9.]+)")
 
 
+def _input_names(d):
+    import workloads
+    with open(os.path.join(d, "export.json")) as f:
+        return list(workloads.input_shapes(json.load(f)["key"]["workload"]))
+
+
 def _tfm_run_once(helper, tfm_bin, d, threads, runs, out_npy, timeout, log):
-    cmd = [helper, "rss", os.path.join(tfm_bin, "tfm-run"), os.path.join(d, "model.so"),
-           "--input", "x=" + os.path.join(d, "x.npy"), "--threads", str(threads),
-           "--bench", str(runs), "--quiet"]
+    cmd = [helper, "rss", os.path.join(tfm_bin, "tfm-run"), os.path.join(d, "model.so")]
+    for name in _input_names(d):
+        cmd += ["--input", f"{name}=" + os.path.join(d, f"{name}.npy")]
+    cmd += ["--threads", str(threads), "--bench", str(runs), "--quiet"]
     if out_npy:
         cmd += ["--output", "y=" + out_npy]
     try:
