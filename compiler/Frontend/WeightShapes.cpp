@@ -12,7 +12,10 @@ mlir::tfm::SafeTensorsWeightShapes::lookup(MLIRContext *ctx, StringRef name) {
   if (!entry)
     return std::nullopt;
   Type type;
-  if (entry->dtype == "F32")
+  // Half-precision checkpoints are computed in f32: tfm-bind-weights widens
+  // F16 and BF16 data exactly, as PyTorch's load_state_dict into an f32
+  // module does.
+  if (entry->dtype == "F32" || entry->dtype == "F16" || entry->dtype == "BF16")
     type = Float32Type::get(ctx);
   else if (entry->dtype == "F64")
     type = Float64Type::get(ctx);

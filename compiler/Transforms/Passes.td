@@ -103,7 +103,9 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
   let description = [{
     Every `tfm.weight "name" : tensor<...>` becomes an `arith.constant` holding
     the named tensor of the file. The file's dtype and shape must match the
-    op's type exactly; a missing name or a mismatch is an error at the op.
+    op's type exactly, except that F16 and BF16 data (half-precision
+    checkpoints) binds to an f32 weight, widened exactly; a missing name or a
+    mismatch is an error at the op.
   }];
   let options = [
     Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",

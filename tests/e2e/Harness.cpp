@@ -204,7 +204,6 @@ HostTensor Random::f32(std::vector<int64_t> shape, float lo, float hi) {
 // Compiling
 //===----------------------------------------------------------------------===//
 
-namespace {
 std::string makeTempDir() {
   std::string base = TFM_E2E_TMPDIR;
   std::error_code ec;
@@ -217,6 +216,8 @@ std::string makeTempDir() {
                              ") failed: " + std::strerror(errno));
   return buffer.data();
 }
+
+namespace {
 
 void writeFile(const std::string &path, const std::string &text) {
   std::ofstream out(path, std::ios::binary);

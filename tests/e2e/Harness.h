@@ -147,6 +147,10 @@ CompileResult compileFiles(const std::string &modelPath,
                            const std::string &weightsPath,
                            const BuildOptions &options = {});
 
+/// A fresh directory under the tests' temporary directory (remove it with
+/// removeTempDir or a TempDirGuard).
+std::string makeTempDir();
+
 /// Removes a directory made by compileSource/compileFiles, unless the
 /// environment sets TFM_E2E_KEEP.
 void removeTempDir(const std::string &dir);

@@ -8,10 +8,15 @@
 #include "Fixture.h"
 #include "Harness.h"
 #include "Reference.h"
+#include "ReferenceLayers.h"
 
 #include <catch2/catch.hpp>
 
+#include "tfm/safetensors.h"
+
 #include <cmath>
+#include <cstring>
+#include <fstream>
 
 using namespace e2e;
 using ref::Array;
@@ -214,6 +219,54 @@ output y, n, v, mm
       E2E_CHECK_CLOSE(r["n"], ref::linear(ref::fromTensor(x), W));
       E2E_CHECK_CLOSE(r["v"], ref::linear(ref::fromTensor(u), W, &b));
       E2E_CHECK_CLOSE(r["mm"], ref::linear(ref::fromTensor(m), W, &b));
+    }
+  }
+}
+
+// A half-precision checkpoint: F16 and BF16 weights are computed in f32,
+// widened exactly at compile time. The values are chosen exact in their
+// half format, so the f64 reference sees the same weights.
+TEST_CASE("linear over F16 and BF16 checkpoint weights", "[layers]") {
+  Random rng(3011);
+  const int64_t out = 9, in = 20;
+  std::vector<_Float16> wHalf;
+  std::vector<uint16_t> bBrain;
+  std::vector<float> wValues, bValues;
+  for (float v : rng.uniform(out * in)) {
+    float exact = std::round(v * 256.0f) / 256.0f; // 10 significant bits
+    wHalf.push_back(static_cast<_Float16>(exact));
+    wValues.push_back(exact);
+  }
+  for (float v : rng.uniform(out)) {
+    float exact = std::round(v * 64.0f) / 64.0f; // 8 significant bits
+    uint32_t bits;
+    std::memcpy(&bits, &exact, sizeof(bits));
+    bBrain.push_back(static_cast<uint16_t>(bits >> 16));
+    bValues.push_back(exact);
+  }
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  std::string error;
+  REQUIRE(tfm::writeSafeTensors(dir + "/half.safetensors",
+                                {{"W", "F16", {out, in}, wHalf.data()},
+                                 {"b", "BF16", {out}, bBrain.data()}},
+                                error));
+  {
+    std::ofstream model(dir + "/half.tfm");
+    model << "model half_weights\n"
+          << "input x: f32[seq, " << in << "]\n"
+          << "y = gelu(linear(x, weight = \"W\", bias = \"b\"))\n"
+          << "output y\n";
+  }
+  std::shared_ptr<Model> model =
+      Model::buildFiles(dir + "/half.tfm", dir + "/half.safetensors");
+  Array W = ref::fromFloats({out, in}, wValues);
+  Array b = ref::fromFloats({out}, bValues);
+  for (int64_t seq : {1, 7, 130}) {
+    DYNAMIC_SECTION("seq " << seq) {
+      HostTensor x = rng.f32({seq, in});
+      RunResult r = model->runOk({x});
+      E2E_CHECK_CLOSE(r["y"], ref::gelu(ref::linear(ref::fromTensor(x), W, &b)));
     }
   }
 }

@@ -14,11 +14,20 @@
 // RUN: not tfm-opt %s -tfm-bind-weights=weights=%S/Inputs/garbage.safetensors 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=GARBAGE
 //
+// A half-precision checkpoint (Inputs/half.safetensors) binds to f32 weights,
+// widened exactly, subnormals and infinities included; only to f32:
+// RUN: tfm-opt %S/Inputs/bind-half.mlir -split-input-file -verify-diagnostics \
+// RUN:   -tfm-bind-weights=weights=%S/Inputs/half.safetensors | FileCheck %s --check-prefix=HALF
+//
 // Inputs/weights.safetensors comes from Inputs/make_weights.py:
 //   "linear.weight" F32 [2, 3] = 1 .. 6, "linear.bias" F32 [2] = 0.5, -0.5,
 //   "table" F64 [3, 2] = 0, 0.25 .. 1.25, "ids" I64 [2] = 2, 0.
 
 // NONE: func.func @bind_all_dtypes
+
+// HALF-LABEL: func.func @bind_half_precision
+// HALF-DAG: arith.constant dense<[1.500000e+00, -2.000000e+00, 6.550400e+04, 5.96046448E-8, 3.05175781E-5, 0xFF800000]> : tensor<6xf32>
+// HALF-DAG: arith.constant dense<[1.500000e+00, -3.000000e+00, 7.346840e-40]> : tensor<3xf32>
 
 // NO-FILE: error: 'tfm.weight' op needs a weights file (--weights) to bind 'linear.weight'
 // MISSING-FILE: error: {{.*}}does-not-exist.safetensors: cannot open: No such file or directory
@@ -119,3 +128,4 @@ func.func @several_errors() -> (tensor<2xf32>, tensor<2xf32>) {
 func.func @no_weights(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
+

@@ -8,6 +8,9 @@ weights.safetensors holds:
   "ids"           I64 [2]    = 2, 0
 truncated.safetensors is weights.safetensors cut short inside the data, and
 garbage.safetensors is text, not a safetensors file at all.
+half.safetensors holds a half-precision checkpoint's dtypes:
+  "h" F16  [6] = 1.5, -2, 65504, 2^-24 (the smallest subnormal), 2^-14 * 0.5, -inf
+  "b" BF16 [3] = 1.5, -3, 2^-130 (a subnormal)
 """
 import json
 import struct
@@ -34,3 +37,9 @@ blob = safetensors([
 open("weights.safetensors", "wb").write(blob)
 open("truncated.safetensors", "wb").write(blob[:-12])
 open("garbage.safetensors", "wb").write(b"this is not a safetensors file\n")
+# bfloat16: the upper 16 bits of the float32 (these values are exact in both).
+bf16 = [struct.unpack("<I", struct.pack("<f", v))[0] >> 16 for v in (1.5, -3.0, 2.0**-130)]
+open("half.safetensors", "wb").write(safetensors([
+    ("h", "F16", [6], "e", [1.5, -2.0, 65504.0, 2.0**-24, 2.0**-15, float("-inf")]),
+    ("b", "BF16", [3], "H", bf16),
+]))
