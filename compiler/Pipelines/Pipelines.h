@@ -49,8 +49,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> packLinear{
       *this, "pack-linear",
-      llvm::cl::desc("Lower linear layers with constant weights to the "
-                     "register-tiled GEMM (off: linalg loops, for "
+      llvm::cl::desc("Lower linear layers with constant weights, and "
+                     "matmuls between activations (packed at run time), to "
+                     "the register-tiled GEMM (off: linalg loops, for "
                      "comparison)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> tileLinalg{

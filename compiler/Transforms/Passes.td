@@ -150,6 +150,53 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
 }
 
+def TfmPackMatmul : Pass<"tfm-pack-matmul", "func::FuncOp"> {
+  let summary = "Matmuls between activations onto the register-tiled GEMM, packed at run time";
+  let description = [{
+    A contraction `linalg.generic` as `convert-tfm-to-linalg` writes
+    `tfm.matmul` (loops `(batch..., m, n, k)`, A read at `(batch..., m, k)`,
+    B at `(batch..., k, n)`, batch dims broadcast through index 0 or absent),
+    f32, accumulating into a zero fill, whose right operand is not a
+    constant: B is packed at run time into the micro-kernel's panels
+    (`tensor.insert_slice` into zeros where `N` is not a multiple of the
+    panel width, `tensor.expand_shape`, `linalg.transpose`), and the product
+    becomes `tfm.packed_linear`, lowered by `convert-linear-to-cpu` like a
+    linear layer. A right operand without batch dims serves every row of A at
+    once; otherwise an `scf.for` nest runs one product per output batch.
+    Matmuls with fewer than `min-rows` static rows keep the generic path
+    (packing would cost as much as the product). Runs after attention fusion
+    has had its look, before elementwise fusion and bufferization.
+
+    Before:
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+    %s = linalg.generic {indexing_maps = [(b,m,n,k) -> (b,m,k), (b,m,n,k) -> (b,k,n), (b,m,n,k) -> (b,m,n)], ...}
+           ins(%q, %kt : tensor<8x?x64xf32>, tensor<8x64x?xf32>) outs(%z : ...)
+    ```
+    After (schematically):
+    ```mlir
+    %bp = linalg.transpose ins(%expanded : tensor<8x64x?x32xf32>) outs(...) permutation = [0, 2, 1, 3]
+    %s = scf.for %b = %c0 to %c8 step %c1 iter_args(%acc = %e) -> (tensor<8x?x?xf32>) {
+      %g = tfm.packed_linear ins(%qb, %bpb : tensor<?x64xf32>, tensor<?x64x32xf32>)
+             outs(%cb : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers in bits; panels are two "
+           "vectors wide, as tfm-pack-linear's">,
+    Option<"multiversion", "multiversion", "bool", /*default=*/"false",
+           "Pack for the widest kernel variant (32 columns)">,
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"4",
+           "Matmuls with fewer static rows than this keep the generic path">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect",
+                           "linalg::LinalgDialect", "scf::SCFDialect",
+                           "affine::AffineDialect", "tfm::TfmDialect"];
+}
+
 def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
   let summary = "Lower linalg.softmax to max, exp-sum and divide generics";
   let description = [{

@@ -72,6 +72,20 @@ Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
       b, loc, buffer, ArrayRef<ReassociationIndices>{rows, {rank - 1}});
 }
 
+/// Whether the kernel can read `type` as it is: contiguous, or (one batch of
+/// a batched matmul, tfm-pack-matmul) a buffer it indexes directly, whose
+/// last dim is contiguous: the packed weight, and matrices, since
+/// viewAsMatrix only collapses contiguous buffers.
+bool hasContiguousRows(MemRefType type, bool indexedDirectly) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return (indexedDirectly || type.getRank() <= 2) &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 class GemmEmitter {
 public:
   /// Emits the variant's task count and task call at `at`'s insertion
@@ -132,13 +146,24 @@ private:
   OpBuilder b;
   Location loc;
 
+  /// K and N, and how many kernel-wide column panels cover N: constants for
+  /// a packed weight, run-time values for a matrix packed at run time
+  /// (tfm-pack-matmul), read from the buffers in the current function.
+  Value depth(Value packedWeight);
+  Value columns(Value output);
+  Value columnPanelCount(Value output) {
+    return ceilDiv(columns(output), idx(kernelWidth));
+  }
+
   VectorType vectorType;
-  int64_t k = 0, n = 0, panelWidth = 0;
+  int64_t panelWidth = 0;
   // The micro-kernel covers kernelWidth = 2 vectors of columns: a packed
-  // panel (packed for the widest variant) holds subPanels of them, and
-  // columnPanels of them cover N.
-  int64_t kernelWidth = 0, subPanels = 1, columnPanels = 0;
+  // panel (packed for the widest variant) holds subPanels of them.
+  int64_t kernelWidth = 0, subPanels = 1;
+  // Whether the last panel may be partial: N is dynamic or not a multiple.
   bool maskColumns = false;
+  // Inside the task function: K, N and the panel count.
+  Value k, n, columnPanels;
   // Inside the task function: matrices [M, K], [panels, K, nr], [M, N].
   Value a, packed, bias, residual, c;
 };
@@ -153,11 +178,25 @@ std::string GemmEmitter::taskKey() {
   return key;
 }
 
+Value GemmEmitter::depth(Value packedWeight) {
+  int64_t k = cast<MemRefType>(packedWeight.getType()).getShape()[1];
+  if (!ShapedType::isDynamic(k))
+    return idx(k);
+  return memref::DimOp::create(b, loc, packedWeight, 1);
+}
+
+Value GemmEmitter::columns(Value output) {
+  auto type = cast<MemRefType>(output.getType());
+  int64_t n = type.getShape().back();
+  if (!ShapedType::isDynamic(n))
+    return idx(n);
+  return memref::DimOp::create(b, loc, output, type.getRank() - 1);
+}
+
 void GemmEmitter::emitCall() {
   auto packedType = cast<MemRefType>(op.getPackedWeight().getType());
-  k = packedType.getShape()[1];
   panelWidth = packedType.getShape()[2];
-  n = cast<MemRefType>(op.getInit().getType()).getShape().back();
+  int64_t staticN = cast<MemRefType>(op.getInit().getType()).getShape().back();
   // Two vectors per micro-kernel, narrower where the packing is narrower
   // than the variant's vectors.
   while (tiling.lanes > 1 && panelWidth % (2 * tiling.lanes) != 0)
@@ -170,9 +209,9 @@ void GemmEmitter::emitCall() {
     kernelWidth = panelWidth;
   }
   subPanels = panelWidth / kernelWidth;
-  columnPanels = llvm::divideCeil(n, kernelWidth);
   vectorType = VectorType::get({tiling.lanes}, b.getF32Type());
-  maskColumns = n % kernelWidth != 0;
+  maskColumns =
+      ShapedType::isDynamic(staticN) || staticN % kernelWidth != 0;
 
   std::string key = taskKey();
   func::FuncOp task = tasks.lookup(key);
@@ -190,10 +229,11 @@ void GemmEmitter::emitCall() {
   for (int64_t d = 0; d + 1 < inputType.getRank(); ++d)
     rows = mul(rows, memref::DimOp::create(b, loc, input, d));
   Value rowBlocks = ceilDiv(rows, idx(tiling.blockRows));
+  Value panels = columnPanelCount(op.getInit());
   Value panelsPerTask =
       max(idx(1), min(idx(tiling.maxPanelsPerTask),
-                      ceilDiv(mul(rowBlocks, idx(columnPanels)), idx(64))));
-  Value columnBlocks = ceilDiv(idx(columnPanels), panelsPerTask);
+                      ceilDiv(mul(rowBlocks, panels), idx(64))));
+  Value columnBlocks = ceilDiv(panels, panelsPerTask);
   SmallVector<Value> args(op->getOperands());
   args.append({panelsPerTask, idx(0), mul(rowBlocks, columnBlocks)});
   func::CallOp::create(b, loc, task, args);
@@ -232,20 +272,28 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
   Value begin = args[next++], end = args[next++];
 
   Value m = memref::DimOp::create(b, loc, a, 0);
-  Value columnBlocks = ceilDiv(idx(columnPanels), panelsPerTask);
+  k = depth(packed);
+  n = columns(c);
+  columnPanels = columnPanelCount(c);
+  Value columnBlocks = ceilDiv(columnPanels, panelsPerTask);
   forLoop(begin, end, idx(1), [&](Value t) {
     Value rowBlock = arith::DivUIOp::create(b, loc, t, columnBlocks);
     Value columnBlock = arith::RemUIOp::create(b, loc, t, columnBlocks);
     Value m0 = mul(rowBlock, idx(tiling.blockRows));
     Value mEnd = min(add(m0, idx(tiling.blockRows)), m);
     Value p0 = mul(columnBlock, panelsPerTask);
-    Value pEnd = min(add(p0, panelsPerTask), idx(columnPanels));
-    forLoop(idx(0), idx(k), idx(tiling.blockK), [&](Value k0) {
-      Value kc = min(idx(tiling.blockK), sub(idx(k), k0));
+    Value pEnd = min(add(p0, panelsPerTask), columnPanels);
+    // At least one chunk, so that K = 0 still writes its zeros (and the
+    // epilogue).
+    std::optional<int64_t> staticK = getConstantIntValue(k);
+    Value chunksEnd =
+        staticK ? idx(std::max<int64_t>(*staticK, 1)) : max(k, idx(1));
+    forLoop(idx(0), chunksEnd, idx(tiling.blockK), [&](Value k0) {
+      Value kc = min(idx(tiling.blockK), sub(k, k0));
       Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           k0, idx(0));
       Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         add(k0, kc), idx(k));
+                                         add(k0, kc), k);
       forLoop(p0, pEnd, idx(1), [&](Value p) {
         forLoop(m0, mEnd, idx(tiling.microRows), [&](Value i) {
           Value rows = min(idx(tiling.microRows), sub(mEnd, i));
@@ -281,7 +329,7 @@ Value GemmEmitter::columnMask(Value p, int64_t v) {
   if (!maskColumns)
     return {};
   Value column = add(mul(p, idx(kernelWidth)), idx(v * tiling.lanes));
-  Value valid = max(idx(0), min(idx(tiling.lanes), sub(idx(n), column)));
+  Value valid = max(idx(0), min(idx(tiling.lanes), sub(n, column)));
   auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
   return vector::CreateMaskOp::create(b, loc, maskType, ValueRange{valid});
 }
@@ -452,7 +500,8 @@ struct ConvertLinearToCPUPass
         return signalPassFailure();
       }
       for (Value operand : op->getOperands())
-        if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity()) {
+        if (!hasContiguousRows(cast<MemRefType>(operand.getType()),
+                               operand == op.getPackedWeight())) {
           op.emitOpError("needs contiguous buffers to lower to CPU");
           return signalPassFailure();
         }

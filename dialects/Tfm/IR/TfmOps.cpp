@@ -592,8 +592,11 @@ LogicalResult PackedLinearOp::verify() {
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   ArrayRef<int64_t> x = shape(getInput()), w = shape(getPackedWeight()),
                     o = shape(getInit());
-  if (w.size() != 3 || ShapedType::isDynamicShape(w) || w[2] < 1)
-    return emitOpError("packed weight must be static [panels, K, width]");
+  // Panels and K are dynamic for a matrix packed at run time
+  // (tfm-pack-matmul); the panel width is the kernel's, always static.
+  if (w.size() != 3 || ShapedType::isDynamic(w[2]) || w[2] < 1)
+    return emitOpError("packed weight must be [panels, K, width] with a "
+                       "static width");
   if (x.empty() || o.size() != x.size())
     return emitOpError("input and init must have the same rank, 1 or more");
   for (size_t d = 0; d + 1 < x.size(); ++d)
@@ -601,17 +604,22 @@ LogicalResult PackedLinearOp::verify() {
       return emitOpError("input ") << formatShape(x) << " and init "
                                    << formatShape(o)
                                    << " disagree in dimension " << d;
-  if (x.back() != w[1])
+  if (!dimsAgree(x.back(), w[1]))
     return emitOpError("input ") << formatShape(x)
                                  << " does not have the packed weight's "
                                  << w[1] << " input features";
-  if (ShapedType::isDynamic(o.back()) || llvm::divideCeil(o.back(), w[2]) != w[0])
+  bool staticPanels = !ShapedType::isDynamic(w[0]);
+  if (staticPanels && (ShapedType::isDynamic(o.back()) ||
+                       llvm::divideCeil(o.back(), w[2]) != w[0]))
     return emitOpError("init ") << formatShape(o) << " needs "
                                 << w[0] * w[2] - w[2] + 1 << " to "
                                 << w[0] * w[2] << " static output features";
-  if (Value bias = getBias())
+  if (Value bias = getBias()) {
+    if (!staticPanels)
+      return emitOpError("a bias needs a packed weight of static shape");
     if (shape(bias) != ArrayRef<int64_t>{w[0] * w[2]})
       return emitOpError("bias must be [") << w[0] * w[2] << "] (padded)";
+  }
   if (Value residual = getResidual())
     if (shape(residual).size() != o.size() ||
         !llvm::all_of(llvm::zip(shape(residual), o), [](auto pair) {

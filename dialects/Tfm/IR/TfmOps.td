@@ -902,7 +902,10 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     `nr`: `packed_weight [ceil(N/nr), K, nr]`, element `[p, k, j]` holding
     `W[p*nr + j, k]` (zero past `N`). The packing is done at compile time
     (`tfm-pack-linear`), so the micro-kernel streams one contiguous panel
-    per group of output columns. `bias` is `[ceil(N/nr)*nr]` (zero padded);
+    per group of output columns. A matrix that is not a constant (the right
+    operand of a matmul between activations) is packed at run time instead
+    (`tfm-pack-matmul`): its panels and `K` may then be dynamic, and `N` is
+    the init's last dimension. `bias` is `[ceil(N/nr)*nr]` (zero padded);
     `residual` has the result's shape. `activation` is `none`, `relu`,
     `gelu` (exact, with erf) or `gelu_tanh`.
 

@@ -878,6 +878,32 @@ func.func @packed_linear_bias(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %b: te
 
 // -----
 
+func.func @packed_linear_dynamic_width(%x: tensor<?x3xf32>, %w: tensor<1x3x?xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K, width] with a static width}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x?xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+// A matrix packed at run time (tfm-pack-matmul) has dynamic panels and K;
+// its K must still agree with the input's where both are static.
+func.func @packed_linear_dynamic_depth(%x: tensor<?x4xf32>, %w: tensor<?x3x8xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 4] does not have the packed weight's 3 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<?x3x8xf32>) outs(%y : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @packed_linear_dynamic_bias(%x: tensor<?x?xf32>, %w: tensor<?x?x8xf32>, %b: tensor<8xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op a bias needs a packed weight of static shape}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x?xf32>, tensor<?x?x8xf32>) bias(%b : tensor<8xf32>) outs(%y : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
 func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op unknown activation 'swish'}}
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "swish" -> tensor<?x2xf32>
