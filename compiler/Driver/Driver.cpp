@@ -79,7 +79,9 @@ std::optional<FileLineColLoc> findFileLocation(Location loc) {
 /// then the source line with a caret under the column. A diagnostic without
 /// a file location names the tool instead. The IR dumps that pass failures
 /// attach as notes are dropped: they show the lowered model, not a line the
-/// user wrote.
+/// user wrote. A location inside a function call or a loop iteration (a
+/// CallSiteLoc, as the parser makes them) is followed by a note for each
+/// caller, innermost first, saying what its NameLoc says.
 class DiagnosticPrinter : public SourceMgrDiagnosticHandler {
 public:
   DiagnosticPrinter(llvm::SourceMgr &sourceMgr, MLIRContext *context,
@@ -87,6 +89,7 @@ public:
       : SourceMgrDiagnosticHandler(sourceMgr, context, os) {
     setHandler([this](Diagnostic &diag) {
       print(diag.getLocation(), diag.str(), diag.getSeverity());
+      printCallers(diag.getLocation());
       for (Diagnostic &note : diag.getNotes()) {
         std::string text = note.str();
         if (!StringRef(text).starts_with("see current operation"))
@@ -97,6 +100,23 @@ public:
   }
 
 private:
+  void printCallers(Location loc) {
+    auto call = dyn_cast<CallSiteLoc>(loc);
+    if (!call)
+      return;
+    for (Location caller = call.getCaller(); call;) {
+      Location site = caller;
+      call = dyn_cast<CallSiteLoc>(caller);
+      if (call) {
+        site = call.getCallee();
+        caller = call.getCaller();
+      }
+      auto named = dyn_cast<NameLoc>(site);
+      print(site, named ? named.getName().str() : "called from here",
+            DiagnosticSeverity::Note);
+    }
+  }
+
   void print(Location loc, const std::string &message,
              DiagnosticSeverity severity) {
     if (findFileLocation(loc)) {

@@ -52,6 +52,15 @@ Param any(StringRef name, Passing passing = kEither) {
   return {name, ParamKind::any, passing, /*optional=*/true};
 }
 
+/// Parameter lists joined, for functions that share groups of keywords.
+std::vector<Param> concat(std::vector<Param> params,
+                          const std::vector<Param> &more,
+                          const std::vector<Param> &evenMore = {}) {
+  params.insert(params.end(), more.begin(), more.end());
+  params.insert(params.end(), evenMore.begin(), evenMore.end());
+  return params;
+}
+
 /// The `x` every unary function takes first.
 Param input() { return tensor("x", kPositional); }
 
@@ -104,6 +113,62 @@ FailureOr<ExprValue> buildSdpa(BoundCall &c) {
                                  options, c.loc));
 }
 
+/// The keywords that name attention weights one by one, taken by
+/// multi_head_attention and transformer_encoder_layer alike.
+std::vector<Param> attentionNames() {
+  return {string("q_weight"),       string("k_weight"),
+          string("v_weight"),       string("q_bias"),
+          string("k_bias"),         string("v_bias"),
+          string("out_weight"),     string("out_bias"),
+          string("in_proj_weight"), string("in_proj_bias")};
+}
+
+/// Puts the attention weights named explicitly over those in `w`.
+/// Separate q/k/v weights replace the packed in_proj_weight (and its bias,
+/// unless in_proj_bias is named too).
+LogicalResult nameAttentionWeights(BoundCall &c, MultiHeadAttentionWeights &w) {
+  auto text = [&](StringRef param) {
+    return c.optionalString(param).value_or("");
+  };
+  static constexpr StringRef kSeparate[] = {"q_weight", "k_weight",
+                                            "v_weight"};
+  static constexpr StringRef kSeparateBias[] = {"q_bias", "k_bias", "v_bias"};
+  bool separate = llvm::any_of(kSeparate, [&](StringRef p) { return c.has(p); });
+  for (StringRef p : kSeparate)
+    if (separate && !c.has(p))
+      return c.error() << c.name()
+                       << "(): q_weight, k_weight and v_weight go together; '"
+                       << p << "' is missing";
+  for (StringRef p : kSeparateBias)
+    if (!separate && c.has(p))
+      return c.errorAt(p) << c.name() << "(): '" << p
+                          << "' goes with q_weight, k_weight and v_weight";
+  if (separate && c.has("in_proj_weight"))
+    return c.errorAt("in_proj_weight")
+           << c.name()
+           << "(): in_proj_weight packs q, k and v; it cannot go with "
+              "q_weight, k_weight and v_weight";
+  if (separate) {
+    w.inProjWeight.clear();
+    w.inProjBias.clear();
+    w.qWeight = text("q_weight");
+    w.kWeight = text("k_weight");
+    w.vWeight = text("v_weight");
+    w.qBias = text("q_bias");
+    w.kBias = text("k_bias");
+    w.vBias = text("v_bias");
+  }
+  if (c.has("in_proj_weight"))
+    w.inProjWeight = text("in_proj_weight");
+  if (c.has("in_proj_bias"))
+    w.inProjBias = text("in_proj_bias");
+  if (c.has("out_weight"))
+    w.outWeight = text("out_weight");
+  if (c.has("out_bias"))
+    w.outBias = text("out_bias");
+  return success();
+}
+
 FailureOr<ExprValue> buildMultiHeadAttention(BoundCall &c) {
   MultiHeadAttentionOptions options;
   options.batchFirst = c.flag("batch_first");
@@ -111,30 +176,14 @@ FailureOr<ExprValue> buildMultiHeadAttention(BoundCall &c) {
   options.averageAttnWeights = c.flag("average_attn_weights");
   options.keyPaddingMask = c.optionalTensor("key_padding_mask");
   options.attnMask = c.optionalTensor("attn_mask");
-  auto text = [&](StringRef param) {
-    return c.optionalString(param).value_or("");
-  };
+  // Separate projections name every weight they use; otherwise the prefix
+  // gives nn.MultiheadAttention's names.
   MultiHeadAttentionWeights w;
-  if (c.has("q_weight")) {
-    w.qWeight = text("q_weight");
-    w.kWeight = text("k_weight");
-    w.vWeight = text("v_weight");
-    w.qBias = text("q_bias");
-    w.kBias = text("k_bias");
-    w.vBias = text("v_bias");
-    if (w.kWeight.empty() || w.vWeight.empty())
-      return c.error() << "q_weight needs k_weight and v_weight too";
-  } else {
-    w = MultiHeadAttentionWeights::pytorch(text("weights"), c.flag("bias"));
-    if (c.has("in_proj_weight"))
-      w.inProjWeight = text("in_proj_weight");
-  }
-  if (c.has("in_proj_bias"))
-    w.inProjBias = text("in_proj_bias");
-  if (c.has("out_weight"))
-    w.outWeight = text("out_weight");
-  if (c.has("out_bias"))
-    w.outBias = text("out_bias");
+  if (!c.has("q_weight") && !c.has("k_weight") && !c.has("v_weight"))
+    w = MultiHeadAttentionWeights::pytorch(
+        c.optionalString("weights").value_or(""), c.flag("bias"));
+  if (failed(nameAttentionWeights(c, w)))
+    return failure();
   FailureOr<ModelBuilder::AttentionResult> r = c.builder.multiHeadAttention(
       c.tensor("query"), c.tensor("key"), c.tensor("value"), c.integer("heads"),
       w, options, c.loc);
@@ -145,10 +194,31 @@ FailureOr<ExprValue> buildMultiHeadAttention(BoundCall &c) {
   return c.results({r->output, *r->weights});
 }
 
+/// The encoder layer's own weights, after the attention's.
+std::vector<Param> encoderLayerNames() {
+  return {string("linear1_weight"), string("linear1_bias"),
+          string("linear2_weight"), string("linear2_bias"),
+          string("norm1_weight"),   string("norm1_bias"),
+          string("norm2_weight"),   string("norm2_bias")};
+}
+
 FailureOr<ExprValue> buildTransformerEncoderLayer(BoundCall &c) {
   TransformerEncoderLayerOptions options;
   options.heads = c.integer("heads");
-  options.prefix = c.optionalString("weights").value_or("");
+  // Each weight named explicitly replaces the name the prefix gives it.
+  TransformerEncoderLayerWeights &w = options.weights;
+  w = TransformerEncoderLayerWeights::pytorch(
+      c.optionalString("weights").value_or(""));
+  if (failed(nameAttentionWeights(c, w.attention)))
+    return failure();
+  std::pair<StringRef, std::string *> names[] = {
+      {"linear1_weight", &w.linear1Weight}, {"linear1_bias", &w.linear1Bias},
+      {"linear2_weight", &w.linear2Weight}, {"linear2_bias", &w.linear2Bias},
+      {"norm1_weight", &w.norm1Weight},     {"norm1_bias", &w.norm1Bias},
+      {"norm2_weight", &w.norm2Weight},     {"norm2_bias", &w.norm2Bias}};
+  for (auto [param, name] : names)
+    if (c.has(param))
+      *name = c.string(param);
   options.normFirst = c.flag("norm_first");
   options.activation = c.string("activation");
   options.eps = c.number("eps");
@@ -513,34 +583,24 @@ std::vector<Builtin> layerBuiltins() {
         number("dropout_p", 0.0, kKeyword)},
        buildSdpa},
       {"multi_head_attention",
-       {tensor("query", kPositional),
-        tensor("key", kPositional),
-        tensor("value", kPositional),
-        integer("heads"),
-        string("weights"),
-        boolean("bias", true),
-        string("q_weight"),
-        string("k_weight"),
-        string("v_weight"),
-        string("q_bias"),
-        string("k_bias"),
-        string("v_bias"),
-        string("out_weight"),
-        string("out_bias"),
-        string("in_proj_weight"),
-        string("in_proj_bias"),
-        boolean("batch_first", true),
-        optionalTensor("key_padding_mask", kKeyword),
-        optionalTensor("attn_mask", kKeyword),
-        boolean("need_weights", false),
-        boolean("average_attn_weights", true)},
+       concat({tensor("query", kPositional), tensor("key", kPositional),
+               tensor("value", kPositional), integer("heads"),
+               string("weights"), boolean("bias", true),
+               boolean("batch_first", true),
+               optionalTensor("key_padding_mask", kKeyword),
+               optionalTensor("attn_mask", kKeyword),
+               boolean("need_weights", false),
+               boolean("average_attn_weights", true)},
+              attentionNames()),
        buildMultiHeadAttention},
       {"transformer_encoder_layer",
-       {input(), integer("heads", std::nullopt, kKeyword), string("weights"),
-        boolean("norm_first", false), string("activation", "relu"),
-        number("eps", 1e-5, kKeyword), boolean("batch_first", true),
-        optionalTensor("src_mask", kKeyword),
-        optionalTensor("src_key_padding_mask", kKeyword)},
+       concat({input(), integer("heads", std::nullopt, kKeyword),
+               string("weights"), boolean("norm_first", false),
+               string("activation", "relu"), number("eps", 1e-5, kKeyword),
+               boolean("batch_first", true),
+               optionalTensor("src_mask", kKeyword),
+               optionalTensor("src_key_padding_mask", kKeyword)},
+              attentionNames(), encoderLayerNames()),
        buildTransformerEncoderLayer},
   };
 }

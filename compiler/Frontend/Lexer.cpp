@@ -74,6 +74,8 @@ Token Lexer::next() {
   case '.':
     if (end - pos >= 2 && pos[0] == '.' && pos[1] == '.')
       return make(Token::ellipsis, start, pos += 2);
+    if (pos != end && *pos == '.')
+      return make(Token::dot_dot, start, ++pos);
     break;
   case '+':
     return make(Token::plus, start, pos);
@@ -99,7 +101,10 @@ Token Lexer::next() {
     break;
   }
   if (llvm::isDigit(c) || (c == '.' && pos != end && llvm::isDigit(*pos))) {
-    while (pos != end && (llvm::isDigit(*pos) || *pos == '.'))
+    // A '.' followed by another is a range (`0..6`), not a decimal point.
+    while (pos != end &&
+           (llvm::isDigit(*pos) ||
+            (*pos == '.' && (pos + 1 == end || pos[1] != '.'))))
       ++pos;
     if (pos != end && (*pos == 'e' || *pos == 'E')) {
       const char *save = pos++;

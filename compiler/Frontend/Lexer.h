@@ -35,6 +35,8 @@ struct Token {
     amp,
     pipe,
     ellipsis,
+    /// `..`, the range of a `for` loop.
+    dot_dot,
     error,
   };
   Kind kind = eof;

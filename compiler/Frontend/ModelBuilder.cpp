@@ -43,6 +43,22 @@ MultiHeadAttentionWeights MultiHeadAttentionWeights::pytorch(StringRef prefix,
   return w;
 }
 
+TransformerEncoderLayerWeights
+TransformerEncoderLayerWeights::pytorch(StringRef prefix) {
+  std::string p = prefix.empty() ? "" : (prefix + ".").str();
+  TransformerEncoderLayerWeights w;
+  w.attention = MultiHeadAttentionWeights::pytorch(p + "self_attn", true);
+  w.linear1Weight = p + "linear1.weight";
+  w.linear1Bias = p + "linear1.bias";
+  w.linear2Weight = p + "linear2.weight";
+  w.linear2Bias = p + "linear2.bias";
+  w.norm1Weight = p + "norm1.weight";
+  w.norm1Bias = p + "norm1.bias";
+  w.norm2Weight = p + "norm2.weight";
+  w.norm2Bias = p + "norm2.bias";
+  return w;
+}
+
 namespace {
 StringRef dtypeName(Type t) {
   if (t.isF32())
@@ -1076,31 +1092,35 @@ FailureOr<Tensor> ModelBuilder::transformerEncoderLayer(
     return emitError(loc) << "transformer_encoder_layer: activation must be "
                              "\"relu\" or \"gelu\", got \""
                           << options.activation << "\"";
-  std::string p = options.prefix.empty() ? "" : options.prefix + ".";
-  auto param = [&](StringRef name) { return weight(p + name.str(), loc); };
+  const TransformerEncoderLayerWeights &w = options.weights;
+  auto param = [&](StringRef name) { return weight(name, loc); };
   MultiHeadAttentionOptions attention;
   attention.batchFirst = options.batchFirst;
   attention.attnMask = options.srcMask;
   attention.keyPaddingMask = options.srcKeyPaddingMask;
-  MultiHeadAttentionWeights names =
-      MultiHeadAttentionWeights::pytorch(p + "self_attn", /*bias=*/true);
   auto selfAttention = [&](const Tensor &t) -> FailureOr<Tensor> {
     FailureOr<AttentionResult> r =
-        multiHeadAttention(t, t, t, options.heads, names, attention, loc);
+        multiHeadAttention(t, t, t, options.heads, w.attention, attention, loc);
     if (failed(r))
       return failure();
     return r->output;
   };
-  auto norm = [&](const Tensor &t, StringRef name) -> FailureOr<Tensor> {
-    FailureOr<Tensor> w = param(name.str() + ".weight");
-    FailureOr<Tensor> b = param(name.str() + ".bias");
-    if (failed(w) || failed(b))
+  auto norm = [&](const Tensor &t, StringRef weightName,
+                  StringRef biasName) -> FailureOr<Tensor> {
+    FailureOr<Tensor> scale = param(weightName), shift = param(biasName);
+    if (failed(scale) || failed(shift))
       return failure();
-    return layerNorm(t, *w, *b, options.eps, loc);
+    return layerNorm(t, *scale, *shift, options.eps, loc);
+  };
+  auto norm1 = [&](const Tensor &t) {
+    return norm(t, w.norm1Weight, w.norm1Bias);
+  };
+  auto norm2 = [&](const Tensor &t) {
+    return norm(t, w.norm2Weight, w.norm2Bias);
   };
   auto feedForward = [&](const Tensor &t) -> FailureOr<Tensor> {
-    FailureOr<Tensor> w1 = param("linear1.weight"), b1 = param("linear1.bias"),
-                      w2 = param("linear2.weight"), b2 = param("linear2.bias");
+    FailureOr<Tensor> w1 = param(w.linear1Weight), b1 = param(w.linear1Bias),
+                      w2 = param(w.linear2Weight), b2 = param(w.linear2Bias);
     if (failed(w1) || failed(b1) || failed(w2) || failed(b2))
       return failure();
     FailureOr<Tensor> h = linear(t, *w1, *b1, loc);
@@ -1121,18 +1141,17 @@ FailureOr<Tensor> ModelBuilder::transformerEncoderLayer(
   FailureOr<Tensor> y = x;
   if (options.normFirst) {
     // x = x + sa(norm1(x)); x = x + ff(norm2(x))
-    FailureOr<Tensor> n1 = norm(*y, "norm1");
+    FailureOr<Tensor> n1 = norm1(*y);
     if (failed(n1) || failed(y = residual(*y, selfAttention(*n1))))
       return failure();
-    FailureOr<Tensor> n2 = norm(*y, "norm2");
+    FailureOr<Tensor> n2 = norm2(*y);
     if (failed(n2))
       return failure();
     return residual(*y, feedForward(*n2));
   }
   // x = norm1(x + sa(x)); x = norm2(x + ff(x))
   if (failed(y = residual(*y, selfAttention(*y))) ||
-      failed(y = norm(*y, "norm1")) ||
-      failed(y = residual(*y, feedForward(*y))))
+      failed(y = norm1(*y)) || failed(y = residual(*y, feedForward(*y))))
     return failure();
-  return norm(*y, "norm2");
+  return norm2(*y);
 }

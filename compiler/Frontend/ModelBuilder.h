@@ -125,12 +125,24 @@ struct SdpaOptions {
   std::optional<double> scale;
 };
 
+/// Names of the weights of an encoder layer.
+struct TransformerEncoderLayerWeights {
+  MultiHeadAttentionWeights attention;
+  std::string linear1Weight, linear1Bias, linear2Weight, linear2Bias;
+  std::string norm1Weight, norm1Bias, norm2Weight, norm2Bias;
+
+  /// nn.TransformerEncoderLayer's state_dict names under `prefix` (which
+  /// may be empty): self_attn.*, linear1.*, linear2.*, norm1.*, norm2.*.
+  static TransformerEncoderLayerWeights pytorch(StringRef prefix);
+};
+
 /// nn.TransformerEncoderLayer at inference (dropout is the identity).
 struct TransformerEncoderLayerOptions {
   int64_t heads = 1;
-  /// The layer's state_dict prefix (may be empty): <prefix>.self_attn.*,
-  /// linear1, linear2, norm1, norm2.
-  std::string prefix;
+  /// PyTorch's names without a prefix unless set (other checkpoints, such
+  /// as Hugging Face's BERT, name each weight their own way).
+  TransformerEncoderLayerWeights weights =
+      TransformerEncoderLayerWeights::pytorch("");
   bool normFirst = false;
   /// "relu" or "gelu".
   std::string activation = "relu";

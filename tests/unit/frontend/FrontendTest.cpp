@@ -201,6 +201,16 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
       {"stray character", "model m\ninput x: f32[2, 2] $\n",
        "2:20: expected the end of the statement but found '$'"},
       {"two models", "model a\nmodel b\n", "2:1: a file holds one model"},
+      {"error in a function body",
+       "model m\ninput x: f32[2, 2]\ndef f(x):\n    return swish(x)\nend\n"
+       "y = f(x)\noutput y\n",
+       "4:12: unknown function 'swish'"},
+      {"error in a loop body",
+       "model m\ninput x: f32[2, 2]\nfor i in 0..2:\n"
+       "    x = linear(x, weight = \"w.{i}\")\nend\noutput x\n",
+       "4:28: unknown weight 'w.0'"},
+      {"loop bound", "model m\ninput x: f32[2]\nfor i in 0..x:\nend\n",
+       "3:13: a loop bound must be an integer"},
       {"inf is a constant", "model m\ninput x: f32[2, 2]\ninf = x\noutput inf\n",
        "3:1: 'inf' is a constant and cannot be assigned"},
       {"float mask",

@@ -46,7 +46,9 @@ inline ParseResult parse(mlir::MLIRContext &ctx, const std::string &text,
     if (!result.error.empty())
       return mlir::success();
     std::string where;
-    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+    // Inside a function call or a loop the location is a CallSiteLoc whose
+    // callee is where the error is.
+    if (auto loc = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
       where = std::to_string(loc.getLine()) + ":" +
               std::to_string(loc.getColumn()) + ": ";
     result.error = where + diag.str();

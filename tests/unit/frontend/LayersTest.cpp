@@ -200,7 +200,8 @@ TEST_CASE("ModelBuilder builds nn.TransformerEncoderLayer both ways",
     REQUIRE((succeeded(x) && succeeded(pad)));
     TransformerEncoderLayerOptions options;
     options.heads = 2;
-    options.prefix = "encoder.layers.0";
+    options.weights =
+        TransformerEncoderLayerWeights::pytorch("encoder.layers.0");
     options.normFirst = normFirst;
     options.activation = "gelu";
     options.srcKeyPaddingMask = *pad;
