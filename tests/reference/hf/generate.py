@@ -71,8 +71,16 @@ def perturb(model, seed):
                 p.copy_((1.0 + 0.2 * noise) if name.endswith("weight") else 0.2 * noise)
             elif p.dim() == 1:
                 p.copy_(0.1 * noise)
-            elif "embeddings" in name or name.endswith(("wte.weight", "wpe.weight")):
-                p.copy_(0.5 * noise)
+            elif name.endswith("wte.weight"):
+                # Trained GPT-2's scale (std about 0.14): it is also the tied
+                # LM head, so it sets how far apart the logits are.
+                p.copy_(0.1 * noise)
+            elif "embeddings" in name or name.endswith("wpe.weight"):
+                # The real models' init scale (std 0.02): the first LayerNorm
+                # sees a small variance, where its eps matters as it does in
+                # a real checkpoint (a wrong eps moves the outputs by far
+                # more than the tests' tolerance).
+                p.copy_(0.02 * noise)
             else:
                 # Scaled so that attention scores spread well beyond uniform.
                 fan_in = p.shape[0] if "transformer.h." in name else p.shape[1]
@@ -84,6 +92,22 @@ def check_close(name, got, want, rtol, atol):
     if not np.allclose(got, want, rtol=rtol, atol=atol):
         err = np.max(np.abs(got - want))
         raise SystemExit(f"{name}: float32 and float64 runs differ by {err}")
+
+
+def check_eps_matters(name, model, wrong_eps, run, want):
+    """Fails unless a model with every LayerNorm's eps set to `wrong_eps`
+    misses `want` by far more than the tests' tolerance (rtol = atol = 1e-4),
+    so that the tests can tell a wrong eps."""
+    import copy
+    import numpy as np
+    import torch
+    wrong = copy.deepcopy(model)
+    for module in wrong.modules():
+        if isinstance(module, torch.nn.LayerNorm):
+            module.eps = wrong_eps
+    excess = np.max(np.abs(run(wrong) - want) / (1e-4 + 1e-4 * np.abs(want)))
+    if excess < 10:
+        raise SystemExit(f"{name}: eps {wrong_eps} is within {excess:.1f}x the tolerance")
 
 
 def save(folder, **arrays):
@@ -128,6 +152,7 @@ def make_bert(out):
     for n, a, b in zip(("last_hidden_state", "pooler_output", "sentence_embedding"),
                        (hidden, pooler, sentence), ref):
         check_close("bert " + n, a, b, 1e-4, 1e-5)
+    check_eps_matters("bert", model, 1e-5, lambda m: run(m, torch.float32)[0], hidden)
     save(out, input_ids=ids, attention_mask=mask, token_type_ids=types,
          last_hidden_state=hidden, pooler_output=pooler, sentence_embedding=sentence)
 
@@ -152,6 +177,11 @@ def make_gpt2(out):
         ref = GPT2LMHeadModel.from_pretrained(out).double().eval()
         check_close("gpt2 logits", logits,
                     ref(input_ids=torch.from_numpy(ids)).logits.numpy(), 1e-4, 1e-4)
+
+    def logits_of(m):
+        with torch.no_grad():
+            return m(input_ids=torch.from_numpy(ids)).logits.numpy()
+    check_eps_matters("gpt2", model, 1e-12, logits_of, logits)
 
     prompt = rng.randint(0, GPT2["vocab_size"], size=(1, PROMPT_LEN)).astype(np.int64)
     # No end-of-sequence token: greedy decoding always runs N steps.
