@@ -5,14 +5,35 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
 using namespace mlir::bufferization;
 
 namespace {
+/// A new identity-layout buffer of `buffer`'s shape.
+FailureOr<Value> allocateContiguous(RewriterBase &rewriter, Location loc,
+                                    Value buffer,
+                                    const BufferizationOptions &options) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, buffer, d));
+  return options.createAlloc(
+      rewriter, loc,
+      MemRefType::get(type.getShape(), type.getElementType(),
+                      MemRefLayoutAttrInterface{}, type.getMemorySpace()),
+      dynamicSizes);
+}
+
 /// Destination-style tfm ops bufferize the same way: the same op over the
-/// operands' buffers, writing the init buffer, with no results.
+/// operands' buffers, writing the init buffer, with no results. Their CPU
+/// kernels address rows densely, so an operand that bufferizes to a strided
+/// view (`x[:, 0]`, one piece of a `split`) is copied into a contiguous
+/// buffer first, and a strided init gets a contiguous one that is copied
+/// into it afterwards.
 template <typename OpTy>
 struct DpsOpInterface
     : DstBufferizableOpInterfaceExternalModel<DpsOpInterface<OpTy>, OpTy> {
@@ -22,6 +43,7 @@ struct DpsOpInterface
     auto dps = cast<OpTy>(op);
     if (dps.hasPureBufferSemantics())
       return success();
+    Location loc = op->getLoc();
     SmallVector<Value> buffers;
     for (OpOperand &operand : op->getOpOperands()) {
       FailureOr<Value> buffer =
@@ -30,11 +52,28 @@ struct DpsOpInterface
         return failure();
       buffers.push_back(*buffer);
     }
+    Value init = buffers.back();
     rewriter.setInsertionPoint(op);
-    OperationState bufferized(op->getLoc(), op->getName(), buffers,
-                              TypeRange{}, op->getAttrs());
+    for (Value &buffer : buffers) {
+      if (cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+        continue;
+      FailureOr<Value> contiguous =
+          allocateContiguous(rewriter, loc, buffer, options);
+      if (failed(contiguous))
+        return failure();
+      // The init is only written, so its old contents need no copy.
+      if (&buffer != &buffers.back() &&
+          failed(options.createMemCpy(rewriter, loc, buffer, *contiguous)))
+        return failure();
+      buffer = *contiguous;
+    }
+    OperationState bufferized(loc, op->getName(), buffers, TypeRange{},
+                              op->getAttrs());
     rewriter.create(bufferized);
-    replaceOpWithBufferizedValues(rewriter, op, buffers.back());
+    if (buffers.back() != init &&
+        failed(options.createMemCpy(rewriter, loc, buffers.back(), init)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, init);
     return success();
   }
 };
