@@ -47,11 +47,14 @@ PROMPT_LEN, NEW_TOKENS = 5, 8
 
 def ensure_venv():
     python = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(python):
+    # Written last, so that an interrupted install is redone.
+    done = os.path.join(VENV, "installed")
+    if not os.path.exists(done):
         subprocess.check_call([sys.executable, "-m", "venv", VENV])
         pip = [python, "-m", "pip", "install", "--quiet"]
         subprocess.check_call(pip + ["--index-url", TORCH_CPU_INDEX, "torch"])
         subprocess.check_call(pip + PACKAGES[1:])
+        open(done, "w").close()
     return python
 
 
