@@ -5,6 +5,8 @@
 // (`[ceil(N/nr), K, nr]`), instead of being repacked at every run as a BLAS
 // call must. The activation and residual add that follow the layer become the
 // micro-kernel's epilogue, applied while the output tile is in registers.
+// `x @ W` with a constant `W [K, N]` (GPT-2's Conv1D) is the same GEMM with
+// the weight stored the other way round, and takes the same road.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +90,114 @@ StringRef activationOf(Operation *user) {
   return {};
 }
 
+/// The constant weight of a GEMM as the micro-kernel reads it: element
+/// (n, k) for output column n at depth k. `tfm.linear` stores it `[N, K]`
+/// (PyTorch's `nn.Linear`), `x @ W` reads a `[K, N]` matrix (GPT-2's Conv1D).
+struct GemmWeight {
+  ConstantView view;
+  bool kMajor; ///< stored [K, N]
+  int64_t n() const { return view.shape[kMajor ? 1 : 0]; }
+  int64_t k() const { return view.shape[kMajor ? 0 : 1]; }
+  float at(int64_t col, int64_t depth) const {
+    return kMajor ? view.at({depth, col}) : view.at({col, depth});
+  }
+};
+
+/// Element `col` of a bias whose every dim but the last is 1.
+float biasAt(const ConstantView &bias, int64_t col) {
+  SmallVector<int64_t> index(bias.shape.size(), 0);
+  index.back() = col;
+  return bias.at(index);
+}
+
+/// A constant `[N]` (or `[1, ..., 1, N]`) view that `add` adds to `value`,
+/// when `add` keeps `value`'s type: the bias of `x @ W + b`.
+std::optional<ConstantView> getAddedBias(Value value, Operation *user,
+                                         int64_t n) {
+  auto add = dyn_cast<AddOp>(user);
+  if (!add || add.getType() != value.getType() || add.getLhs() == add.getRhs())
+    return std::nullopt;
+  Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
+  std::optional<ConstantView> bias = getConstantView(other);
+  if (!bias || bias->shape.empty() || bias->shape.back() != n ||
+      llvm::any_of(ArrayRef(bias->shape).drop_back(),
+                   [](int64_t d) { return d != 1; }))
+    return std::nullopt;
+  return bias;
+}
+
+/// Replaces the GEMM `op` (and the bias add, activation and residual add that
+/// follow it, each taken only when it is the sole user of what precedes it)
+/// with one `tfm.packed_linear` over the weight packed into panels.
+void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
+                     std::optional<ConstantView> bias, bool biasIsAdd,
+                     int64_t panelWidth, PatternRewriter &rewriter) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t n = weight.n(), k = weight.k();
+  int64_t panels = llvm::divideCeil(n, panelWidth);
+
+  SmallVector<float> packed(panels * k * panelWidth, 0.0f);
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / panelWidth, j = col % panelWidth;
+    for (int64_t c = 0; c < k; ++c)
+      packed[(p * k + c) * panelWidth + j] = weight.at(col, c);
+  }
+  Location loc = op->getLoc();
+  Type f32 = rewriter.getF32Type();
+  auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
+
+  Operation *last = op;
+  if (biasIsAdd)
+    last = *op->getUsers().begin();
+  StringRef activation = "none";
+  if (last->hasOneUse()) {
+    Operation *user = *last->getUsers().begin();
+    if (StringRef a = activationOf(user); !a.empty()) {
+      activation = a;
+      last = user;
+    }
+  }
+  Value residual;
+  if (last->hasOneUse()) {
+    if (auto add = dyn_cast<AddOp>(*last->getUsers().begin())) {
+      Value other =
+          add.getLhs() == last->getResult(0) ? add.getRhs() : add.getLhs();
+      if (other.getType() == resultType &&
+          add.getResult().getType() == resultType &&
+          add.getLhs() != add.getRhs()) {
+        residual = other;
+        last = add;
+      }
+    }
+  }
+
+  rewriter.setInsertionPoint(last);
+  Value packedWeight = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
+  Value biasValue;
+  if (bias) {
+    SmallVector<float> padded(panels * panelWidth, 0.0f);
+    for (int64_t col = 0; col < n; ++col)
+      padded[col] = biasAt(*bias, col);
+    biasValue = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(
+            RankedTensorType::get({panels * panelWidth}, f32),
+            ArrayRef(padded)));
+  }
+  SmallVector<Value> dynamicDims;
+  for (int64_t d = 0; d + 1 < resultType.getRank(); ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicDims.push_back(tensor::DimOp::create(rewriter, loc, input, d));
+  Value init = tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
+  auto packedLinear = PackedLinearOp::create(
+      rewriter, loc, TypeRange{resultType}, input, packedWeight, biasValue,
+      residual, init, rewriter.getStringAttr(activation));
+  // The GEMM, bias add and activation in between are dead now: the greedy
+  // driver erases them.
+  rewriter.replaceOp(last, packedLinear.getResults());
+}
+
 struct PackLinearPattern : OpRewritePattern<LinearOp> {
   PackLinearPattern(MLIRContext *ctx, int64_t panelWidth)
       : OpRewritePattern(ctx), panelWidth(panelWidth) {}
@@ -95,7 +205,6 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    auto resultType = cast<RankedTensorType>(op.getResult().getType());
     if (!inputType.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
     std::optional<ConstantView> weight = getConstantView(op.getWeight());
@@ -107,72 +216,43 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
       if (!bias)
         return rewriter.notifyMatchFailure(op, "bias is not a constant");
     }
-    int64_t n = weight->shape[0], k = weight->shape[1];
-    int64_t panels = llvm::divideCeil(n, panelWidth);
+    rewriteToPacked(op, op.getInput(), GemmWeight{*weight, /*kMajor=*/false},
+                    bias, /*biasIsAdd=*/false, panelWidth, rewriter);
+    return success();
+  }
 
-    SmallVector<float> packed(panels * k * panelWidth, 0.0f);
-    for (int64_t row = 0; row < n; ++row) {
-      int64_t p = row / panelWidth, j = row % panelWidth;
-      for (int64_t c = 0; c < k; ++c)
-        packed[(p * k + c) * panelWidth + j] = weight->at({row, c});
-    }
-    MLIRContext *ctx = getContext();
-    Location loc = op.getLoc();
-    Type f32 = Float32Type::get(ctx);
-    auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
+  int64_t panelWidth;
+};
 
-    // The epilogue: bias, then an activation, then a residual add, each
-    // taken only when it is the sole user of what precedes it.
-    Operation *last = op;
-    StringRef activation = "none";
-    if (op->hasOneUse()) {
-      Operation *user = *op->getUsers().begin();
-      if (StringRef a = activationOf(user); !a.empty()) {
-        activation = a;
-        last = user;
-      }
-    }
-    Value residual;
-    if (last->hasOneUse()) {
-      if (auto add = dyn_cast<AddOp>(*last->getUsers().begin())) {
-        Value other = add.getLhs() == last->getResult(0) ? add.getRhs()
-                                                         : add.getLhs();
-        if (other.getType() == resultType &&
-            add.getResult().getType() == resultType &&
-            add.getLhs() != add.getRhs()) {
-          residual = other;
-          last = add;
-        }
-      }
-    }
+/// `x @ W` with a constant `W [K, N]` is a linear layer whose weight is
+/// stored transposed: it gets the same packed GEMM, and a following
+/// `+ b` with a constant `b [N]` becomes its bias.
+struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
+  PackMatmulPattern(MLIRContext *ctx, int64_t panelWidth)
+      : OpRewritePattern(ctx), panelWidth(panelWidth) {}
 
-    rewriter.setInsertionPoint(last);
-    Value packedWeight = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
-    Value biasValue;
-    if (bias) {
-      SmallVector<float> padded(panels * panelWidth, 0.0f);
-      for (int64_t row = 0; row < n; ++row)
-        padded[row] = bias->at({row});
-      biasValue = arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(
-              RankedTensorType::get({panels * panelWidth}, f32),
-              ArrayRef(padded)));
-    }
-    SmallVector<Value> dynamicDims;
-    for (int64_t d = 0; d + 1 < resultType.getRank(); ++d)
-      if (resultType.isDynamicDim(d))
-        dynamicDims.push_back(
-            tensor::DimOp::create(rewriter, loc, op.getInput(), d));
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
-    auto packedLinear = PackedLinearOp::create(
-        rewriter, loc, TypeRange{resultType}, op.getInput(), packedWeight,
-        biasValue, residual, init, rewriter.getStringAttr(activation));
-    // The linear and activation in between are dead now: the greedy driver
-    // erases them.
-    rewriter.replaceOp(last, packedLinear.getResults());
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (!lhsType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    std::optional<ConstantView> weight = getConstantView(op.getRhs());
+    if (!weight || weight->shape.size() != 2)
+      return rewriter.notifyMatchFailure(op,
+                                         "right operand is not a constant "
+                                         "matrix");
+    // Batch dims come from the left operand alone, so its leading dims are
+    // the GEMM's rows, as for a linear layer.
+    if (lhsType.getRank() != resultType.getRank() ||
+        lhsType.getShape().drop_back() != resultType.getShape().drop_back())
+      return rewriter.notifyMatchFailure(op, "result is not [..., M, N]");
+    GemmWeight gemm{*weight, /*kMajor=*/true};
+    std::optional<ConstantView> bias;
+    if (op->hasOneUse())
+      bias = getAddedBias(op.getResult(), *op->getUsers().begin(), gemm.n());
+    rewriteToPacked(op, op.getLhs(), gemm, bias, /*biasIsAdd=*/bias.has_value(),
+                    panelWidth, rewriter);
     return success();
   }
 
@@ -187,7 +267,7 @@ struct TfmPackLinearPass
     int64_t panelWidth =
         2 * std::max<int64_t>((multiversion ? 512 : vectorBits) / 32, 1);
     RewritePatternSet patterns(&getContext());
-    patterns.add<PackLinearPattern>(&getContext(), panelWidth);
+    patterns.add<PackLinearPattern, PackMatmulPattern>(&getContext(), panelWidth);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),

@@ -125,7 +125,11 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     `tfm.relu` or `tfm.gelu` that is the layer's only user becomes the
     op's activation, and a `tfm.add` of a same-shaped tensor that is the
     only user after that becomes its residual, so bias, activation and
-    residual are applied while the output tile is in registers.
+    residual are applied while the output tile is in registers. A
+    `tfm.matmul` whose right operand is a constant `[K, N]` matrix (`x @ W`,
+    GPT-2's Conv1D weights stored `[in, out]`) is the same GEMM and becomes
+    the same op, taking a constant `[N]` added to it (its only user) as the
+    bias.
 
     Before:
     ```mlir

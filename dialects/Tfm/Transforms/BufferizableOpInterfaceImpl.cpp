@@ -5,14 +5,57 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
 using namespace mlir::bufferization;
 
 namespace {
+/// A new identity-layout buffer of `buffer`'s shape.
+FailureOr<Value> allocateContiguous(RewriterBase &rewriter, Location loc,
+                                    Value buffer,
+                                    const BufferizationOptions &options) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, buffer, d));
+  return options.createAlloc(
+      rewriter, loc,
+      MemRefType::get(type.getShape(), type.getElementType(),
+                      MemRefLayoutAttrInterface{}, type.getMemorySpace()),
+      dynamicSizes);
+}
+
+/// Whether the CPU kernel of `op` reads operand `operandNumber` in place when
+/// it bufferizes to `type`. The attention kernel addresses its operands
+/// densely; the GEMM (convert-linear-to-cpu) reads matrices through a row
+/// stride and indexes its packed weight directly, so it only needs the last
+/// dim contiguous, and a leading dim it cannot collapse only in matrices.
+bool kernelReadsInPlace(tfm::AttentionOp, unsigned, MemRefType type) {
+  return type.getLayout().isIdentity();
+}
+
+bool kernelReadsInPlace(tfm::PackedLinearOp op, unsigned operandNumber,
+                        MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool packedWeight =
+      operandNumber == op.getPackedWeightMutable().getOperandNumber();
+  return (packedWeight || type.getRank() <= 2) &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 /// Destination-style tfm ops bufferize the same way: the same op over the
-/// operands' buffers, writing the init buffer, with no results.
+/// operands' buffers, writing the init buffer, with no results. An operand
+/// that bufferizes to a view the op's kernel cannot read in place (a strided
+/// view for attention, one whose rows are not contiguous for the GEMM) is
+/// copied into a contiguous buffer first, and such an init gets a contiguous
+/// one that is copied into it afterwards.
 template <typename OpTy>
 struct DpsOpInterface
     : DstBufferizableOpInterfaceExternalModel<DpsOpInterface<OpTy>, OpTy> {
@@ -22,6 +65,7 @@ struct DpsOpInterface
     auto dps = cast<OpTy>(op);
     if (dps.hasPureBufferSemantics())
       return success();
+    Location loc = op->getLoc();
     SmallVector<Value> buffers;
     for (OpOperand &operand : op->getOpOperands()) {
       FailureOr<Value> buffer =
@@ -30,11 +74,31 @@ struct DpsOpInterface
         return failure();
       buffers.push_back(*buffer);
     }
+    Value init = buffers.back();
     rewriter.setInsertionPoint(op);
-    OperationState bufferized(op->getLoc(), op->getName(), buffers,
-                              TypeRange{}, op->getAttrs());
+    for (unsigned operandNumber = 0; operandNumber < buffers.size();
+         ++operandNumber) {
+      Value &buffer = buffers[operandNumber];
+      if (kernelReadsInPlace(dps, operandNumber,
+                             cast<MemRefType>(buffer.getType())))
+        continue;
+      FailureOr<Value> contiguous =
+          allocateContiguous(rewriter, loc, buffer, options);
+      if (failed(contiguous))
+        return failure();
+      // The init is only written, so its old contents need no copy.
+      if (&buffer != &buffers.back() &&
+          failed(options.createMemCpy(rewriter, loc, buffer, *contiguous)))
+        return failure();
+      buffer = *contiguous;
+    }
+    OperationState bufferized(loc, op->getName(), buffers, TypeRange{},
+                              op->getAttrs());
     rewriter.create(bufferized);
-    replaceOpWithBufferizedValues(rewriter, op, buffers.back());
+    if (buffers.back() != init &&
+        failed(options.createMemCpy(rewriter, loc, buffers.back(), init)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, init);
     return success();
   }
 };

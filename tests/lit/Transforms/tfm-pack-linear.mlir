@@ -96,3 +96,75 @@ func.func @keeps_dynamic_weight(%x: tensor<3x2xf32>, %w: tensor<4x2xf32>) -> ten
   %y = tfm.linear %x, %w : tensor<3x2xf32>, tensor<4x2xf32> -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// `x @ W` with a constant W [K, N] (a Conv1D weight, stored [in, out]) packs
+// like a linear layer: element [p, k, j] = W[k, 4p + j], zero past column 5.
+// The constant [N] added to it becomes the bias.
+
+// CHECK-LABEL: func.func @packs_matmul_weight(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x7x2xf32>)
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]], {{\[\[}}4.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<2x2x4xf32>
+// CHECK-DAG:     %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf32>
+// CHECK:         %[[DIM:.*]] = tensor.dim %[[X]], %c0
+// CHECK:         %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<?x7x5xf32>
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %[[W]] : tensor<?x7x2xf32>, tensor<2x2x4xf32>) bias(%[[B]] : tensor<8xf32>) outs(%[[INIT]] : tensor<?x7x5xf32>) activation "none" -> tensor<?x7x5xf32>
+// CHECK-NOT:     tfm.matmul
+// CHECK-NOT:     tfm.add
+// CHECK:         return %[[Y]]
+func.func @packs_matmul_weight(%x: tensor<?x7x2xf32>) -> tensor<?x7x5xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0]]> : tensor<2x5xf32>
+  %b = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %m = tfm.matmul %x, %w : tensor<?x7x2xf32>, tensor<2x5xf32> -> tensor<?x7x5xf32>
+  %y = tfm.add %b, %m : tensor<5xf32>, tensor<?x7x5xf32> -> tensor<?x7x5xf32>
+  return %y : tensor<?x7x5xf32>
+}
+
+// -----
+
+// GPT-2's MLP: x + gelu_tanh(x @ W1 + b1) @ W2 + b2, each GEMM with its bias,
+// activation and residual in the epilogue.
+
+// CHECK-LABEL: func.func @packs_matmul_mlp(
+// CHECK-SAME:    %[[X:.*]]: tensor<3x2xf32>)
+// CHECK:         %[[H:.*]] = tfm.packed_linear ins(%[[X]], %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) bias(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<3x4xf32>) activation "gelu_tanh"
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[H]], %{{.*}} : tensor<3x4xf32>, tensor<1x4x4xf32>) bias(%{{.*}} : tensor<4xf32>) residual(%[[X]] : tensor<3x2xf32>) outs(%{{.*}} : tensor<3x2xf32>) activation "none"
+// CHECK-NEXT:    return %[[Y]]
+func.func @packs_matmul_mlp(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<2x4xf32>
+  %b1 = arith.constant dense<0.25> : tensor<4xf32>
+  %w2 = arith.constant dense<2.0> : tensor<4x2xf32>
+  %b2 = arith.constant dense<1.0> : tensor<1x2xf32>
+  %m1 = tfm.matmul %x, %w1 : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
+  %a1 = tfm.add %m1, %b1 : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
+  %g = tfm.gelu %a1 {approximate = "tanh"} : tensor<3x4xf32>
+  %m2 = tfm.matmul %g, %w2 : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>
+  %a2 = tfm.add %m2, %b2 : tensor<3x2xf32>, tensor<1x2xf32> -> tensor<3x2xf32>
+  %y = tfm.add %x, %a2 : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Left as matmuls: a right operand that is not a constant, one whose batch
+// dims broadcast the left (the rows are not the left's alone), and a
+// constant added that is not a bias of [N] (it broadcasts along the rows).
+
+// CHECK-LABEL: func.func @keeps_other_matmuls(
+// CHECK:         tfm.matmul %{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<2x4xf32>
+// CHECK:         tfm.matmul %{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<5x2x4xf32>
+// CHECK:         %[[P:.*]] = tfm.packed_linear
+// CHECK-NOT:     bias
+// CHECK-SAME:    activation "none"
+// CHECK:         tfm.add %[[P]], %{{.*}} : tensor<3x4xf32>, tensor<3x1xf32>
+func.func @keeps_other_matmuls(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>) -> (tensor<3x4xf32>, tensor<5x3x4xf32>, tensor<3x4xf32>) {
+  %a = tfm.matmul %x, %w : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
+  %w3 = arith.constant dense<1.0> : tensor<5x2x4xf32>
+  %b = tfm.matmul %x, %w3 : tensor<3x2xf32>, tensor<5x2x4xf32> -> tensor<5x3x4xf32>
+  %c = arith.constant dense<1.0> : tensor<2x4xf32>
+  %r = arith.constant dense<1.0> : tensor<3x1xf32>
+  %m = tfm.matmul %x, %c : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
+  %d = tfm.add %m, %r : tensor<3x4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
+  return %a, %b, %d : tensor<3x4xf32>, tensor<5x3x4xf32>, tensor<3x4xf32>
+}
