@@ -605,7 +605,8 @@ LogicalResult PackedLinearOp::verify() {
     return emitOpError("input ") << formatShape(x)
                                  << " does not have the packed weight's "
                                  << w[1] << " input features";
-  if (ShapedType::isDynamic(o.back()) || llvm::divideCeil(o.back(), w[2]) != w[0])
+  if (ShapedType::isDynamic(o.back()) ||
+      llvm::divideCeilSigned(o.back(), w[2]) != w[0])
     return emitOpError("init ") << formatShape(o) << " needs "
                                 << w[0] * w[2] - w[2] + 1 << " to "
                                 << w[0] * w[2] << " static output features";
