@@ -46,7 +46,7 @@ public:
       Entry entry{fields[1].trim().str(), {}};
       bool ok = true;
       for (StringRef field : ArrayRef(fields).drop_front(2)) {
-        int64_t dim;
+        int64_t dim = 0;
         ok = ok && !field.trim().getAsInteger(10, dim);
         entry.shape.push_back(dim);
       }
@@ -104,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (diag.getSeverity() != DiagnosticSeverity::Error)
         return success();
       ++errors;
-      auto loc = dyn_cast<FileLineColLoc>(diag.getLocation());
+      // Name or fused locations wrap the file location the message needs.
+      auto loc = diag.getLocation()->findInstanceOf<FileLineColLoc>();
       if (!loc || loc.getFilename() != "model.tfm" || loc.getLine() == 0)
         unlocated = diag.str();
       return success();
