@@ -19,3 +19,11 @@ foreach(target ${tfm_sanitized})
     target_compile_options(${target} PRIVATE ${TFM_SANITIZER_COMPILE_FLAGS})
   endif()
 endforeach()
+
+# The sanitizers' run-time defaults for the test programs (see the file).
+foreach(test tfm-runtime-tests tfm-runtime-fixtures tfm-frontend-tests
+    tfm-e2e-tests)
+  if(TARGET ${test})
+    target_sources(${test} PRIVATE ${PROJECT_SOURCE_DIR}/tests/SanitizerOptions.cpp)
+  endif()
+endforeach()

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 
 extern "C" {
 void *__libc_malloc(size_t size);
