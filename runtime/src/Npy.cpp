@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "File.h"
+#include "Json.h"
 #include "Status.h"
 #include "Tensor.h"
 
@@ -85,7 +86,7 @@ public:
         return fmt::format("expected a quoted key at header offset {}", pos);
       skipSpace();
       if (!consume(':'))
-        return fmt::format("expected ':' after key '{}'", *key);
+        return fmt::format("expected ':' after key '{}'", printable(*key, 32));
       skipSpace();
       if (*key == "descr") {
         std::optional<std::string> descr = parseString();
@@ -106,7 +107,8 @@ public:
           return error;
         seenShape = true;
       } else {
-        return fmt::format("unexpected key '{}' in the header", *key);
+        return fmt::format("unexpected key '{}' in the header",
+                           printable(*key, 32));
       }
       skipSpace();
       if (consume(','))
@@ -269,11 +271,11 @@ tfm_status readNpy(const std::string &path, tfm_tensor &out) {
     return formatError(
         fmt::format("{}: big-endian dtype '{}' is not supported; convert with "
                     "a.astype(a.dtype.newbyteorder('<'))",
-                    path, header.descr));
+                    path, printable(header.descr, 32)));
   if (dtype == TFM_DTYPE_INVALID)
     return formatError(fmt::format(
         "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8, |b1)",
-        path, header.descr));
+        path, printable(header.descr, 32)));
   if (header.shape.size() > TFM_MAX_RANK)
     return formatError(fmt::format("{}: rank {} exceeds the maximum of {}",
                                    path, header.shape.size(), TFM_MAX_RANK));

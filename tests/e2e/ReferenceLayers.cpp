@@ -48,7 +48,8 @@ Array layerNorm(const Array &x, const Array *weight, const Array *bias,
 }
 
 Array relu(const Array &x) {
-  return map(x, [](double v) { return v > 0 ? v : 0.0; });
+  // torch.relu(nan) is nan: a NaN must not turn into 0.
+  return map(x, [](double v) { return std::isnan(v) || v > 0 ? v : 0.0; });
 }
 
 Array gelu(const Array &x, bool tanh) {

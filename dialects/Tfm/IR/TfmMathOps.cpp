@@ -114,7 +114,7 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ReshapeOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
-  if (int64_t(getSizes().size()) != result.getNumDynamicDims())
+  if (getSizes().size() != result.getNumDynamicDims())
     return emitOpError("needs one size for each of the ")
            << result.getNumDynamicDims() << " dynamic result dimensions, got "
            << getSizes().size();

@@ -610,7 +610,7 @@ LogicalResult PackedLinearOp::verify() {
                                  << w[1] << " input features";
   bool staticPanels = !ShapedType::isDynamic(w[0]);
   if (staticPanels && (ShapedType::isDynamic(o.back()) ||
-                       llvm::divideCeil(o.back(), w[2]) != w[0]))
+                       llvm::divideCeilSigned(o.back(), w[2]) != w[0]))
     return emitOpError("init ") << formatShape(o) << " needs "
                                 << w[0] * w[2] - w[2] + 1 << " to "
                                 << w[0] * w[2] << " static output features";

@@ -223,6 +223,21 @@ TEST_CASE("malformed npy files are errors", "[npy]") {
                             data),
                     "too large");
 
+  // Header text in a message is cut short and its control characters
+  // escaped, so the message stays one line (found by tfm-fuzz-npy:
+  // tests/fuzz/corpus/tfm-fuzz-npy/regress-newline-in-key).
+  expectFormatError("newline-key.npy",
+                    npyFile("{'des }\n   \n' 1}", data),
+                    "expected ':' after key 'des }\\x0a   \\x0a'");
+  expectFormatError("newline-descr.npy",
+                    npyFile("{'descr': '<f4\n" + std::string(100, 'x') +
+                                "', 'fortran_order': False, 'shape': (3, 2), }",
+                            data),
+                    "unsupported dtype '<f4\\x0axxxxxxxxxxxxxxxxxxxxxxxxx...'");
+  expectFormatError("long-key.npy",
+                    npyFile("{'" + std::string(200, 'k') + "': 1}", data),
+                    "unexpected key '" + std::string(32, 'k') + "...'");
+
   std::string path = tempPath("short-data.npy");
   writeBytes(path, npyFile(good, std::string(16, '\0')));
   tfm_tensor tensor{};

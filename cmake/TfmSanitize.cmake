@@ -1,0 +1,29 @@
+# TFM_SANITIZE: which targets AddressSanitizer and UBSan instrument.
+#
+# The runtime, the frontend and the dialect (what reads untrusted input), and
+# the test programs that drive them are instrumented. The compiler's passes
+# are not: their objects are then the same as in an ordinary build, so a
+# sanitizer build tree gets them from ccache instead of compiling the whole
+# compiler a second time (CI time, README.md "Tests"). Generated model code
+# is never instrumented; the runtime it is linked against and run from is.
+set(TFM_SANITIZER_COMPILE_FLAGS -fsanitize=address,undefined
+    -fno-sanitize-recover=all -fno-omit-frame-pointer)
+set(tfm_sanitized tfm_runtime tfm_catch_main tfm-runtime-tests
+    tfm-runtime-fixtures tfm-run)
+if(TFM_BUILD_COMPILER)
+  list(APPEND tfm_sanitized TfmDialect TfmFrontend tfm-frontend-tests
+       tfm-e2e-tests)
+endif()
+foreach(target ${tfm_sanitized})
+  if(TARGET ${target})
+    target_compile_options(${target} PRIVATE ${TFM_SANITIZER_COMPILE_FLAGS})
+  endif()
+endforeach()
+
+# The sanitizers' run-time defaults for the test programs (see the file).
+foreach(test tfm-runtime-tests tfm-runtime-fixtures tfm-frontend-tests
+    tfm-e2e-tests)
+  if(TARGET ${test})
+    target_sources(${test} PRIVATE ${PROJECT_SOURCE_DIR}/tests/SanitizerOptions.cpp)
+  endif()
+endforeach()
