@@ -116,11 +116,10 @@ FailureOr<ExprValue> buildSdpa(BoundCall &c) {
 /// The keywords that name attention weights one by one, taken by
 /// multi_head_attention and transformer_encoder_layer alike.
 std::vector<Param> attentionNames() {
-  return {string("q_weight"),       string("k_weight"),
-          string("v_weight"),       string("q_bias"),
-          string("k_bias"),         string("v_bias"),
-          string("out_weight"),     string("out_bias"),
-          string("in_proj_weight"), string("in_proj_bias")};
+  return {string("q_weight"),    string("k_weight"), string("v_weight"),
+          string("q_bias"),      string("k_bias"),   string("v_bias"),
+          string("out_weight"),  string("out_bias"), string("in_proj_weight"),
+          string("in_proj_bias")};
 }
 
 /// Puts the attention weights named explicitly over those in `w`.
@@ -130,10 +129,10 @@ LogicalResult nameAttentionWeights(BoundCall &c, MultiHeadAttentionWeights &w) {
   auto text = [&](StringRef param) {
     return c.optionalString(param).value_or("");
   };
-  static constexpr StringRef kSeparate[] = {"q_weight", "k_weight",
-                                            "v_weight"};
+  static constexpr StringRef kSeparate[] = {"q_weight", "k_weight", "v_weight"};
   static constexpr StringRef kSeparateBias[] = {"q_bias", "k_bias", "v_bias"};
-  bool separate = llvm::any_of(kSeparate, [&](StringRef p) { return c.has(p); });
+  bool separate =
+      llvm::any_of(kSeparate, [&](StringRef p) { return c.has(p); });
   for (StringRef p : kSeparate)
     if (separate && !c.has(p))
       return c.error() << c.name()

@@ -102,9 +102,8 @@ Token Lexer::next() {
   }
   if (llvm::isDigit(c) || (c == '.' && pos != end && llvm::isDigit(*pos))) {
     // A '.' followed by another is a range (`0..6`), not a decimal point.
-    while (pos != end &&
-           (llvm::isDigit(*pos) ||
-            (*pos == '.' && (pos + 1 == end || pos[1] != '.'))))
+    while (pos != end && (llvm::isDigit(*pos) ||
+                          (*pos == '.' && (pos + 1 == end || pos[1] != '.'))))
       ++pos;
     if (pos != end && (*pos == 'e' || *pos == 'E')) {
       const char *save = pos++;

@@ -1150,8 +1150,8 @@ FailureOr<Tensor> ModelBuilder::transformerEncoderLayer(
     return residual(*y, feedForward(*n2));
   }
   // x = norm1(x + sa(x)); x = norm2(x + ff(x))
-  if (failed(y = residual(*y, selfAttention(*y))) ||
-      failed(y = norm1(*y)) || failed(y = residual(*y, feedForward(*y))))
+  if (failed(y = residual(*y, selfAttention(*y))) || failed(y = norm1(*y)) ||
+      failed(y = residual(*y, feedForward(*y))))
     return failure();
   return norm2(*y);
 }

@@ -109,11 +109,11 @@ LogicalResult Parser::parseDefParameters(FunctionDef &fn) {
   do {
     Token param = consume();
     if (!param.is(Token::identifier))
-      return error(param.loc) << "expected a parameter's name"
-                              << describe(param);
+      return error(param.loc)
+             << "expected a parameter's name" << describe(param);
     if (isKeyword(param.spelling) || isConstantName(param.spelling))
-      return error(param.loc) << "'" << param.spelling
-                              << "' cannot name a parameter";
+      return error(param.loc)
+             << "'" << param.spelling << "' cannot name a parameter";
     for (const FunctionDef::Parameter &other : fn.params)
       if (other.name.spelling == param.spelling)
         return error(param.loc)
@@ -237,8 +237,8 @@ LogicalResult Parser::bindArguments(const FunctionDef &fn, const Token &name,
     else if (p.defaultValue)
       v = &*p.defaultValue;
     if (!v)
-      return error(name.loc) << fnName << "() needs the argument '"
-                             << p.name.spelling << "'";
+      return error(name.loc)
+             << fnName << "() needs the argument '" << p.name.spelling << "'";
     if (v->kind == ExprValue::tuple)
       return error(v->loc) << fnName << "(): '" << p.name.spelling
                            << "' is a call that returns " << v->items.size()
@@ -458,12 +458,12 @@ FailureOr<std::string> Parser::evaluateInBraces(StringRef text) {
   case ExprValue::number:
     if (v->isInteger && std::fabs(v->num) <= double(kMaxDimension))
       return std::to_string(int64_t(v->num));
-  {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::format("%g", v->num);
-    return text;
-  }
+    {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << llvm::format("%g", v->num);
+      return text;
+    }
   default:
     return error(at) << "'{" << text
                      << "}' in a string must be a number or a string";

@@ -452,11 +452,12 @@ FailureOr<ExprValue> Parser::parseCall(const Token &name) {
   const Builtin *fn = lookupBuiltin(name.spelling);
   if (!fn) {
     auto later = definitions.find(name.spelling);
-    if (later != definitions.end() && later->second.getPointer() > name.loc.getPointer())
-      return error(name.loc)
-             << "function '" << name.spelling << "' is used before its 'def' on line "
-             << fileLoc(later->second).getLine()
-             << "; define functions before they are called";
+    if (later != definitions.end() &&
+        later->second.getPointer() > name.loc.getPointer())
+      return error(name.loc) << "function '" << name.spelling
+                             << "' is used before its 'def' on line "
+                             << fileLoc(later->second).getLine()
+                             << "; define functions before they are called";
     return error(name.loc) << "unknown function '" << name.spelling << "'";
   }
   auto locOf = [&](llvm::SMLoc l) { return loc(l); };

@@ -1,4 +1,4 @@
-//===- ParserImpl.h - The .tfm parser's state, shared by its files -*- C++ -*-===//
+//===- ParserImpl.h - The .tfm parser, shared by its files -----*- C++ -*-===//
 //
 // The parser is split by what it parses: Parser.cpp holds the statements of
 // the model's top level, ParserExpressions.cpp the expressions, and

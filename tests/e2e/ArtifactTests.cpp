@@ -405,11 +405,14 @@ TEST_CASE("weight names cannot inject code into the generated header",
           "[header]") {
   // The weight's name lands in the comment that lists the run-time checks.
   const std::string name = "x */ int tfm_injected(void) { return 42; } /* y";
+  // Braces are doubled in the model's string: `{...}` interpolates.
+  const std::string spelled =
+      "x */ int tfm_injected(void) {{ return 42; }} /* y";
   Weights w;
   w[name] = Random(5010).weight({6, 4});
   HeaderCheck h = checkHeader("model inj\ninput t: i64[seq]\n"
                               "y = embedding(t, weight = \"" +
-                                  name + "\")\noutput y\n",
+                                  spelled + "\")\noutput y\n",
                               "  return tfm_injected();", w);
   INFO(h.diagnostics);
   REQUIRE(h.compiled);

@@ -65,25 +65,34 @@ std::string bertLayerBody(const std::string &p, const std::string &in,
   std::string a = "a" + tag, h = "h" + tag, f = "f" + tag;
   return a + " = multi_head_attention(" + in + ", " + in + ", " + in +
          ", heads = 2,\n"
-         "    q_weight = " + n("attention.self.query.weight") +
-         ", q_bias = " + n("attention.self.query.bias") + ",\n"
-         "    k_weight = " + n("attention.self.key.weight") +
-         ", k_bias = " + n("attention.self.key.bias") + ",\n"
-         "    v_weight = " + n("attention.self.value.weight") +
-         ", v_bias = " + n("attention.self.value.bias") + ",\n"
-         "    out_weight = " + n("attention.output.dense.weight") +
-         ", out_bias = " + n("attention.output.dense.bias") + ",\n"
+         "    q_weight = " +
+         n("attention.self.query.weight") +
+         ", q_bias = " + n("attention.self.query.bias") +
+         ",\n"
+         "    k_weight = " +
+         n("attention.self.key.weight") +
+         ", k_bias = " + n("attention.self.key.bias") +
+         ",\n"
+         "    v_weight = " +
+         n("attention.self.value.weight") +
+         ", v_bias = " + n("attention.self.value.bias") +
+         ",\n"
+         "    out_weight = " +
+         n("attention.output.dense.weight") +
+         ", out_bias = " + n("attention.output.dense.bias") +
+         ",\n"
          "    key_padding_mask = pad)\n" +
-         h + " = layer_norm(" + in + " + " + a + ", weight = " +
-         n("attention.output.LayerNorm.weight") +
-         ", bias = " + n("attention.output.LayerNorm.bias") + ", eps = 1e-12)\n" +
-         f + " = linear(gelu(linear(" + h + ", weight = " +
-         n("intermediate.dense.weight") +
-         ", bias = " + n("intermediate.dense.bias") + ")),\n"
-         "    weight = " + n("output.dense.weight") +
-         ", bias = " + n("output.dense.bias") + ")\n" +
-         out + " = layer_norm(" + h + " + " + f + ", weight = " +
-         n("output.LayerNorm.weight") +
+         h + " = layer_norm(" + in + " + " + a +
+         ", weight = " + n("attention.output.LayerNorm.weight") +
+         ", bias = " + n("attention.output.LayerNorm.bias") +
+         ", eps = 1e-12)\n" + f + " = linear(gelu(linear(" + h +
+         ", weight = " + n("intermediate.dense.weight") +
+         ", bias = " + n("intermediate.dense.bias") +
+         ")),\n"
+         "    weight = " +
+         n("output.dense.weight") + ", bias = " + n("output.dense.bias") +
+         ")\n" + out + " = layer_norm(" + h + " + " + f +
+         ", weight = " + n("output.LayerNorm.weight") +
          ", bias = " + n("output.LayerNorm.bias") + ", eps = 1e-12)\n";
 }
 
@@ -204,11 +213,11 @@ TEST_CASE("def and for compute what the layers written out compute",
       RunResult layer = encoderLayer->runOk({x, mask});
       CHECK(identical(got["h"], want["x3"]));
 
-      ref::AttentionMask padding{[&](int64_t n, int64_t, int64_t j) {
-                                   return attend[size_t((n / kHeads) * seq +
-                                                        j)] == 0;
-                                 },
-                                 nullptr};
+      ref::AttentionMask padding{
+          [&](int64_t n, int64_t, int64_t j) {
+            return attend[size_t((n / kHeads) * seq + j)] == 0;
+          },
+          nullptr};
       Array y = ref::fromTensor(x);
       for (int64_t i = 0; i < kLayers; ++i)
         y = ref::encoderLayer(y, kHeads, referenceLayer(weights, i),
@@ -328,11 +337,11 @@ TEST_CASE("transformer_encoder_layer with BERT's weight names matches PyTorch",
       renameToBert(torch, "encoder.layers." + std::to_string(i),
                    "encoder.layer." + std::to_string(i), w);
     // The fixture's causal float mask goes in as src_mask.
-    std::shared_ptr<Model> model = Model::build(
-        std::string("model bert_stack\n"
-                    "input x: f32[batch, seq, 8]\n"
-                    "input mask: f32[seq, seq]\n") +
-            R"(
+    std::shared_ptr<Model> model =
+        Model::build(std::string("model bert_stack\n"
+                                 "input x: f32[batch, seq, 8]\n"
+                                 "input mask: f32[seq, seq]\n") +
+                         R"(
 def bert_layer(h, p, mask):
     return transformer_encoder_layer(h, heads = 2, activation = "relu",
         src_mask = mask,
@@ -355,7 +364,7 @@ for i in 0..2:
 end
 output h
 )",
-        w);
+                     w);
     HostTensor x = HostTensor::readNpy(fixture + "/x.npy");
     HostTensor mask = HostTensor::readNpy(fixture + "/mask.npy");
     HostTensor y = HostTensor::readNpy(fixture + "/y.npy");
