@@ -13,10 +13,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -294,12 +294,13 @@ LogicalResult Compilation::lowerForCuda(ModuleOp module, EmitKind emit) {
 
 /// Each kernel module's PTX, as LLVM's NVPTX backend writes it.
 LogicalResult Compilation::printPtx(ModuleOp module) {
-  if (failed(runPipeline("gpu-module-to-binary", module, [&](OpPassManager &pm) {
-        GpuModuleToBinaryPassOptions binary;
-        binary.compilationTarget = "isa";
-        binary.toolkitPath = options.cudaPath;
-        pm.addPass(createGpuModuleToBinaryPass(binary));
-      })))
+  if (failed(
+          runPipeline("gpu-module-to-binary", module, [&](OpPassManager &pm) {
+            GpuModuleToBinaryPassOptions binary;
+            binary.compilationTarget = "isa";
+            binary.toolkitPath = options.cudaPath;
+            pm.addPass(createGpuModuleToBinaryPass(binary));
+          })))
     return failure();
   return writeText(options.outputPath, [&](raw_ostream &os) {
     module.walk([&](gpu::BinaryOp binary) {
@@ -342,8 +343,8 @@ LogicalResult Compilation::run() {
                   *emit == EmitKind::Ptx;
   if (gpuStage && !cuda)
     return fail("--emit=gpu, nvvm and ptx need --target cuda");
-  static constexpr llvm::StringLiteral kGpuArchs[] = {"sm_80", "sm_86",
-                                                      "sm_89", "sm_90"};
+  static constexpr llvm::StringLiteral kGpuArchs[] = {"sm_80", "sm_86", "sm_89",
+                                                      "sm_90"};
   if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
     return fail("unknown --gpu-arch '" + options.gpuArch +
                 "' (supported: sm_80, sm_86, sm_89, sm_90)");

@@ -118,8 +118,9 @@ void tfm::registerGPUPipelines() {
       "tfm-gpu-kernels",
       "linalg on tensors to host code launching outlined GPU kernels",
       buildGPUKernelsPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "tfm-gpu-to-nvvm", "outlined GPU kernels to NVVM", buildGPUToNVVMPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>("tfm-gpu-to-nvvm",
+                                               "outlined GPU kernels to NVVM",
+                                               buildGPUToNVVMPipeline);
   PassPipelineRegistration<GPUPipelineOptions>(
       "tfm-gpu-host-to-llvm",
       "host code to the LLVM dialect with the kernels embedded",

@@ -1,4 +1,5 @@
-//===- GpuPipeline.h - tfm's CUDA pipeline -----------------------*- C++ -*-===//
+//===- GpuPipeline.h - tfm's CUDA pipeline -----------------------*- C++
+//-*-===//
 //
 // --target cuda: the tfm-to-linalg stage the CPU pipeline runs, then
 // bufferization as on the CPU, then kernels (convert-linalg-to-gpu), NVVM,
@@ -22,8 +23,7 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "chip", llvm::cl::desc("GPU architecture: sm_80 or sm_90"),
       llvm::cl::init("sm_80")};
   PassOptions::Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("NVPTX features (the PTX ISA version)"),
+      *this, "features", llvm::cl::desc("NVPTX features (the PTX ISA version)"),
       llvm::cl::init("+ptx80")};
   PassOptions::Option<std::string> format{
       *this, "format",
@@ -35,9 +35,9 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, fatbinary, libdevice)"),
       llvm::cl::init("/usr/local/cuda")};
-  PassOptions::Option<int64_t> threads{
-      *this, "threads", llvm::cl::desc("Threads per block"),
-      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> threads{*this, "threads",
+                                       llvm::cl::desc("Threads per block"),
+                                       llvm::cl::init(128)};
   PassOptions::Option<bool> bindWeights{
       *this, "bind-weights",
       llvm::cl::desc("Replace tfm.weight ops with the file's data"),

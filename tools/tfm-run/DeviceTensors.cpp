@@ -33,8 +33,8 @@ tfm_status DeviceTensors::create(const std::vector<tfm_tensor> &hostInputs,
     int64_t bytes = tfm_tensor_byte_size(&host);
     if (tfm_status status = mirror(host, inputs[i], owned))
       return status;
-    if (tfm_status status = tfm_gpu_copy_to_device(
-            inputs[i].data, host.data, static_cast<size_t>(bytes)))
+    if (tfm_status status = tfm_gpu_copy_to_device(inputs[i].data, host.data,
+                                                   static_cast<size_t>(bytes)))
       return status;
   }
   for (size_t o = 0; o < hostOutputs.size(); ++o)
@@ -43,8 +43,7 @@ tfm_status DeviceTensors::create(const std::vector<tfm_tensor> &hostInputs,
   return nullptr;
 }
 
-tfm_status DeviceTensors::run(const tfm_model *model,
-                              double *outMilliseconds) {
+tfm_status DeviceTensors::run(const tfm_model *model, double *outMilliseconds) {
   tfm_gpu_timer *timer = nullptr;
   if (tfm_status status = tfm_gpu_timer_start(&timer))
     return status;

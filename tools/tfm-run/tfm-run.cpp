@@ -548,8 +548,8 @@ int main(int argc, char **argv) {
     else
       fmt::print("bench: {} runs on {} thread{}, min {:.4f} ms, median "
                  "{:.4f} ms{}\n",
-                 options.bench, threads, threads == 1 ? "" : "s",
-                 times.front(), median, rate);
+                 options.bench, threads, threads == 1 ? "" : "s", times.front(),
+                 median, rate);
   }
   std::fflush(stdout);
   return allClose ? 0 : kExitMismatch;

@@ -110,11 +110,10 @@ struct TfmGpuDeviceBuffersPass
         continue;
       }
       if (auto alloca = dyn_cast<memref::AllocaOp>(def)) {
-        auto device = gpu::AllocOp::create(rewriter, def->getLoc(), type,
-                                           Type(), ValueRange(),
-                                           alloca.getDynamicSizes(),
-                                           alloca.getSymbolOperands(),
-                                           /*hostShared=*/UnitAttr());
+        auto device = gpu::AllocOp::create(
+            rewriter, def->getLoc(), type, Type(), ValueRange(),
+            alloca.getDynamicSizes(), alloca.getSymbolOperands(),
+            /*hostShared=*/UnitAttr());
         rewriter.replaceOp(alloca, device.getMemref());
         freeAtReturn.push_back(device.getMemref());
         continue;
@@ -154,8 +153,8 @@ struct TfmGpuDeviceBuffersPass
     rewriter.setInsertionPoint(load);
     auto scalarType = MemRefType::get({1}, load.getType());
     auto device = gpu::AllocOp::create(rewriter, loc, scalarType, Type(),
-                                       ValueRange(), ValueRange(),
-                                       ValueRange(), /*hostShared=*/UnitAttr());
+                                       ValueRange(), ValueRange(), ValueRange(),
+                                       /*hostShared=*/UnitAttr());
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     auto launch =

@@ -59,8 +59,8 @@ struct TfmGpuStatusPass : tfm::impl::TfmGpuStatusBase<TfmGpuStatusPass> {
           Value zero = arith::ConstantIntOp::create(rewriter, loc, i32, 0);
           Value failedCheck = arith::CmpIOp::create(
               rewriter, loc, arith::CmpIPredicate::ne, checks, zero);
-          status = arith::SelectOp::create(rewriter, loc, failedCheck, checks,
-                                           gpu);
+          status =
+              arith::SelectOp::create(rewriter, loc, failedCheck, checks, gpu);
         }
         rewriter.replaceOpWithNewOp<func::ReturnOp>(ret, status);
       });

@@ -76,8 +76,8 @@ LogicalResult convertToLaunch(RewriterBase &rewriter, linalg::LinalgOp op,
                    ? arith::CeilDivUIOp::create(rewriter, loc, total, blockSize)
                          .getResult()
                    : one;
-  auto launch = gpu::LaunchOp::create(rewriter, loc, grid, one, one, blockSize,
-                                      one, one);
+  auto launch =
+      gpu::LaunchOp::create(rewriter, loc, grid, one, one, blockSize, one, one);
   Block &body = launch.getBody().front();
   rewriter.setInsertionPointToEnd(&body);
   Operation *terminator = gpu::TerminatorOp::create(rewriter, loc);
@@ -98,8 +98,8 @@ LogicalResult convertToLaunch(RewriterBase &rewriter, linalg::LinalgOp op,
       arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x,
                             launch.getBlockSize().x),
       launch.getThreadIds().x);
-  Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                        linear, total);
+  Value inRange = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ult, linear, total);
   auto guard = scf::IfOp::create(rewriter, loc, inRange);
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
   auto ivs =
@@ -157,8 +157,7 @@ struct ConvertLinalgToGPUPass
     func.walk([&](Operation *op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
-      if (op->getDialect() &&
-          op->getDialect()->getNamespace() == "tfm") {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "tfm") {
         op->emitOpError("has no GPU lowering yet (docs/gpu.md)");
         unsupported = true;
       }

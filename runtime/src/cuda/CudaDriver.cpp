@@ -107,14 +107,14 @@ const Loaded &load() {
       return l;
     if (CUresult r = a.cuInit(0); r != kSuccess) {
       l.failure = (fmt::format("the CUDA driver ({}) failed to initialize: {}",
-                              path, errorName(a, r)));
+                               path, errorName(a, r)));
       return l;
     }
     int count = 0;
     if (CUresult r = a.cuDeviceGetCount(&count); r != kSuccess || count == 0) {
-      l.failure = (r != kSuccess
-                      ? fmt::format("no CUDA device: {}", errorName(a, r))
-                      : std::string("no CUDA device: the driver sees none"));
+      l.failure =
+          (r != kSuccess ? fmt::format("no CUDA device: {}", errorName(a, r))
+                         : std::string("no CUDA device: the driver sees none"));
       return l;
     }
     CUdevice device;
@@ -150,7 +150,8 @@ CUcontext primaryContext() { return load().context; }
 bool check(CUresult result, const char *what) {
   if (result == kSuccess)
     return true;
-  recordError(fmt::format("{} failed: {}", what, errorName(load().api, result)));
+  recordError(
+      fmt::format("{} failed: {}", what, errorName(load().api, result)));
   return false;
 }
 

@@ -50,9 +50,9 @@ tfm_status tfm_gpu_device_info(char *name, size_t name_size, int32_t *out_major,
   if ((status = failed(api->cuDeviceGet(&device, 0), "cuDeviceGet")))
     return status;
   if (name && name_size > 0) {
-    if ((status = failed(api->cuDeviceGetName(
-                             name, static_cast<int>(name_size), device),
-                         "cuDeviceGetName")))
+    if ((status = failed(
+             api->cuDeviceGetName(name, static_cast<int>(name_size), device),
+             "cuDeviceGetName")))
       return status;
     name[name_size - 1] = '\0';
   }
@@ -186,9 +186,9 @@ tfm_status tfm_gpu_timer_stop(tfm_gpu_timer *timer, double *out_milliseconds) {
                           "cuEventRecord")) &&
         !(status = failed(api->cuEventSynchronize(timer->stop),
                           "cuEventSynchronize")) &&
-        !(status = failed(
-              api->cuEventElapsedTime(&ms, timer->start, timer->stop),
-              "cuEventElapsedTime")))
+        !(status =
+              failed(api->cuEventElapsedTime(&ms, timer->start, timer->stop),
+                     "cuEventElapsedTime")))
       *out_milliseconds = ms;
     api->cuEventDestroy(timer->start);
     api->cuEventDestroy(timer->stop);

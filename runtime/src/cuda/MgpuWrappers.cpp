@@ -57,9 +57,9 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
     return nullptr;
   }
   CUfunction function = nullptr;
-  check(api->cuModuleGetFunction(&function, static_cast<CUmodule>(module),
-                                 name),
-        "cuModuleGetFunction");
+  check(
+      api->cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
+      "cuModuleGetFunction");
   return function;
 }
 
@@ -188,26 +188,25 @@ void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream) {
   if (!api || count == 0)
     return;
   ScopedContext context(*api);
-  check(api->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
-                              count, static_cast<CUstream>(stream)),
+  check(api->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                              static_cast<CUstream>(stream)),
         "cuMemsetD32Async");
 }
 
-void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                  void *stream) {
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
   const DriverApi *api = usable();
   if (!api || count == 0)
     return;
   ScopedContext context(*api);
-  check(api->cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
-                              count, static_cast<CUstream>(stream)),
+  check(api->cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                              static_cast<CUstream>(stream)),
         "cuMemsetD16Async");
 }
 
 void mgpuSetDefaultDevice(int32_t device) {
   if (device != 0)
-    recordError(fmt::format("GPU device {} requested; tfm uses device 0",
-                            device));
+    recordError(
+        fmt::format("GPU device {} requested; tfm uses device 0", device));
 }
 
 } // extern "C"

@@ -83,8 +83,7 @@ void checkEveryEntryPointFails(const std::string &expected) {
   void *function = mgpuModuleGetFunction(loadedAtStartup, "kernel");
   CHECK(function == nullptr);
   void *params[] = {&buffer};
-  mgpuLaunchKernel(function, 1, 1, 1, 128, 1, 1, 0, stream, params, nullptr,
-                   1);
+  mgpuLaunchKernel(function, 1, 1, 1, 128, 1, 1, 0, stream, params, nullptr, 1);
   mgpuStreamSynchronize(stream);
   mgpuMemFree(buffer, stream);
   mgpuStreamDestroy(stream);
