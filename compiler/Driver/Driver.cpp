@@ -348,6 +348,16 @@ LogicalResult Compilation::run() {
   if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
     return fail("unknown --gpu-arch '" + options.gpuArch +
                 "' (supported: sm_80, sm_86, sm_89, sm_90)");
+  // The kernels' math (exp, erf, tanh, max) links libdevice; without it the
+  // PTX would name functions that no driver can resolve.
+  llvm::SmallString<128> libdevice(options.cudaPath);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  bool beforePtx = *emit == EmitKind::Tfm || *emit == EmitKind::Header ||
+                   *emit == EmitKind::Linalg || *emit == EmitKind::Gpu ||
+                   *emit == EmitKind::Nvvm;
+  if (cuda && !beforePtx && !llvm::sys::fs::exists(libdevice))
+    return fail("--target cuda needs the CUDA toolkit's libdevice, and " +
+                libdevice + " does not exist: pass --cuda-path");
 
   // Opening a FIFO would wait for a writer forever; a directory or a device
   // is no model file either ("-" reads stdin).

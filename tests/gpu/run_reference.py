@@ -6,7 +6,8 @@ tolerances; the seeds' outputs at 1e-4/1e-5).
 
 usage: run_reference.py TFM_COMPILE TFM_RUN SOURCE_DIR ARCH
 Exits 77 (ctest's SKIP_RETURN_CODE) when no CUDA driver or device is there
-(tfm-run --gpu-info says), or when the device cannot run ARCH's cubins.
+(tfm-run --gpu-info says), when there is no CUDA toolkit to compile with, or
+when the device cannot run ARCH's cubins.
 """
 
 import os
@@ -71,6 +72,10 @@ def main():
                           text=True)
     if info.returncode != 0:
         print(f"skipped: no usable GPU ({info.stderr.strip()})")
+        return SKIP
+    libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+    if not os.path.exists(libdevice):
+        print(f"skipped: no CUDA toolkit ({libdevice}) to compile with")
         return SKIP
     device = info.stdout.strip()
     device_arch = int(device.rsplit("sm_", 1)[1])

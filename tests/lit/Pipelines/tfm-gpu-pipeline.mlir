@@ -1,3 +1,4 @@
+// REQUIRES: cuda-toolkit
 // RUN: tfm-opt %s -tfm-gpu-pipeline="weights=%S/../Transforms/Inputs/weights.safetensors format=isa" \
 // RUN:   | FileCheck %s
 // RUN: tfm-opt %s -tfm-gpu-to-linalg=weights=%S/../Transforms/Inputs/weights.safetensors \
