@@ -149,4 +149,108 @@ def ConvertForallToTasks : Pass<"convert-forall-to-tasks", "ModuleOp"> {
                            "func::FuncDialect", "LLVM::LLVMDialect"];
 }
 
+def ConvertLinalgToGPU : Pass<"convert-linalg-to-gpu", "func::FuncOp"> {
+  let summary = "Lower every linalg op on buffers to one gpu.launch";
+  let description = [{
+    The GPU's form of `tfm-tile-linalg`: the op's leading parallel loops
+    (the rows and the innermost parallel loop the CPU splits into vector
+    lanes) are linearized and spread over blocks of `threads` threads, one
+    iteration per thread, so that consecutive threads write consecutive
+    elements (coalesced stores); the op's reductions and any parallel loop
+    nested inside one run sequentially in the thread. An op with no leading
+    parallel loop (a reduction to a scalar) runs in one thread. Copies
+    (`memref.copy`) become `linalg.copy` first, so that they get the same
+    kernel.
+
+    Before:
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) {...}
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(%b, ...) in (%grid = ceildiv(%rows * 64, 128), ...)
+               threads(%t, ...) in (%block = 128, ...) {
+      %i = %b * 128 + %t
+      scf.if %i < %rows * 64 {
+        %row, %col = affine.delinearize_index %i into (%rows, 64)
+        ... the op's body at (%row, %col) ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "affine::AffineDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "memref::MemRefDialect"];
+}
+
+def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
+  let summary = "Put the buffers that kernels touch in device memory";
+  let description = [{
+    After `convert-linalg-to-gpu`, on the host function: a buffer that some
+    `gpu.launch` reads or writes (through any view) lives on the device.
+    `memref.alloc` and `memref.alloca` become `gpu.alloc` (freed with
+    `gpu.dealloc` where the host freed them, or before returning), a
+    constant (`memref.get_global`, the bound weights) is copied into a
+    `gpu.alloc` with `gpu.memcpy`, and a host `memref.load` from a device
+    buffer (a run-time check's status) reads the element in a one-thread
+    kernel and copies it back. The model's inputs and outputs are device
+    buffers already (docs/gpu.md). Buffers no kernel touches (the shape
+    operand of a `memref.reshape`) stay on the host. A host `memref.store`
+    into a device buffer is reported as an error.
+
+    Before:
+    ```mlir
+    %w = memref.get_global @weight : memref<4x4xf32>
+    %t = memref.alloc(%n) : memref<?x4xf32>
+    gpu.launch ... { ... memref.load %w[...] ... memref.store ..., %t[...] }
+    memref.dealloc %t : memref<?x4xf32>
+    ```
+    After:
+    ```mlir
+    %g = memref.get_global @weight : memref<4x4xf32>
+    %w = gpu.alloc () : memref<4x4xf32>
+    gpu.memcpy %w, %g : memref<4x4xf32>, memref<4x4xf32>
+    %t = gpu.alloc (%n) : memref<?x4xf32>
+    gpu.launch ... { ... }
+    gpu.dealloc %t : memref<?x4xf32>
+    gpu.dealloc %w : memref<4x4xf32>
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect"];
+}
+
+def TfmGpuStatus : Pass<"tfm-gpu-status", "ModuleOp"> {
+  let summary = "Return the GPU runtime's status from the model function";
+  let description = [{
+    Runs after `gpu-async-region`, whose `gpu.wait` before each return
+    waits for the model's kernels: the model function (the one with
+    `tfm.signature`) then asks the runtime for a pending GPU error
+    (`tfm_gpu_status`, docs/runtime.md) and returns it as its `i32` status,
+    after the status of its own run-time checks, which comes first when
+    non-zero. A function that returned nothing now returns the `i32`.
+
+    Before:
+    ```mlir
+    func.func @m(...) attributes {tfm.signature = ...} {
+      gpu.wait [%token]
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @m(...) -> i32 attributes {tfm.signature = ...} {
+      gpu.wait [%token]
+      %s = call @tfm_gpu_status() : () -> i32
+      return %s : i32
+    }
+    ```
+  }];
+  let dependentDialects = ["func::FuncDialect", "arith::ArithDialect"];
+}
+
 #endif // TFM_CONVERSION_PASSES_TD

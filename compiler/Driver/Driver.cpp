@@ -2,6 +2,7 @@
 #include "compiler/Driver/Driver.h"
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
+#include "compiler/Pipelines/GpuPipeline.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Registration/Registration.h"
 #include "compiler/Target/HeaderEmitter.h"
@@ -11,6 +12,8 @@
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,6 +50,9 @@ std::optional<EmitKind> mlir::tfm::parseEmitKind(StringRef name) {
       .Case("obj", EmitKind::Object)
       .Case("so", EmitKind::SharedLibrary)
       .Case("header", EmitKind::Header)
+      .Case("gpu", EmitKind::Gpu)
+      .Case("nvvm", EmitKind::Nvvm)
+      .Case("ptx", EmitKind::Ptx)
       .Default(std::nullopt);
 }
 
@@ -165,6 +171,10 @@ private:
   LogicalResult printIR(ModuleOp module);
   LogicalResult runPipeline(StringRef name, ModuleOp module,
                             function_ref<void(OpPassManager &)> build);
+  LogicalResult lowerForCpu(ModuleOp module, EmitKind emit, bool portable,
+                            llvm::TargetMachine &machine);
+  LogicalResult lowerForCuda(ModuleOp module, EmitKind emit);
+  LogicalResult printPtx(ModuleOp module);
 
   const CompileOptions &options;
   raw_ostream &diagnosticStream;
@@ -229,11 +239,107 @@ Compilation::runPipeline(StringRef name, ModuleOp module,
   return pm.run(module);
 }
 
+LogicalResult Compilation::lowerForCpu(ModuleOp module, EmitKind emit,
+                                       bool portable,
+                                       llvm::TargetMachine &machine) {
+  CPUPipelineOptions pipeline;
+  pipeline.weights = options.weightsPath;
+  pipeline.exportArtifactMetadata = emit == EmitKind::SharedLibrary;
+  // linalg can be looked at without weights: tfm.weight ops stay unbound.
+  pipeline.bindWeights =
+      !(options.weightsPath.empty() && emit == EmitKind::Linalg);
+  pipeline.fuseAttention = options.fuseAttention;
+  pipeline.remarks = options.remarks;
+  pipeline.vectorBits = getVectorBits(machine);
+  pipeline.multiversion = portable;
+  if (failed(runPipeline("tfm-to-linalg", module, [&](OpPassManager &pm) {
+        buildTfmToLinalgPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (emit == EmitKind::Linalg)
+    return printIR(module);
+  if (failed(runPipeline("tfm-linalg-to-llvm", module, [&](OpPassManager &pm) {
+        buildLinalgToLLVMPipeline(pm, pipeline);
+      })))
+    return failure();
+  return success();
+}
+
+/// The kernels' format in an artifact: a fatbin when the toolkit can build
+/// one (the driver loads the cubin, or JIT-compiles the PTX on a newer GPU),
+/// else the PTX alone.
+static std::string gpuBinaryFormat(StringRef cudaPath) {
+  llvm::SmallString<128> ptxas(cudaPath), fatbinary(cudaPath);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  llvm::sys::path::append(fatbinary, "bin", "fatbinary");
+  return llvm::sys::fs::can_execute(ptxas) &&
+                 llvm::sys::fs::can_execute(fatbinary)
+             ? "fatbin"
+             : "isa";
+}
+
+LogicalResult Compilation::lowerForCuda(ModuleOp module, EmitKind emit) {
+  GPUPipelineOptions pipeline;
+  pipeline.weights = options.weightsPath;
+  pipeline.bindWeights =
+      !(options.weightsPath.empty() && emit == EmitKind::Linalg);
+  pipeline.chip = options.gpuArch;
+  pipeline.toolkit = options.cudaPath;
+  pipeline.format = gpuBinaryFormat(options.cudaPath);
+  pipeline.exportArtifactMetadata = emit == EmitKind::SharedLibrary;
+  if (failed(runPipeline("tfm-gpu-to-linalg", module, [&](OpPassManager &pm) {
+        buildGPUTfmToLinalgPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (emit == EmitKind::Linalg)
+    return printIR(module);
+  if (failed(runPipeline("tfm-gpu-kernels", module, [&](OpPassManager &pm) {
+        buildGPUKernelsPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (emit == EmitKind::Gpu)
+    return printIR(module);
+  if (failed(runPipeline("tfm-gpu-to-nvvm", module, [&](OpPassManager &pm) {
+        buildGPUToNVVMPipeline(pm, pipeline);
+      })))
+    return failure();
+  if (emit == EmitKind::Nvvm)
+    return printIR(module);
+  if (emit == EmitKind::Ptx)
+    return printPtx(module);
+  return runPipeline("tfm-gpu-host-to-llvm", module, [&](OpPassManager &pm) {
+    buildGPUHostToLLVMPipeline(pm, pipeline);
+  });
+}
+
+/// Each kernel module's PTX, as LLVM's NVPTX backend writes it.
+LogicalResult Compilation::printPtx(ModuleOp module) {
+  if (failed(
+          runPipeline("gpu-module-to-binary", module, [&](OpPassManager &pm) {
+            GpuModuleToBinaryPassOptions binary;
+            binary.compilationTarget = "isa";
+            binary.toolkitPath = options.cudaPath;
+            pm.addPass(createGpuModuleToBinaryPass(binary));
+          })))
+    return failure();
+  return writeText(options.outputPath, [&](raw_ostream &os) {
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute attr : binary.getObjects())
+        if (auto object = dyn_cast<gpu::ObjectAttr>(attr))
+          os << "// gpu.binary @" << binary.getSymName() << "\n"
+             << object.getObject().getValue() << "\n";
+    });
+  });
+}
+
 LogicalResult Compilation::run() {
   // Checked first, so that a wrong --target or --cpu is reported whatever
   // the stage. The target decides the vector width the kernels are tiled
   // for.
-  llvm::Expected<llvm::Triple> triple = resolveTargetTriple(options.target);
+  // --target cuda: the host code is for this machine.
+  bool cuda = options.target == "cuda";
+  llvm::Expected<llvm::Triple> triple =
+      resolveTargetTriple(cuda ? "cpu" : options.target);
   if (!triple)
     return fail(llvm::toString(triple.takeError()));
   bool portable = options.cpu == "portable" || options.cpu.empty();
@@ -252,6 +358,26 @@ LogicalResult Compilation::run() {
   if ((*emit == EmitKind::Object || *emit == EmitKind::SharedLibrary) &&
       options.outputPath == "-")
     return fail("binary output needs a file: pass -o");
+
+  bool gpuStage = *emit == EmitKind::Gpu || *emit == EmitKind::Nvvm ||
+                  *emit == EmitKind::Ptx;
+  if (gpuStage && !cuda)
+    return fail("--emit=gpu, nvvm and ptx need --target cuda");
+  static constexpr llvm::StringLiteral kGpuArchs[] = {"sm_80", "sm_86", "sm_89",
+                                                      "sm_90"};
+  if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
+    return fail("unknown --gpu-arch '" + options.gpuArch +
+                "' (supported: sm_80, sm_86, sm_89, sm_90)");
+  // The kernels' math (exp, erf, tanh, max) links libdevice; without it the
+  // PTX would name functions that no driver can resolve.
+  llvm::SmallString<128> libdevice(options.cudaPath);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  bool beforePtx = *emit == EmitKind::Tfm || *emit == EmitKind::Header ||
+                   *emit == EmitKind::Linalg || *emit == EmitKind::Gpu ||
+                   *emit == EmitKind::Nvvm;
+  if (cuda && !beforePtx && !llvm::sys::fs::exists(libdevice))
+    return fail("--target cuda needs the CUDA toolkit's libdevice, and " +
+                libdevice + " does not exist: pass --cuda-path");
 
   // Opening a FIFO would wait for a writer forever; a directory or a device
   // is no model file either ("-" reads stdin).
@@ -288,6 +414,14 @@ LogicalResult Compilation::run() {
   module.walk([&](func::FuncOp f) { model = f; });
   if (!options.modelName.empty() && failed(renameModel(model)))
     return failure();
+  // The metadata and the header tell users (tfm-run, apps) that a GPU
+  // artifact's buffers are device pointers.
+  if (auto dict = model->getAttrOfType<DictionaryAttr>("tfm.signature");
+      cuda && dict) {
+    NamedAttrList entries(dict);
+    entries.set("device", StringAttr::get(&context, "cuda"));
+    model->setAttr("tfm.signature", entries.getDictionary(&context));
+  }
   FailureOr<Signature> signature = Signature::read(model);
   if (failed(signature))
     return failure();
@@ -303,26 +437,18 @@ LogicalResult Compilation::run() {
   if (*emit == EmitKind::Tfm)
     return printIR(module);
 
-  CPUPipelineOptions pipeline;
-  pipeline.weights = options.weightsPath;
-  pipeline.exportArtifactMetadata = *emit == EmitKind::SharedLibrary;
-  // linalg can be looked at without weights: tfm.weight ops stay unbound.
-  pipeline.bindWeights =
-      !(options.weightsPath.empty() && *emit == EmitKind::Linalg);
-  pipeline.fuseAttention = options.fuseAttention;
-  pipeline.remarks = options.remarks;
-  pipeline.vectorBits = getVectorBits(**machine);
-  pipeline.multiversion = portable;
-  if (failed(runPipeline("tfm-to-linalg", module, [&](OpPassManager &pm) {
-        buildTfmToLinalgPipeline(pm, pipeline);
-      })))
-    return failure();
-  if (*emit == EmitKind::Linalg)
-    return printIR(module);
-  if (failed(runPipeline("tfm-linalg-to-llvm", module, [&](OpPassManager &pm) {
-        buildLinalgToLLVMPipeline(pm, pipeline);
-      })))
-    return failure();
+  if (cuda) {
+    if (failed(lowerForCuda(module, *emit)))
+      return failure();
+    if (*emit == EmitKind::Linalg || *emit == EmitKind::Gpu ||
+        *emit == EmitKind::Nvvm || *emit == EmitKind::Ptx)
+      return success();
+  } else {
+    if (failed(lowerForCpu(module, *emit, portable, **machine)))
+      return failure();
+    if (*emit == EmitKind::Linalg)
+      return success();
+  }
   // Shown in --emit=llvm-mlir; the translation takes them from the module.
   module->setAttr(
       LLVM::LLVMDialect::getTargetTripleAttrName(),

@@ -31,9 +31,13 @@ enum class EmitKind {
   Object,        ///< an ELF object (.o)
   SharedLibrary, ///< a shared library (.so) for tfm-run and dlopen
   Header,        ///< the model's C header (.h)
+  Gpu,           ///< --target cuda: host code and outlined gpu.func kernels
+  Nvvm,          ///< --target cuda: the kernels in the NVVM/LLVM dialects
+  Ptx,           ///< --target cuda: the kernels' PTX
 };
 
-/// Parses `--emit` values: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so, header.
+/// Parses `--emit` values: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so,
+/// header, and for --target cuda gpu, nvvm, ptx.
 std::optional<EmitKind> parseEmitKind(StringRef name);
 /// The artifact an output path asks for by its extension (.o, .so, .h).
 std::optional<EmitKind> emitKindForPath(StringRef path);
@@ -55,7 +59,16 @@ struct CompileOptions {
   /// "cpu" (the default): code for this machine's target triple, as LLVM
   /// names it; or an x86-64 LLVM target triple, such as
   /// x86_64-unknown-linux-gnu.
+  /// "cuda": host code for this machine that runs the model's kernels on an
+  /// NVIDIA GPU of `gpuArch` (docs/gpu.md).
   std::string target = "cpu";
+  /// --target cuda: the GPU architecture, sm_80 or sm_90 (also sm_86,
+  /// sm_89).
+  std::string gpuArch = "sm_80";
+  /// --target cuda: the CUDA toolkit. When its bin/ptxas and bin/fatbinary
+  /// exist, artifacts embed a fatbin (cubin and PTX), else PTX alone, which
+  /// the driver compiles when the artifact loads.
+  std::string cudaPath = "/usr/local/cuda";
   /// LLVM CPU name, or "host"; "portable" (the default): x86-64-v2 code
   /// whose GEMM and attention kernels also come as AVX2+FMA and AVX-512
   /// variants, chosen at run time by the CPU's features.

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - tfm's named pass pipelines -------------------------===//
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Pipelines/GpuPipeline.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -53,8 +54,7 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
-                                    const CPUPipelineOptions &options) {
+void tfm::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createTfmDecomposeSoftmax());
   // Matmuls between activations (what attention fusion left) join the
   // packed GEMM, before elementwise fusion can merge into them.
@@ -76,6 +76,11 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(tfm::createTfmResultsToOutParams());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
+}
+
+void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                    const CPUPipelineOptions &options) {
+  buildBufferizationPipeline(pm);
   // Scratch in one allocation, buffers sharing bytes by lifetime, in the
   // caller's workspace when it gives one.
   if (options.planWorkspace) {
@@ -137,6 +142,7 @@ void tfm::buildCPUPipeline(OpPassManager &pm,
 void tfm::registerAllPassesAndPipelines() {
   registerTfmPasses();
   registerTfmConversionPasses();
+  registerGPUPipelines();
   PassPipelineRegistration<CPUPipelineOptions>(
       "tfm-to-linalg", "tfm layers to linalg on tensors",
       buildTfmToLinalgPipeline);

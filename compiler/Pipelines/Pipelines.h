@@ -83,6 +83,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 void buildTfmToLinalgPipeline(OpPassManager &pm,
                               const CPUPipelineOptions &options);
 
+/// linalg on tensors -> buffers: softmax decomposed, elementwise chains
+/// fused, one-shot bufferization, results as out-parameters, deallocation.
+/// Shared by the CPU and GPU pipelines.
+void buildBufferizationPipeline(OpPassManager &pm);
+
 /// linalg on tensors -> bufferized loops -> LLVM dialect with the
 /// artifact's entry points.
 void buildLinalgToLLVMPipeline(OpPassManager &pm,
@@ -92,7 +97,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers tfm's passes and the pipelines above under the names
-/// `tfm-to-linalg`, `tfm-linalg-to-llvm` and `tfm-cpu-pipeline`.
+/// `tfm-to-linalg`, `tfm-linalg-to-llvm` and `tfm-cpu-pipeline`, and the
+/// GPU pipelines (GpuPipeline.h).
 void registerAllPassesAndPipelines();
 
 } // namespace tfm

@@ -206,7 +206,14 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
         " * Thread safety: every function is reentrant and may run on several\n"
         " * threads at once (the code keeps no state between runs but a CPU\n"
         " * feature cache set atomically); concurrent runs may share inputs\n"
-        " * and must write distinct outputs. */\n\n";
+        " * and must write distinct outputs.\n";
+  if (sig.device == "cuda")
+    os << " * GPU artifact (tfm-compile --target cuda, docs/gpu.md): every\n"
+          " * buffer is a CUDA device pointer; a run returns once the device\n"
+          " * has finished, or TFM_GPU_ERROR_STATUS (-5) when a GPU call\n"
+          " * failed (no driver, a failed launch), with the reason from the\n"
+          " * runtime's tfm_gpu_take_error. Link libtfm_runtime.\n";
+  os << " */\n\n";
   os << "/* The artifact ABI this header and its object follow; an app that\n"
         " * also includes tfm/runtime.h can check\n"
         " *   " << macro << "_API_VERSION == TFM_API_VERSION. */\n";

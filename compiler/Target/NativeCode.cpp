@@ -29,8 +29,8 @@ llvm::Expected<llvm::Triple> tfm::resolveTargetTriple(StringRef target) {
   if (triple.getArch() == llvm::Triple::UnknownArch)
     return llvm::createStringError(
         "unknown target '" + target +
-        "' (this build supports: cpu, or an x86-64 LLVM target triple such "
-        "as x86_64-unknown-linux-gnu)");
+        "' (this build supports: cpu, cuda, or an x86-64 LLVM target "
+        "triple such as x86_64-unknown-linux-gnu)");
   // The kernels are written for SSE, AVX2 and AVX-512, and the run-time CPU
   // dispatch reads CPUID.
   if (triple.getArch() != llvm::Triple::x86_64)

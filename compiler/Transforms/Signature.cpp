@@ -79,6 +79,12 @@ FailureOr<Signature> Signature::read(Operation *op) {
       sig.errors.push_back({code.getInt(), message.str()});
     }
   }
+  if (Attribute device = dict.get("device")) {
+    auto name = dyn_cast<StringAttr>(device);
+    if (!name || name.getValue() != "cuda")
+      return op->emitError("tfm.signature 'device' must be \"cuda\"");
+    sig.device = name.str();
+  }
   return sig;
 }
 
@@ -122,6 +128,8 @@ std::string Signature::toJson() const {
     json.attributeBegin("outputs");
     tensors(outputs);
     json.attributeEnd();
+    if (!device.empty())
+      json.attribute("device", device);
     if (!errors.empty())
       json.attributeArray("errors", [&] {
         for (const SignatureError &e : errors)

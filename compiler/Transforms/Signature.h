@@ -44,6 +44,9 @@ struct Signature {
   /// The non-zero status codes of the model's run-time checks (empty when
   /// the model has none and always returns 0).
   SmallVector<SignatureError> errors;
+  /// Where the model's buffers live: empty for the host, "cuda" for a GPU
+  /// artifact, whose entry points take device pointers (docs/gpu.md).
+  std::string device;
 
   /// Reads the `tfm.signature` attribute of `op`, reporting errors at `op`.
   static FailureOr<Signature> read(Operation *op);

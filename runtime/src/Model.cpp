@@ -305,8 +305,10 @@ tfm_status runModel(const char *function, const tfm_model *model,
     // bindInputs has checked the shape, so the size cannot overflow.
     auto bytes = static_cast<uintptr_t>(tfm_tensor_byte_size(&inputs[i]));
     // Compiled code may test a bool byte's lowest bit or compare it with 0:
-    // only 0 and 1 mean the same to both.
-    if (inputs[i].dtype == TFM_DTYPE_BOOL) {
+    // only 0 and 1 mean the same to both. A GPU model's buffers are device
+    // memory, which the host cannot read: tfm-run checks its bools on the
+    // host before copying them.
+    if (inputs[i].dtype == TFM_DTYPE_BOOL && signature.device.empty()) {
       const auto *data = static_cast<const unsigned char *>(inputs[i].data);
       for (uintptr_t b = 0; b < bytes; ++b)
         if (data[b] > 1)
@@ -431,6 +433,13 @@ tfm_status runModel(const char *function, const tfm_model *model,
                     "shapes (out of memory, or larger than 2^56 bytes; error "
                     "code {})",
                     signature.model, result));
+  if (result == TFM_GPU_ERROR_STATUS) {
+    tfm_status gpu = tfm_gpu_take_error();
+    std::string why = gpu ? tfm_status_message(gpu) : "unknown GPU error";
+    tfm_status_free(gpu);
+    return makeStatus(TFM_STATUS_RUNTIME_ERROR,
+                      fmt::format("model '{}': {}", signature.model, why));
+  }
   if (result == kBadWorkspaceStatus || result == kWorkspaceTooSmallStatus)
     return makeStatus(
         TFM_STATUS_RUNTIME_ERROR,
@@ -522,6 +531,13 @@ void tfm_model_release(tfm_model *model) { delete model; }
 
 const char *tfm_model_name(const tfm_model *model) {
   return model ? model->signature.model.c_str() : nullptr;
+}
+
+const char *tfm_model_device(const tfm_model *model) {
+  if (!model)
+    return nullptr;
+  return model->signature.device.empty() ? "cpu"
+                                         : model->signature.device.c_str();
 }
 
 size_t tfm_model_input_count(const tfm_model *model) {

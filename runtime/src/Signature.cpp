@@ -245,6 +245,16 @@ bool parseSignature(std::string_view text, Signature &signature,
     }
   }
 
+  if (auto device = root.find("device"); device != root.end()) {
+    if (!device->is_string() || device->get<std::string>() != "cuda") {
+      error = fmt::format("metadata: \"device\" is {}, not \"cuda\" (this "
+                          "runtime knows host and cuda artifacts)",
+                          describeJson(*device));
+      return false;
+    }
+    signature.device = "cuda";
+  }
+
   // Symbols are bound from input shapes only, so each must occur in one.
   std::vector<bool> bound(signature.symbols.size(), false);
   for (const TensorSpec &input : signature.inputs)

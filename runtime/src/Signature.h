@@ -41,6 +41,9 @@ struct Signature {
   std::vector<TensorSpec> outputs;
   /// Messages of the run-time checks by status code (metadata "errors").
   std::map<int32_t, std::string> errors;
+  /// "cuda" for a GPU artifact (its buffers are device pointers), else
+  /// empty (metadata "device").
+  std::string device;
 
   /// "f32[seq, 2]", for messages.
   std::string describe(const TensorSpec &spec) const;

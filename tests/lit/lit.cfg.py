@@ -72,3 +72,8 @@ config.substitutions.append(
         "sh " + os.path.join(config.test_source_root, "Inputs", "expect-exit.sh"),
     )
 )
+
+# --target cuda from PTX on links the CUDA toolkit's libdevice (tfm-compile's
+# default --cuda-path): tests of those stages say `REQUIRES: cuda-toolkit`.
+if os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"):
+    config.available_features.add("cuda-toolkit")

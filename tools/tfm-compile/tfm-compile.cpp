@@ -34,7 +34,8 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     emit("emit",
          cl::desc("Stage to emit: tfm, linalg, llvm-mlir, llvm-ir, asm, obj, "
-                  "so, header (default: from the output's extension)"),
+                  "so, header, and with --target cuda gpu, nvvm, ptx "
+                  "(default: from the output's extension)"),
          cl::cat(category));
 static cl::opt<std::string>
     modelName("name",
@@ -44,8 +45,20 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: 'cpu' (the default: this machine's target "
-                    "triple) or an x86-64 LLVM target triple"),
+                    "triple), an x86-64 LLVM target triple, or 'cuda' "
+                    "(NVIDIA GPUs, docs/gpu.md)"),
            cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("--target cuda: the GPU architecture (sm_80, sm_86, "
+                     "sm_89, sm_90)"),
+            cl::init("sm_80"), cl::cat(category));
+static cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("--target cuda: the CUDA toolkit; with its ptxas and "
+                      "fatbinary the artifact embeds cubin and PTX, without "
+                      "them PTX only"),
+             cl::init("/usr/local/cuda"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: an LLVM name (x86-64-v3, "
@@ -100,6 +113,8 @@ int main(int argc, char **argv) {
   options.modelName = modelName;
   options.target = target;
   options.cpu = cpu;
+  options.gpuArch = gpuArch;
+  options.cudaPath = cudaPath;
   options.printWeights = printWeights;
   options.fuseAttention = !noFuseAttention;
   options.remarks = remarks;
@@ -110,7 +125,8 @@ int main(int argc, char **argv) {
     options.emit = mlir::tfm::parseEmitKind(emit);
     if (!options.emit) {
       errs() << "tfm-compile: error: unknown --emit stage '" << emit
-             << "' (tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so, header)\n";
+             << "' (tfm, linalg, llvm-mlir, llvm-ir, asm, obj, so, header, "
+                "gpu, nvvm, ptx)\n";
       return 2;
     }
   }

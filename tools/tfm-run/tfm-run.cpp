@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceTensors.h"
 #include "tfm/runtime.h"
 
 #include <fmt/format.h>
@@ -52,6 +53,10 @@ const char *const kUsage =
     "GFLOP/s\n"
     "  --threads N           run the model's parallel work on N threads\n"
     "                        (default 1; 0: one per hardware thread)\n"
+    "A GPU artifact (tfm-compile --target cuda) runs on CUDA device 0: the\n"
+    "inputs are copied in once, outputs copied back after the run, and\n"
+    "--bench reports device time (events around each run).\n"
+    "tfm-run --gpu-info prints CUDA device 0's name and architecture.\n"
     "  --quiet               do not print the output values\n";
 
 /// Reports an error and exits: tfm-run has nothing to clean up that the OS
@@ -385,13 +390,41 @@ size_t findTensor(const tfm_model *model, bool input, const std::string &name,
                    input ? "input" : "output", names));
 }
 
+/// What tfm_model_run checks for host models: a GPU model's runs cannot
+/// read their (device) inputs, so tfm-run checks the host copies.
+void checkBools(const tfm_model *model, const std::vector<tfm_tensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype != TFM_DTYPE_BOOL)
+      continue;
+    const auto *data = static_cast<const unsigned char *>(inputs[i].data);
+    int64_t bytes = tfm_tensor_byte_size(&inputs[i]);
+    for (int64_t b = 0; b < bytes; ++b)
+      if (data[b] > 1)
+        fail(fmt::format("input '{}': bool element {} is the byte {}, not 0 "
+                         "or 1",
+                         tfm_model_input_name(model, i), b, int(data[b])));
+  }
+}
+
 double milliseconds(std::chrono::steady_clock::duration duration) {
   return std::chrono::duration<double, std::milli>(duration).count();
 }
 
 } // namespace
 
+/// tfm-run --gpu-info: device 0's name and compute capability, or why there
+/// is no usable GPU (exit 2).
+int printGpuInfo() {
+  char name[256];
+  int32_t major = 0, minor = 0;
+  check(tfm_gpu_device_info(name, sizeof name, &major, &minor));
+  fmt::print("{}: sm_{}{}\n", name, major, minor);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--gpu-info") == 0)
+    return printGpuInfo();
   Options options = parseOptions(argc, argv);
 
   tfm_model *rawModel = nullptr;
@@ -453,8 +486,25 @@ int main(int argc, char **argv) {
   const tfm_exec *exec = tfm_thread_pool_exec(pool.get());
   uint32_t threads = exec ? exec->num_threads : 1;
 
-  check(tfm_model_run_with_exec(model.get(), inputs.data(), inputCount,
-                                outputs.data(), outputCount, exec));
+  // A GPU model reads and writes device memory: mirrors of the tensors.
+  bool cuda = std::strcmp(tfm_model_device(model.get()), "cuda") == 0;
+  tfm::run::DeviceTensors device;
+  if (cuda) {
+    checkBools(model.get(), inputs);
+    check(device.create(inputs, outputs));
+  }
+  auto runOnce = [&](double *deviceMilliseconds) {
+    if (!cuda) {
+      check(tfm_model_run_with_exec(model.get(), inputs.data(), inputCount,
+                                    outputs.data(), outputCount, exec));
+      return;
+    }
+    check(device.run(model.get(), deviceMilliseconds));
+  };
+  double deviceMilliseconds = 0;
+  runOnce(&deviceMilliseconds);
+  if (cuda)
+    check(device.copyOutputs(outputs));
 
   if (!options.quiet) {
     for (size_t o = 0; o < outputCount; ++o)
@@ -478,9 +528,9 @@ int main(int argc, char **argv) {
     std::vector<double> times;
     for (long i = 0; i < options.bench; ++i) {
       Clock::time_point start = Clock::now();
-      check(tfm_model_run_with_exec(model.get(), inputs.data(), inputCount,
-                                    outputs.data(), outputCount, exec));
-      times.push_back(milliseconds(Clock::now() - start));
+      runOnce(&deviceMilliseconds);
+      times.push_back(cuda ? deviceMilliseconds
+                           : milliseconds(Clock::now() - start));
     }
     std::sort(times.begin(), times.end());
     double median =
@@ -491,10 +541,15 @@ int main(int argc, char **argv) {
     if (options.flops >= 0)
       rate = fmt::format(", {:.2f} GFLOP/s",
                          options.flops / (times.front() * 1e6));
-    fmt::print("bench: {} runs on {} thread{}, min {:.4f} ms, median {:.4f} "
-               "ms{}\n",
-               options.bench, threads, threads == 1 ? "" : "s", times.front(),
-               median, rate);
+    if (cuda)
+      fmt::print("bench: {} runs on the GPU, device time min {:.4f} ms, "
+                 "median {:.4f} ms{}\n",
+                 options.bench, times.front(), median, rate);
+    else
+      fmt::print("bench: {} runs on {} thread{}, min {:.4f} ms, median "
+                 "{:.4f} ms{}\n",
+                 options.bench, threads, threads == 1 ? "" : "s", times.front(),
+                 median, rate);
   }
   std::fflush(stdout);
   return allClose ? 0 : kExitMismatch;

@@ -289,6 +289,12 @@ void tfm_model_release(tfm_model *model);
 /* The model's name ("model" in the metadata). */
 const char *tfm_model_name(const tfm_model *model);
 
+/* Where the model's buffers live: "cpu" (host memory), or "cuda" for a GPU
+   artifact (tfm-compile --target cuda), whose runs take device pointers in
+   every tfm_tensor.data (see the GPU section below); NULL for a NULL
+   model. */
+const char *tfm_model_device(const tfm_model *model);
+
 size_t tfm_model_input_count(const tfm_model *model);
 size_t tfm_model_output_count(const tfm_model *model);
 /* The symbolic dimensions, in the order the entry point takes their values. */
@@ -324,7 +330,10 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
    pointer is NULL, that every byte of a bool input is 0 or 1
    (INVALID_ARGUMENT otherwise) and that no output overlaps another buffer,
    then calls the entry point, which writes the outputs, with exec = NULL: all
-   the work runs on the calling thread. Inputs are only read. Reentrant: a
+   the work runs on the calling thread. For a "cuda" model (tfm_model_device)
+   every data pointer is device memory and bool inputs are not looked at;
+   the run returns once the device has finished, and a GPU failure (no
+   driver, a failed launch) is a RUNTIME_ERROR with the driver's message. Inputs are only read. Reentrant: a
    model may run on several threads at once (the compiled code keeps no state
    between runs but a CPU-feature cache it sets atomically), and concurrent
    runs may share inputs; they must write distinct outputs.
@@ -375,6 +384,65 @@ tfm_status tfm_model_run_with_workspace(const tfm_model *model,
                                         size_t n_outputs, const tfm_exec *exec,
                                         void *workspace,
                                         int64_t workspace_bytes);
+
+/*===----------------------------------------------------------------------===*\
+|* GPU (CUDA)                                                                 *|
+\*===----------------------------------------------------------------------===*/
+
+/* A GPU artifact (tfm-compile --target cuda, docs/gpu.md) runs on device 0
+   of the CUDA driver, which the runtime opens with dlopen ("libcuda.so.1", or
+   the path in the environment variable TFM_CUDA_LIBRARY) the first time GPU
+   code or one of these functions needs it: apps link and start on machines
+   without a driver or GPU, and get a RUNTIME_ERROR saying so when they use
+   one. The model's buffers (tfm_tensor.data, the buffers of
+   tfm_<model>_run_packed) are then device pointers from tfm_gpu_alloc or the
+   app's own CUDA allocations, not host memory; a run is synchronous (it
+   returns after the device has finished). All functions below are callable
+   from any thread. */
+
+/* Loads and initializes the driver once. NULL when device 0 is usable, else
+   a RUNTIME_ERROR naming what is missing (no libcuda.so.1, no device, a
+   driver that fails to initialize). Later calls give the same answer. */
+tfm_status tfm_gpu_init(void);
+
+/* Device 0's name (NUL-terminated, truncated to `name_size` bytes) and
+   compute capability. Any out pointer may be NULL. */
+tfm_status tfm_gpu_device_info(char *name, size_t name_size,
+                               int32_t *out_major, int32_t *out_minor);
+
+/* Device memory: `*out_ptr` is NULL on failure. tfm_gpu_free(NULL) is a
+   no-op. */
+tfm_status tfm_gpu_alloc(size_t bytes, void **out_ptr);
+void tfm_gpu_free(void *ptr);
+
+/* Synchronous copies between host and device memory. */
+tfm_status tfm_gpu_copy_to_device(void *device_dst, const void *host_src,
+                                  size_t bytes);
+tfm_status tfm_gpu_copy_to_host(void *host_dst, const void *device_src,
+                                size_t bytes);
+
+/* The first GPU error since the last call (a failed kernel module load, an
+   allocation, a launch, a kernel fault), as a RUNTIME_ERROR, clearing it;
+   NULL when there is none. tfm_model_run reports it for GPU artifacts; an
+   app calling a GPU artifact's entry points directly gets the status
+   TFM_GPU_ERROR_STATUS from them and the message here. */
+tfm_status tfm_gpu_take_error(void);
+
+/* What a GPU artifact's entry points return when a GPU call failed. */
+#define TFM_GPU_ERROR_STATUS (-5)
+
+/* Device time: a timer records an event on the default stream, with which
+   the artifacts' streams synchronize. tfm_gpu_timer_stop records a second
+   one, waits for it, writes the milliseconds between them and releases the
+   timer (also on failure). */
+typedef struct tfm_gpu_timer_t tfm_gpu_timer;
+tfm_status tfm_gpu_timer_start(tfm_gpu_timer **out_timer);
+tfm_status tfm_gpu_timer_stop(tfm_gpu_timer *timer, double *out_milliseconds);
+
+/* Called by the generated host code after its last kernel: 0, or
+   TFM_GPU_ERROR_STATUS while a GPU error is pending (the error stays pending
+   for tfm_gpu_take_error). */
+int32_t tfm_gpu_status(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,0 +1,180 @@
+//===- LinalgToGPU.cpp - Each linalg op on buffers as one gpu.launch ------===//
+//
+// The GPU's reading of tfm-tile-linalg's structure: the rows and the lanes
+// of an op's parallel loops become the threads of a grid, one iteration per
+// thread, linearized so that neighbouring threads write neighbouring
+// elements; what the CPU keeps inside a tile (the reductions) runs in the
+// thread.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_CONVERTLINALGTOGPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+
+/// The loops linalg's parallel lowering puts in its outermost scf.parallel.
+unsigned leadingParallelLoops(linalg::LinalgOp op) {
+  unsigned n = 0;
+  for (utils::IteratorType type : op.getIteratorTypesArray()) {
+    if (type != utils::IteratorType::parallel)
+      break;
+    ++n;
+  }
+  return n;
+}
+
+/// Replaces the outermost scf.parallel of a lowered op by the thread's
+/// iteration `ivs`, and runs the parallel loops nested under a reduction
+/// sequentially.
+LogicalResult inlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
+                                 ValueRange ivs) {
+  if (loop.getNumLoops() != ivs.size() || loop.getNumReductions() != 0)
+    return failure();
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, loop, ivs);
+  rewriter.eraseOp(loop);
+  return success();
+}
+
+LogicalResult convertToLaunch(RewriterBase &rewriter, linalg::LinalgOp op,
+                              int64_t threads) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  unsigned parallel = leadingParallelLoops(op);
+  SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
+  SmallVector<OpFoldResult> extents;
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value total = one;
+  for (unsigned i = 0; i < parallel; ++i) {
+    extents.push_back(ranges[i].size);
+    total = arith::MulIOp::create(
+        rewriter, loc, total,
+        getValueOrCreateConstantIndexOp(rewriter, loc, ranges[i].size));
+  }
+  Value blockSize =
+      parallel ? arith::ConstantIndexOp::create(rewriter, loc, threads) : one;
+  Value grid = parallel
+                   ? arith::CeilDivUIOp::create(rewriter, loc, total, blockSize)
+                         .getResult()
+                   : one;
+  auto launch =
+      gpu::LaunchOp::create(rewriter, loc, grid, one, one, blockSize, one, one);
+  Block &body = launch.getBody().front();
+  rewriter.setInsertionPointToEnd(&body);
+  Operation *terminator = gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.setInsertionPoint(terminator);
+
+  if (parallel == 0) {
+    // A reduction to a scalar: one thread runs the whole loop nest.
+    auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
+    if (failed(linalg::linalgOpToLoops(rewriter, clone)))
+      return op->emitOpError("cannot be lowered to loops for the GPU");
+    rewriter.eraseOp(clone);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  Value linear = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x,
+                            launch.getBlockSize().x),
+      launch.getThreadIds().x);
+  Value inRange = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ult, linear, total);
+  auto guard = scf::IfOp::create(rewriter, loc, inRange);
+  rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  auto ivs =
+      affine::AffineDelinearizeIndexOp::create(rewriter, loc, linear, extents);
+  auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
+  FailureOr<linalg::LinalgLoops> loops =
+      linalg::linalgOpToParallelLoops(rewriter, clone);
+  if (failed(loops) || loops->empty())
+    return op->emitOpError("cannot be lowered to parallel loops for the GPU");
+  rewriter.eraseOp(clone);
+  auto outer = dyn_cast<scf::ParallelOp>(loops->front());
+  if (!outer || failed(inlineParallelLoop(rewriter, outer, ivs.getResults())))
+    return op->emitOpError("lowered to an unexpected loop nest for the GPU");
+  // Parallel loops under a reduction ([parallel, reduction, parallel]) run
+  // in the thread.
+  while (true) {
+    scf::ParallelOp nested;
+    guard.thenBlock()->walk([&](scf::ParallelOp p) {
+      nested = p;
+      return WalkResult::interrupt();
+    });
+    if (!nested)
+      break;
+    if (failed(scf::parallelForToNestedFors(rewriter, nested)))
+      return op->emitOpError("has a nested parallel loop the GPU lowering "
+                             "cannot run sequentially");
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
+struct ConvertLinalgToGPUPass
+    : tfm::impl::ConvertLinalgToGPUBase<ConvertLinalgToGPUPass> {
+  using ConvertLinalgToGPUBase::ConvertLinalgToGPUBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (threads < 1 || threads > 1024) {
+      func.emitError("convert-linalg-to-gpu: threads must be in [1, 1024]");
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+    // Copies get the same kernel as every other op.
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(),
+                             ValueRange{copy.getSource()},
+                             ValueRange{copy.getTarget()});
+      rewriter.eraseOp(copy);
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    bool unsupported = false;
+    func.walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (op->getDialect() && op->getDialect()->getNamespace() == "tfm") {
+        op->emitOpError("has no GPU lowering yet (docs/gpu.md)");
+        unsupported = true;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        if (!linalgOp.hasPureBufferSemantics()) {
+          op->emitOpError("must be bufferized before convert-linalg-to-gpu");
+          unsupported = true;
+        }
+        ops.push_back(linalgOp);
+      }
+    });
+    if (unsupported)
+      return signalPassFailure();
+    for (linalg::LinalgOp op : ops)
+      if (failed(convertToLaunch(rewriter, op, threads)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,131 @@
+//===- GpuPipeline.cpp - tfm's CUDA pipeline ------------------------------===//
+#include "compiler/Pipelines/GpuPipeline.h"
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tfm::buildGPUTfmToLinalgPipeline(OpPassManager &pm,
+                                      const GPUPipelineOptions &options) {
+  CPUPipelineOptions linalg;
+  linalg.weights = options.weights;
+  linalg.bindWeights = options.bindWeights;
+  // tfm.packed_linear's panels are laid out for CPU vector registers and
+  // tfm.attention lowers only to the CPU's flash loops so far: the GPU
+  // takes the linalg forms of both (docs/gpu.md).
+  linalg.packLinear = false;
+  linalg.fuseAttention = false;
+  buildTfmToLinalgPipeline(pm, linalg);
+}
+
+void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  buildBufferizationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
+  pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
+      tfm::ConvertLinalgToGPUOptions{options.threads}));
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDeviceBuffers());
+  pm.addPass(createCanonicalizerPass());
+  // Constants and index arithmetic into the kernels: loop bounds stay
+  // compile-time constants there instead of becoming kernel parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCSEPass());
+}
+
+void tfm::buildGPUToNVVMPipeline(OpPassManager &pm,
+                                 const GPUPipelineOptions &options) {
+  // Kernels and host alike: views to pointer arithmetic, delinearized
+  // indices to divisions, structured control flow to branches.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void tfm::buildGPUHostToLLVMPipeline(OpPassManager &pm,
+                                     const GPUPipelineOptions &options) {
+  // One stream per run: copies, launches and frees are ordered on it, and
+  // the run waits for it before returning (and before any host read).
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(tfm::createTfmGpuStatus());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(tfm::createTfmEmitEntryPoints(
+      tfm::TfmEmitEntryPointsOptions{options.exportArtifactMetadata}));
+}
+
+void tfm::buildGPUPipeline(OpPassManager &pm,
+                           const GPUPipelineOptions &options) {
+  buildGPUTfmToLinalgPipeline(pm, options);
+  buildGPUKernelsPipeline(pm, options);
+  buildGPUToNVVMPipeline(pm, options);
+  buildGPUHostToLLVMPipeline(pm, options);
+}
+
+void tfm::registerGPUPipelines() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tfm-gpu-to-linalg", "tfm layers to linalg on tensors for the GPU",
+      buildGPUTfmToLinalgPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tfm-gpu-kernels",
+      "linalg on tensors to host code launching outlined GPU kernels",
+      buildGPUKernelsPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>("tfm-gpu-to-nvvm",
+                                               "outlined GPU kernels to NVVM",
+                                               buildGPUToNVVMPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tfm-gpu-host-to-llvm",
+      "host code to the LLVM dialect with the kernels embedded",
+      buildGPUHostToLLVMPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "tfm-gpu-pipeline", "a tfm model to the LLVM dialect for CUDA",
+      buildGPUPipeline);
+}

@@ -1,0 +1,212 @@
+//===- MgpuWrappers.cpp - What MLIR's gpu-to-llvm host code calls ---------===//
+//
+// The mgpu* functions that the host side of a GPU artifact calls, with the
+// signatures MLIR 22's gpu-to-llvm lowering and its `#gpu.select_object`
+// translation emit (module loading runs from a global constructor). Each is
+// a no-op returning null while the driver is missing or an error is pending,
+// so that a machine without a GPU gets a status from the run, not a crash.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+
+#include <fmt/format.h>
+
+using namespace tfm::rt::cuda;
+
+namespace {
+/// The driver, unless it is missing or an earlier call failed: work after a
+/// failed allocation or launch would only read or write through null.
+const DriverApi *usable() {
+  const DriverApi *api = driver();
+  return api && !hasError() ? api : nullptr;
+}
+
+CUmodule loadModule(const void *data) {
+  const DriverApi *api = driver();
+  if (!api)
+    return nullptr;
+  ScopedContext context(*api);
+  CUmodule module = nullptr;
+  // The driver takes a cubin, a fatbin (picking the cubin for this GPU or
+  // JIT-compiling its PTX) or PTX text alike.
+  check(api->cuModuleLoadData(&module, data), "loading the GPU kernels");
+  return module;
+}
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoad(void *data, uint64_t /*size*/) { return loadModule(data); }
+
+void *mgpuModuleLoadJIT(void *data, int32_t /*optLevel*/) {
+  return loadModule(data);
+}
+
+void mgpuModuleUnload(void *module) {
+  // At exit, after a failed load there is nothing to unload.
+  if (const DriverApi *api = driver(); api && module)
+    api->cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  const DriverApi *api = driver();
+  if (!api)
+    return nullptr;
+  if (!module) {
+    recordError(fmt::format("GPU kernel {}: its module did not load", name));
+    return nullptr;
+  }
+  CUfunction function = nullptr;
+  check(
+      api->cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
+      "cuModuleGetFunction");
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  const DriverApi *api = usable();
+  if (!api || !function)
+    return;
+  // An empty grid (a dynamic dim of 0) launches nothing; the driver would
+  // call it an invalid value.
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return;
+  ScopedContext context(*api);
+  check(api->cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                            gridZ, blockX, blockY, blockZ, sharedBytes,
+                            static_cast<CUstream>(stream), params, extra),
+        "cuLaunchKernel");
+}
+
+void *mgpuStreamCreate() {
+  const DriverApi *api = driver();
+  if (!api)
+    return nullptr;
+  ScopedContext context(*api);
+  CUstream stream = nullptr;
+  // A blocking stream orders with the legacy default stream, on which the
+  // app's (and tfm-run's) timing events and copies are recorded.
+  check(api->cuStreamCreate(&stream, kStreamDefault), "cuStreamCreate");
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  if (const DriverApi *api = driver(); api && stream)
+    check(api->cuStreamDestroy(static_cast<CUstream>(stream)),
+          "cuStreamDestroy");
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  if (const DriverApi *api = driver(); api && stream) {
+    ScopedContext context(*api);
+    // Errors of the kernels themselves (a bad address) surface here.
+    check(api->cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "running the GPU kernels");
+  }
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  if (const DriverApi *api = usable(); api && stream && event)
+    check(api->cuStreamWaitEvent(static_cast<CUstream>(stream),
+                                 static_cast<CUevent>(event), 0),
+          "cuStreamWaitEvent");
+}
+
+void *mgpuEventCreate() {
+  const DriverApi *api = driver();
+  if (!api)
+    return nullptr;
+  ScopedContext context(*api);
+  CUevent event = nullptr;
+  check(api->cuEventCreate(&event, kEventDefault), "cuEventCreate");
+  return event;
+}
+
+void mgpuEventDestroy(void *event) {
+  if (const DriverApi *api = driver(); api && event)
+    check(api->cuEventDestroy(static_cast<CUevent>(event)), "cuEventDestroy");
+}
+
+void mgpuEventSynchronize(void *event) {
+  if (const DriverApi *api = driver(); api && event)
+    check(api->cuEventSynchronize(static_cast<CUevent>(event)),
+          "cuEventSynchronize");
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  if (const DriverApi *api = driver(); api && event)
+    check(api->cuEventRecord(static_cast<CUevent>(event),
+                             static_cast<CUstream>(stream)),
+          "cuEventRecord");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/, bool isHostShared) {
+  const DriverApi *api = usable();
+  if (!api)
+    return nullptr;
+  if (isHostShared) {
+    recordError("host-shared GPU allocations are not supported");
+    return nullptr;
+  }
+  ScopedContext context(*api);
+  CUdeviceptr ptr = 0;
+  // cuMemAlloc refuses 0 bytes; an empty tensor still needs an address.
+  if (!check(api->cuMemAlloc(&ptr, bytes ? bytes : 1),
+             "allocating GPU memory (cuMemAlloc)"))
+    return nullptr;
+  return reinterpret_cast<void *>(ptr);
+}
+
+void mgpuMemFree(void *ptr, void *stream) {
+  const DriverApi *api = driver();
+  if (!api || !ptr)
+    return;
+  ScopedContext context(*api);
+  // Kernels queued on the stream may still read the buffer.
+  if (stream)
+    check(api->cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "running the GPU kernels");
+  check(api->cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  const DriverApi *api = usable();
+  if (!api || bytes == 0)
+    return;
+  ScopedContext context(*api);
+  check(api->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                           reinterpret_cast<CUdeviceptr>(src), bytes,
+                           static_cast<CUstream>(stream)),
+        "cuMemcpyAsync");
+}
+
+void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream) {
+  const DriverApi *api = usable();
+  if (!api || count == 0)
+    return;
+  ScopedContext context(*api);
+  check(api->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                              static_cast<CUstream>(stream)),
+        "cuMemsetD32Async");
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
+  const DriverApi *api = usable();
+  if (!api || count == 0)
+    return;
+  ScopedContext context(*api);
+  check(api->cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                              static_cast<CUstream>(stream)),
+        "cuMemsetD16Async");
+}
+
+void mgpuSetDefaultDevice(int32_t device) {
+  if (device != 0)
+    recordError(
+        fmt::format("GPU device {} requested; tfm uses device 0", device));
+}
+
+} // extern "C"

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""End-to-end on a GPU: compiles every example model with tfm-compile
+--target cuda to a shared library and runs it with tfm-run on the fixture's
+inputs, comparing each output with PyTorch's (tests/reference/manifest.json
+tolerances; the seeds' outputs at 1e-4/1e-5).
+
+usage: run_reference.py TFM_COMPILE TFM_RUN SOURCE_DIR ARCH
+Exits 77 (ctest's SKIP_RETURN_CODE) when no CUDA driver or device is there
+(tfm-run --gpu-info says), when there is no CUDA toolkit to compile with, or
+when the device cannot run ARCH's cubins.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from models import example_models
+
+SKIP = 77
+
+def seed_files(path):
+    """A seed's inputs and outputs that have a .npy file next to the model:
+    the notebook's own values."""
+    folder = os.path.dirname(path)
+    inputs, outputs = [], []
+    with open(path) as f:
+        for line in f:
+            words = line.split("#")[0].split()
+            if len(words) >= 2 and words[0] == "input":
+                inputs.append(words[1].rstrip(":"))
+            elif words and words[0] == "output":
+                outputs += [w.strip(",") for w in words[1:]]
+    exists = lambda n: os.path.isfile(os.path.join(folder, n + ".npy"))
+    if not all(exists(n) for n in inputs):
+        return None
+    return ([(n, os.path.join(folder, n + ".npy")) for n in inputs],
+            [(n, os.path.join(folder, n + ".npy")) for n in outputs
+             if exists(n)])
+
+
+def run_arguments(model):
+    name, path, _, fixture = model
+    if fixture:
+        folder = fixture["folder"]
+        args = []
+        for i in fixture["inputs"]:
+            args += ["--input", f"{i['name']}={os.path.join(folder, i['file'])}"]
+        for o in fixture["outputs"]:
+            args += ["--expected",
+                     f"{o['name']}={os.path.join(folder, o['file'])}"]
+        args += ["--rtol", str(fixture.get("rtol", fixture["default_rtol"])),
+                 "--atol", str(fixture.get("atol", fixture["default_atol"]))]
+        return args
+    files = seed_files(path)
+    if files is None:
+        return None
+    args = []
+    for n, f in files[0]:
+        args += ["--input", f"{n}={f}"]
+    for n, f in files[1]:
+        args += ["--expected", f"{n}={f}"]
+    return args
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    tfm_compile, tfm_run, source_dir, arch = sys.argv[1:]
+    info = subprocess.run([tfm_run, "--gpu-info"], capture_output=True,
+                          text=True)
+    if info.returncode != 0:
+        print(f"skipped: no usable GPU ({info.stderr.strip()})")
+        return SKIP
+    libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+    if not os.path.exists(libdevice):
+        print(f"skipped: no CUDA toolkit ({libdevice}) to compile with")
+        return SKIP
+    device = info.stdout.strip()
+    device_arch = int(device.rsplit("sm_", 1)[1])
+    wanted = int(arch.split("_")[1])
+    # A cubin runs on its own major architecture only (sm_80 on sm_86, not on
+    # sm_90, where the driver would JIT the PTX instead).
+    if wanted > device_arch or wanted // 10 != device_arch // 10:
+        print(f"skipped: {device} does not run {arch} cubins")
+        return SKIP
+    print(f"device: {device}")
+    failures, ran = 0, 0
+    with tempfile.TemporaryDirectory() as workdir:
+        for model in example_models(source_dir):
+            args = run_arguments(model)
+            if args is None:
+                continue
+            name, path, weights, _ = model
+            artifact = os.path.join(workdir, name.replace("/", "_") + ".so")
+            command = [tfm_compile, path, "--target", "cuda", "--gpu-arch",
+                       arch, "-o", artifact]
+            if weights:
+                command += ["--weights", weights]
+            compiled = subprocess.run(command, capture_output=True, text=True)
+            if compiled.returncode != 0:
+                failures += 1
+                print(f"FAIL {name}: tfm-compile:\n{compiled.stderr}")
+                continue
+            result = subprocess.run([tfm_run, artifact, "--quiet"] + args,
+                                    capture_output=True, text=True)
+            ran += 1
+            if result.returncode != 0:
+                failures += 1
+                print(f"FAIL {name}:\n{result.stdout}{result.stderr}")
+    print(f"{arch}: {ran} models ran on the GPU, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

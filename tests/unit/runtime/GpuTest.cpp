@@ -1,0 +1,116 @@
+//===- GpuTest.cpp - The GPU runtime without a usable CUDA driver ---------===//
+//
+// ctest runs these with TFM_CUDA_LIBRARY naming a library that is not there
+// ([gpu-nodriver]) or the toolkit's stub libcuda ([gpu-stub]), so that they
+// check the same thing on machines with and without a GPU: every entry
+// point fails cleanly, with a message, and nothing crashes. The tags are
+// hidden because the two need separate processes (the driver loads once).
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+// What the host code of a GPU artifact calls (MgpuWrappers.cpp).
+extern "C" {
+void *mgpuModuleLoad(void *data, uint64_t size);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuStreamCreate();
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamDestroy(void *stream);
+void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuModuleUnload(void *module);
+}
+
+namespace {
+/// As a GPU artifact does, the kernels are loaded before main runs.
+char kNotAModule[] = "not a cubin";
+void *const loadedAtStartup = mgpuModuleLoad(kNotAModule, sizeof kNotAModule);
+
+std::string message(tfm_status status) {
+  std::string text = status ? tfm_status_message(status) : "";
+  tfm_status_free(status);
+  return text;
+}
+
+void checkEveryEntryPointFails(const std::string &expected) {
+  INFO("TFM_CUDA_LIBRARY=" << std::getenv("TFM_CUDA_LIBRARY"));
+  CHECK(loadedAtStartup == nullptr);
+  // The startup failure is pending until someone takes it.
+  CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
+  CHECK_THAT(message(tfm_gpu_take_error()), Catch::Contains(expected));
+  CHECK(tfm_gpu_take_error() == nullptr);
+  CHECK(tfm_gpu_status() == 0);
+
+  tfm_status status = tfm_gpu_init();
+  CHECK(tfm_status_code(status) == TFM_STATUS_RUNTIME_ERROR);
+  CHECK_THAT(message(status), Catch::Contains(expected));
+  // The same answer every time, not only the first.
+  CHECK_THAT(message(tfm_gpu_init()), Catch::Contains(expected));
+
+  void *ptr = &ptr;
+  status = tfm_gpu_alloc(64, &ptr);
+  CHECK(ptr == nullptr);
+  CHECK_THAT(message(status), Catch::Contains(expected));
+  float host[4] = {};
+  CHECK_THAT(message(tfm_gpu_copy_to_host(host, host, sizeof host)),
+             Catch::Contains(expected));
+  int32_t major = -1;
+  CHECK_THAT(message(tfm_gpu_device_info(nullptr, 0, &major, nullptr)),
+             Catch::Contains(expected));
+  CHECK(major == -1);
+  tfm_gpu_timer *timer = nullptr;
+  CHECK_THAT(message(tfm_gpu_timer_start(&timer)), Catch::Contains(expected));
+  CHECK(timer == nullptr);
+  tfm_gpu_free(nullptr);
+
+  // What a model run does: a null stream, no memory, launches skipped, and
+  // a status for the entry point to return.
+  void *stream = mgpuStreamCreate();
+  CHECK(stream == nullptr);
+  void *buffer = mgpuMemAlloc(256, stream, false);
+  CHECK(buffer == nullptr);
+  mgpuMemcpy(buffer, host, sizeof host, stream);
+  void *function = mgpuModuleGetFunction(loadedAtStartup, "kernel");
+  CHECK(function == nullptr);
+  void *params[] = {&buffer};
+  mgpuLaunchKernel(function, 1, 1, 1, 128, 1, 1, 0, stream, params, nullptr, 1);
+  mgpuStreamSynchronize(stream);
+  mgpuMemFree(buffer, stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(loadedAtStartup);
+  CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
+  CHECK_THAT(message(tfm_gpu_take_error()), Catch::Contains(expected));
+}
+} // namespace
+
+TEST_CASE("GPU calls fail cleanly without a CUDA driver", "[.][gpu-nodriver]") {
+  checkEveryEntryPointFails("no CUDA driver: cannot load");
+}
+
+TEST_CASE("GPU calls fail cleanly with the toolkit's stub driver",
+          "[.][gpu-stub]") {
+  checkEveryEntryPointFails("failed to initialize");
+}
+
+TEST_CASE("null arguments to the GPU functions", "[.][gpu-nodriver]") {
+  CHECK(tfm_status_code(tfm_gpu_alloc(4, nullptr)) ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(tfm_status_code(tfm_gpu_copy_to_device(nullptr, nullptr, 4)) ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  CHECK(tfm_status_code(tfm_gpu_timer_start(nullptr)) ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  double ms;
+  CHECK(tfm_status_code(tfm_gpu_timer_stop(nullptr, &ms)) ==
+        TFM_STATUS_INVALID_ARGUMENT);
+  tfm_gpu_take_error();
+}
