@@ -56,11 +56,6 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
 
 void tfm::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createTfmDecomposeSoftmax());
-  // Matmuls between activations (what attention fusion left) join the
-  // packed GEMM, before elementwise fusion can merge into them.
-  if (options.packLinear)
-    pm.addNestedPass<func::FuncOp>(createTfmPackMatmul(TfmPackMatmulOptions{
-        options.vectorBits, options.multiversion, /*minRows=*/4}));
   // Chains of elementwise generics (and the softmax's pieces) become one
   // pass over memory each, after fusion into tfm.attention has had its look;
   // fewer ops also keep bufferization's analysis near-linear in the model.
@@ -80,6 +75,11 @@ void tfm::buildBufferizationPipeline(OpPassManager &pm) {
 
 void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
                                     const CPUPipelineOptions &options) {
+  // Matmuls between activations (what attention fusion left) join the
+  // packed GEMM, before elementwise fusion can merge into them.
+  if (options.packLinear)
+    pm.addNestedPass<func::FuncOp>(createTfmPackMatmul(TfmPackMatmulOptions{
+        options.vectorBits, options.multiversion, /*minRows=*/4}));
   buildBufferizationPipeline(pm);
   // Scratch in one allocation, buffers sharing bytes by lifetime, in the
   // caller's workspace when it gives one.
