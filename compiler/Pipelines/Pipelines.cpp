@@ -100,6 +100,10 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   }
   // Every layer's kernels of the same shapes become one function.
   pm.addPass(tfm::createTfmMergeIdenticalTasks());
+  // Cache appends copy only the new rows, one subview per sequence: a few
+  // rows each, serial (after tiling, which would make each a task).
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerCacheAppend());
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Weights as byte strings: one LLVM constant each, copied in one go.
   pm.addPass(tfm::createTfmWeightsAsBytes());
