@@ -226,7 +226,7 @@ LogicalResult Parser::parseStatement() {
     return parseAssignment();
   if (peek(1).is(Token::comma))
     return parseTupleAssignment();
-  if (t.spelling == "input")
+  if (t.spelling == "input" || t.spelling == "cache")
     return parseInput();
   if (t.spelling == "param")
     return parseParam();
@@ -235,7 +235,7 @@ LogicalResult Parser::parseStatement() {
   if (t.spelling == "model")
     return error() << "a file holds one model; 'model' appears twice";
   return error() << "unknown statement '" << t.spelling
-                 << "' (expected input, param, output or NAME = ...)";
+                 << "' (expected input, cache, param, output or NAME = ...)";
 }
 
 FailureOr<Type> Parser::parseDtype() {
@@ -284,7 +284,8 @@ LogicalResult Parser::parseInput() {
   Token kw = consume();
   Token name = consume();
   if (!name.is(Token::identifier))
-    return error(name.loc) << "expected the input's name" << describe(name);
+    return error(name.loc) << "expected the " << kw.spelling << "'s name"
+                           << describe(name);
   if (names.count(name.spelling))
     return error(name.loc) << "'" << name.spelling << "' is already defined";
   if (isConstantName(name.spelling))
@@ -299,7 +300,9 @@ LogicalResult Parser::parseInput() {
   if (failed(shape))
     return failure();
   FailureOr<Tensor> t =
-      builder->input(name.spelling, *type, *shape, loc(kw.loc));
+      kw.spelling == "cache"
+          ? builder->cache(name.spelling, *type, *shape, loc(kw.loc))
+          : builder->input(name.spelling, *type, *shape, loc(kw.loc));
   if (failed(t))
     return failure();
   for (const Dim &d : *shape)

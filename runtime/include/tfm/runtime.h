@@ -298,6 +298,10 @@ const char *tfm_model_symbol_name(const tfm_model *model, size_t index);
 const char *tfm_model_input_name(const tfm_model *model, size_t index);
 const char *tfm_model_output_name(const tfm_model *model, size_t index);
 tfm_dtype tfm_model_input_dtype(const tfm_model *model, size_t index);
+/* 1 when input `index` is a cache (docs/generation.md): the model reads it
+   and writes its new rows into the same memory, so a run modifies that
+   input's data; 0 for other inputs and bad indices. */
+int32_t tfm_model_input_is_cache(const tfm_model *model, size_t index);
 tfm_dtype tfm_model_output_dtype(const tfm_model *model, size_t index);
 int32_t tfm_model_input_rank(const tfm_model *model, size_t index);
 int32_t tfm_model_output_rank(const tfm_model *model, size_t index);
@@ -324,7 +328,8 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
    pointer is NULL, that every byte of a bool input is 0 or 1
    (INVALID_ARGUMENT otherwise) and that no output overlaps another buffer,
    then calls the entry point, which writes the outputs, with exec = NULL: all
-   the work runs on the calling thread. Inputs are only read. Reentrant: a
+   the work runs on the calling thread. Inputs are only read, except caches
+   (tfm_model_input_is_cache), whose data the model updates in place. Reentrant: a
    model may run on several threads at once (the compiled code keeps no state
    between runs but a CPU-feature cache it sets atomically), and concurrent
    runs may share inputs; they must write distinct outputs.
