@@ -69,6 +69,10 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Results become caller-provided out-parameters (docs/artifact.md).
   pm.addPass(tfm::createTfmResultsToOutParams());
+  // A cache slice written in place is inserted back into the cache as a copy
+  // onto a second, identical subview: CSE makes it a self-copy, which the
+  // canonicalizer below erases (otherwise every step would copy the cache).
+  pm.addPass(createCSEPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
   // Scratch in one allocation, buffers sharing bytes by lifetime, in the
