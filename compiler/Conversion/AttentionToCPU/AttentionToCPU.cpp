@@ -739,8 +739,30 @@ struct ConvertAttentionToCPUPass
             // and whole micro-kernels.
             tiling.blockQ = llvm::alignTo(
                 tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
-            failedAny |= failed(
-                FlashAttentionEmitter(op, tiling, variant, b).emit());
+            auto emitWith = [&](const Tiling &t, OpBuilder &at) {
+              failedAny |=
+                  failed(FlashAttentionEmitter(op, t, variant, at).emit());
+            };
+            if (!op.getKvLength() && !op.getQueryOffset())
+              return emitWith(tiling, b);
+            // Over a cache, a decode step has one query per sequence: with
+            // a block of one vector of queries instead of blockQ, the
+            // scores and the softmax leave 16x fewer lanes idle.
+            Tiling few = tiling;
+            few.blockQ = std::lcm(tiling.microRows, tiling.lanes);
+            few.queryVectors = 1;
+            Location loc = op.getLoc();
+            Value queries = memref::DimOp::create(
+                b, loc, viewAs3D(b, loc, op.getQuery()), 1);
+            Value isFew = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ule, queries,
+                arith::ConstantIndexOp::create(b, loc, few.blockQ));
+            auto branch = scf::IfOp::create(b, loc, isFew,
+                                            /*withElseRegion=*/true);
+            OpBuilder thenBuilder = branch.getThenBodyBuilder();
+            emitWith(few, thenBuilder);
+            OpBuilder elseBuilder = branch.getElseBodyBuilder();
+            emitWith(tiling, elseBuilder);
           });
       if (failedAny)
         return signalPassFailure();

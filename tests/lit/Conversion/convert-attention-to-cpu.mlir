@@ -98,7 +98,7 @@ func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o
 // strided view with row-major inner strides) is read in place.
 
 // CHECK-LABEL: func.func private @__tfm_task_attention_0(
-// CHECK-SAME:    %[[Q:[^:]*]]: memref<?x4x1x16xf32>, %[[K:[^:]*]]: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<?x4x?x16xf32>, %[[K:[^:]*]]: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>
 // CHECK-SAME:    %[[LEN:[^:]*]]: memref<?xi64>, %[[OFF:[^:]*]]: memref<?xi64>
 // CHECK:         arith.divui
 // CHECK:         memref.load %[[LEN]]
@@ -107,8 +107,19 @@ func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c64
 // CHECK:         vector.step
 // CHECK:         arith.cmpi ule
+// A decode step (at most one vector of queries) takes a task function tiled
+// for one query vector (blocks of 16 queries, one query vector per scores
+// micro-kernel); longer query blocks take the usual tiling.
+// CHECK-LABEL: func.func private @__tfm_task_attention_1(
+// CHECK:         memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK:         iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-LABEL: func.func @cached
-func.func @cached(%q: memref<?x4x1x16xf32>, %k: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, %len: memref<?xi64>, %off: memref<?xi64>, %o: memref<?x4x1x16xf32>) {
-  tfm.attention ins(%q, %k, %k : memref<?x4x1x16xf32>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>) kv_length(%len : memref<?xi64>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x4x1x16xf32>) scale 0.25 {causal}
+// CHECK:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16
+// CHECK:         scf.if %[[FEW]]
+// CHECK:           call @__tfm_task_attention_0(
+// CHECK:         } else {
+// CHECK:           call @__tfm_task_attention_1(
+func.func @cached(%q: memref<?x4x?x16xf32>, %k: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, %len: memref<?xi64>, %off: memref<?xi64>, %o: memref<?x4x?x16xf32>) {
+  tfm.attention ins(%q, %k, %k : memref<?x4x?x16xf32>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>) kv_length(%len : memref<?xi64>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x4x?x16xf32>) scale 0.25 {causal}
   return
 }
