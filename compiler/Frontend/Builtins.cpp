@@ -109,6 +109,8 @@ FailureOr<ExprValue> buildSdpa(BoundCall &c) {
   options.attnMask = c.optionalTensor("attn_mask");
   options.isCausal = c.flag("is_causal");
   options.scale = c.optionalNumber("scale");
+  options.kvLength = c.optionalTensor("kv_length");
+  options.queryOffset = c.optionalTensor("query_offset");
   return c.result(c.builder.sdpa(c.tensor("q"), c.tensor("k"), c.tensor("v"),
                                  options, c.loc));
 }
@@ -579,8 +581,18 @@ std::vector<Builtin> layerBuiltins() {
        {tensor("q", kPositional), tensor("k", kPositional),
         tensor("v", kPositional), optionalNumber("scale"),
         optionalTensor("attn_mask", kKeyword), boolean("is_causal", false),
-        number("dropout_p", 0.0, kKeyword)},
+        number("dropout_p", 0.0, kKeyword),
+        optionalTensor("kv_length", kKeyword),
+        optionalTensor("query_offset", kKeyword)},
        buildSdpa},
+      {"cache_append",
+       {tensor("cache", kPositional), tensor("rows", kPositional),
+        tensor("offset", kPositional)},
+       [](BoundCall &c) -> FailureOr<ExprValue> {
+         return c.result(c.builder.cacheAppend(c.tensor("cache"),
+                                               c.tensor("rows"),
+                                               c.tensor("offset"), c.loc));
+       }},
       {"multi_head_attention",
        concat({tensor("query", kPositional), tensor("key", kPositional),
                tensor("value", kPositional), integer("heads"),

@@ -177,6 +177,96 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
   return Tensor{arg, Shape(shape)};
 }
 
+FailureOr<Tensor> ModelBuilder::cache(StringRef name, Type elementType,
+                                      ArrayRef<Dim> shape, Location loc) {
+  FailureOr<Tensor> t = input(name, elementType, shape, loc);
+  if (failed(t))
+    return failure();
+  if (!isa<FloatType>(elementType))
+    return emitError(loc) << "cache '" << name << "' must hold floats";
+  // The entry points take it like an input, flagged as written in place.
+  auto entry = cast<DictionaryAttr>(inputSignature.back());
+  SmallVector<NamedAttribute> fields(entry.getValue());
+  fields.push_back(builder.getNamedAttr("cache", builder.getBoolAttr(true)));
+  inputSignature.back() = builder.getDictionaryAttr(fields);
+  caches.push_back({name.str(), t->value, t->value});
+  return t;
+}
+
+FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
+                                            const Tensor &rows,
+                                            const Tensor &offset,
+                                            Location loc) {
+  // The view is the cache or one static slice of it; the append writes the
+  // cache's latest value, so that appends chain and bufferize in place.
+  CacheState *state = nullptr;
+  auto slice = view.value.getDefiningOp<tensor::ExtractSliceOp>();
+  for (CacheState &c : caches) {
+    if (view.value == c.argument || view.value == c.current ||
+        (slice && (slice.getSource() == c.argument ||
+                   slice.getSource() == c.current)))
+      state = &c;
+  }
+  if (!state)
+    return emitError(loc) << "cache_append: the first argument must be a "
+                             "cache or a slice of one with static indices "
+                             "(k_cache[0])";
+  bool whole = view.value == state->argument || view.value == state->current;
+  if (view.rank() < 3)
+    return emitError(loc) << "cache_append: the cache view "
+                          << formatShape(view.shape)
+                          << " needs [batch, ..., capacity, features]";
+  int64_t dim = view.rank() - 2;
+  if (view.shape[dim].isSymbolic())
+    return emitError(loc) << "cache_append: the cache view "
+                          << formatShape(view.shape)
+                          << " needs a static capacity (dimension " << dim
+                          << ")";
+  if (rows.rank() != view.rank() || rows.elementType() != view.elementType())
+    return emitError(loc) << "cache_append: rows " << formatShape(rows.shape)
+                          << " must have the rank and element type of the "
+                             "cache view "
+                          << formatShape(view.shape);
+  for (int64_t d = 0; d < view.rank(); ++d)
+    if (d != dim && rows.shape[d] != view.shape[d])
+      return emitError(loc)
+             << "cache_append: rows " << formatShape(rows.shape)
+             << " and the cache view " << formatShape(view.shape)
+             << " differ in dimension " << d;
+  if (offset.rank() != 1 || !offset.elementType().isInteger(64) ||
+      offset.shape[0] != view.shape[0])
+    return emitError(loc) << "cache_append: the offset must be i64 "
+                          << formatShape(ArrayRef(view.shape).take_front())
+                          << ", the tokens each sequence has cached; got "
+                          << formatShape(offset.shape);
+  Value target = state->current;
+  if (!whole && slice.getSource() == state->current) {
+    target = slice;
+  } else if (!whole) {
+    target = tensor::ExtractSliceOp::create(
+        builder, loc, slice.getType(), state->current, slice.getMixedOffsets(),
+        slice.getMixedSizes(), slice.getMixedStrides());
+  }
+  std::string message = "cache '" + state->name + "': a sequence's offset + " +
+                        "new tokens exceeds its capacity " +
+                        std::to_string(view.shape[dim].size);
+  int32_t code = statusCode(3, message);
+  auto append = CacheAppendOp::create(
+      builder, loc, target.getType(), builder.getI32Type(), rows.value,
+      offset.value, target, builder.getI64IntegerAttr(dim),
+      builder.getI32IntegerAttr(code));
+  addStatus(append.getStatus(), code, std::move(message));
+  state->current =
+      whole ? append.getResult()
+            : tensor::InsertSliceOp::create(builder, loc, append.getResult(),
+                                            state->current,
+                                            slice.getMixedOffsets(),
+                                            slice.getMixedSizes(),
+                                            slice.getMixedStrides())
+                  .getResult();
+  return Tensor{append.getResult(), view.shape};
+}
+
 LogicalResult ModelBuilder::checkDistinctInHeader(StringRef name,
                                                   Location loc) {
   // The generated header upper-cases names in its macros.
@@ -284,6 +374,10 @@ FailureOr<OwningOpRef<ModuleOp>> ModelBuilder::finish(Location loc) {
   if (outputs.empty())
     return emitError(loc) << "model '" << modelName << "' has no output";
   SmallVector<Value> results(outputs);
+  // The caches' final values follow the outputs; bufferized in place they
+  // are the caller's buffers, and tfm-results-to-out-params drops them.
+  for (const CacheState &c : caches)
+    results.push_back(c.current);
   if (!statuses.empty()) {
     // The status of the first check that failed, or 0: the model function's
     // trailing i32 result, which the entry points return.
@@ -832,11 +926,58 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
   }
   Shape shape = q.shape;
   shape.back() = v.shape.back();
+  if (options.kvLength || options.queryOffset)
+    return cachedAttention(q, k, v, options, shape, loc);
   Value result = SdpaOp::create(
       builder, loc, typeOf(shape, q.elementType()), q.value, k.value, v.value,
       options.attnMask ? options.attnMask->value : Value(),
       options.scale ? builder.getF64FloatAttr(*options.scale) : FloatAttr(),
       options.isCausal ? builder.getUnitAttr() : UnitAttr());
+  return Tensor{result, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::cachedAttention(const Tensor &q,
+                                                const Tensor &k,
+                                                const Tensor &v,
+                                                const SdpaOptions &options,
+                                                const Shape &shape,
+                                                Location loc) {
+  if (q.rank() < 3)
+    return emitError(loc) << "sdpa: kv_length and query_offset need a "
+                             "leading batch dimension, got "
+                          << formatShape(q.shape);
+  if (options.attnMask)
+    return emitError(loc) << "sdpa: attn_mask cannot be combined with "
+                             "kv_length or query_offset";
+  if (options.queryOffset && !options.isCausal)
+    return emitError(loc) << "sdpa: query_offset places causal queries; it "
+                             "needs is_causal = true";
+  for (const auto &[t, name] : {std::pair(options.kvLength, "kv_length"),
+                                std::pair(options.queryOffset, "query_offset")})
+    if (t && (t->rank() != 1 || !t->elementType().isInteger(64) ||
+              t->shape[0] != q.shape[0]))
+      return emitError(loc) << "sdpa: " << name << " must be i64 "
+                            << formatShape(ArrayRef(q.shape).take_front())
+                            << ", one value per sequence; got "
+                            << formatShape(t->shape);
+  // Straight to the fused op: its kernel is what bounds the keys visited.
+  RankedTensorType type = typeOf(shape, q.elementType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(
+          builder, loc, d + 1 < type.getRank() ? q.value : v.value, d));
+  Value init = tensor::EmptyOp::create(builder, loc, type, sizes);
+  double scale = options.scale.value_or(
+      1.0 / std::sqrt(double(q.shape.back().size)));
+  Value result =
+      AttentionOp::create(
+          builder, loc, TypeRange{type}, q.value, k.value, v.value, Value(),
+          options.kvLength ? options.kvLength->value : Value(),
+          options.queryOffset ? options.queryOffset->value : Value(), init,
+          builder.getF64FloatAttr(scale),
+          options.isCausal ? builder.getUnitAttr() : UnitAttr())
+          .getResult()[0];
   return Tensor{result, shape};
 }
 

@@ -123,6 +123,11 @@ struct SdpaOptions {
   bool isCausal = false;
   /// 1/sqrt(Dk) when unset.
   std::optional<double> scale;
+  /// Attention over a key/value cache: i64 [batch], the valid keys of each
+  /// sequence, and (causal only) the position of each sequence's first
+  /// query among the keys. Either makes sdpa one tfm.attention whose kernel
+  /// visits only the keys a query can see.
+  std::optional<Tensor> kvLength, queryOffset;
 };
 
 /// Names of the weights of an encoder layer.
@@ -199,6 +204,18 @@ public:
   FailureOr<Tensor> input(StringRef name, Type elementType, ArrayRef<Dim> shape,
                           Location loc);
   FailureOr<Tensor> weight(StringRef name, Location loc);
+  /// A caller-owned cache: an argument of the model, read and written in
+  /// place (docs/generation.md). Its shape follows the input rules; it
+  /// needs a static capacity where cache_append writes.
+  FailureOr<Tensor> cache(StringRef name, Type elementType, ArrayRef<Dim> shape,
+                          Location loc);
+  /// Writes `rows [B, ..., S, D]` into `view` (a cache, or `cache[i]` with
+  /// static indices) at each sequence's `offset` (i64 [B]) along the view's
+  /// second-to-last dim, and returns the updated view to attend over. A
+  /// sequence whose rows do not fit is not written and the model returns
+  /// a status code.
+  FailureOr<Tensor> cacheAppend(const Tensor &view, const Tensor &rows,
+                                const Tensor &offset, Location loc);
   LogicalResult output(StringRef name, const Tensor &value, Location loc);
 
   FailureOr<Tensor> matmul(const Tensor &lhs, const Tensor &rhs, Location loc);
@@ -331,6 +348,10 @@ private:
   /// The element type check and broadcast shared by the elementwise ops.
   FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands,
                                 Location loc, StringRef what);
+  /// sdpa over a cache (kv_length / query_offset): one tfm.attention.
+  FailureOr<Tensor> cachedAttention(const Tensor &q, const Tensor &k,
+                                    const Tensor &v, const SdpaOptions &options,
+                                    const Shape &shape, Location loc);
   FailureOr<Tensor> sliceRows(const Tensor &x, int64_t begin, int64_t count,
                               Location loc);
   /// Checks that `mask` can mask scores `scores` (i1 or x's float type,
@@ -361,6 +382,13 @@ private:
   /// The input and dimension that declared each named dimension.
   llvm::StringMap<std::pair<Value, int64_t>> symbolSources;
   Operation *lastWeight = nullptr;
+  /// Each cache: its name, the model argument, and its value after the
+  /// appends so far (what the model returns, bufferized into the argument).
+  struct CacheState {
+    std::string name;
+    Value argument, current;
+  };
+  SmallVector<CacheState> caches;
 };
 
 } // namespace mlir::tfm

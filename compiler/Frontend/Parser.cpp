@@ -149,7 +149,7 @@ LogicalResult Parser::parseStatement() {
     return parseAssignment();
   if (peek(1).is(Token::comma))
     return parseTupleAssignment();
-  if (t.spelling == "input")
+  if (t.spelling == "input" || t.spelling == "cache")
     return parseInput();
   if (t.spelling == "param")
     return parseParam();
@@ -158,8 +158,8 @@ LogicalResult Parser::parseStatement() {
   if (t.spelling == "model")
     return error() << "a file holds one model; 'model' appears twice";
   return error() << "unknown statement '" << t.spelling
-                 << "' (expected input, param, output, def, for or NAME = "
-                    "...)";
+                 << "' (expected input, cache, param, output, def, for or "
+                    "NAME = ...)";
 }
 
 LogicalResult Parser::requireTopLevel(const Token &keyword) {
@@ -218,7 +218,8 @@ LogicalResult Parser::parseInput() {
     return failure();
   Token name = consume();
   if (!name.is(Token::identifier))
-    return error(name.loc) << "expected the input's name" << describe(name);
+    return error(name.loc) << "expected the " << kw.spelling << "'s name"
+                           << describe(name);
   if (failed(defineName(name)))
     return failure();
   if (failed(expect(Token::colon, "':' and a type")))
@@ -230,7 +231,9 @@ LogicalResult Parser::parseInput() {
   if (failed(shape))
     return failure();
   FailureOr<Tensor> t =
-      builder->input(name.spelling, *type, *shape, loc(kw.loc));
+      kw.spelling == "cache"
+          ? builder->cache(name.spelling, *type, *shape, loc(kw.loc))
+          : builder->input(name.spelling, *type, *shape, loc(kw.loc));
   if (failed(t))
     return failure();
   for (const Dim &d : *shape)

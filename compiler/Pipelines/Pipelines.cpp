@@ -69,6 +69,10 @@ void tfm::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Results become caller-provided out-parameters (docs/artifact.md).
   pm.addPass(tfm::createTfmResultsToOutParams());
+  // A cache slice written in place is inserted back into the cache as a copy
+  // onto a second, identical subview: CSE makes it a self-copy, which the
+  // canonicalizer below erases (otherwise every step would copy the cache).
+  pm.addPass(createCSEPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 }
@@ -110,6 +114,10 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   }
   // Every layer's kernels of the same shapes become one function.
   pm.addPass(tfm::createTfmMergeIdenticalTasks());
+  // Cache appends copy only the new rows, one subview per sequence: a few
+  // rows each, serial (after tiling, which would make each a task).
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerCacheAppend());
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Weights as byte strings: one LLVM constant each, copied in one go.
   pm.addPass(tfm::createTfmWeightsAsBytes());

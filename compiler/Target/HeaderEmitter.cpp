@@ -195,7 +195,9 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
     os << " * Symbolic dimensions (passed at run time): "
        << llvm::join(sig.symbols, ", ") << ".\n";
   for (const SignatureTensor &t : sig.inputs)
-    os << " * input  " << t.name << ": " << shapeText(t) << "\n";
+    os << (t.cache ? " * cache  " : " * input  ") << t.name << ": "
+       << shapeText(t) << (t.cache ? " (read and written in place)" : "")
+       << "\n";
   for (const SignatureTensor &t : sig.outputs)
     os << " * output " << t.name << ": " << shapeText(t) << "\n";
   os << " * Buffers are dense row-major; outputs are written into memory the\n"
@@ -230,8 +232,22 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
     os << "#define " << name << "_COUNT(" << symbolParams << ") ("
        << countExpr(t) << ")\n";
   };
-  for (const SignatureTensor &t : sig.inputs)
+  for (const SignatureTensor &t : sig.inputs) {
     tensorMacros(t);
+    if (!t.cache)
+      continue;
+    // A cache's layout for the app that allocates it: its static dims, the
+    // capacity among them (docs/generation.md).
+    std::string name = macro + "_" + StringRef(t.name).upper();
+    os << "/* " << t.name << " is a cache: the caller allocates it (dense, "
+       << "row-major " << shapeText(t) << "),\n * keeps it between runs and "
+       << "passes each sequence's cached length. */\n";
+    os << "#define " << name << "_IS_CACHE 1\n";
+    for (auto [i, d] : llvm::enumerate(t.dims))
+      if (d.symbol < 0)
+        os << "#define " << name << "_DIM" << i << " " << d.staticSize
+           << "\n";
+  }
   for (const SignatureTensor &t : sig.outputs)
     tensorMacros(t);
 
@@ -249,7 +265,8 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   }
   SmallVector<std::string> params;
   for (const SignatureTensor &t : sig.inputs)
-    params.push_back("const " + cType(t.dtype).str() + " *" + cName(t.name));
+    params.push_back((t.cache ? "" : "const ") + cType(t.dtype).str() + " *" +
+                     cName(t.name));
   for (const SignatureTensor &t : sig.outputs)
     params.push_back(cType(t.dtype).str() + " *" + cName(t.name));
   SmallVector<std::string> symbolDecls;

@@ -222,7 +222,10 @@ def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
     allocates, and the function copies its result there. Unlike upstream
     `buffer-results-to-out-params` it handles dynamic shapes: the caller knows
     the output shapes from the symbols (docs/artifact.md). A trailing `i32`
-    result, the model's run-time status (0 = success), stays a result.
+    result, the model's run-time status (0 = success), stays a result. The
+    results after the outputs that are the model's caches (inputs flagged
+    `cache` in the signature) must be their own arguments, written in place
+    by bufferization: they are dropped, and anything else is an error.
 
     Before:
     ```mlir
@@ -234,6 +237,33 @@ def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def TfmLowerCacheAppend : Pass<"tfm-lower-cache-append", "func::FuncOp"> {
+  let summary = "Lower bufferized tfm.cache_append to copies of the new rows";
+  let description = [{
+    Each `tfm.cache_append` on memrefs becomes a loop over the sequences
+    that copies sequence `b`'s new rows into the cache at `offset[b]` when
+    they fit, and yields the op's status code when one does not (that
+    sequence's cache is left as it was). Only the new rows are copied: the
+    cache is never read or moved.
+
+    Before:
+    ```mlir
+    %s = tfm.cache_append ins(%k, %past : memref<?x2x?x8xf32>, memref<?xi64>)
+           outs(%cache : memref<?x2x16x8xf32>) dim 2 code 3
+    ```
+    After (schematically):
+    ```mlir
+    %s = scf.for %b = %c0 to %batch step %c1 iter_args(%st = %c0_i32) -> (i32) {
+      %fits = ...   // 0 <= past[b] <= 16 - seq
+      scf.if %fits { memref.copy %k[b] -> %cache[b, :, past[b]:past[b]+seq, :] }
+      scf.yield (%fits ? %st : 3)
+    }
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
 }
 
 def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {

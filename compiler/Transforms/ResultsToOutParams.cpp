@@ -39,7 +39,59 @@ struct TfmResultsToOutParamsPass
            });
   }
 
+  /// A cache is returned after the outputs so that, on tensors, the model
+  /// says that it updates it. Bufferized in place, the returned buffer is
+  /// the cache's argument: the caller's memory was written, and the result
+  /// goes away. Anything else would lose the update.
+  LogicalResult dropCacheResults(func::FuncOp func) {
+    // Only the inputs' cache flags matter here; the rest of the signature
+    // is checked where it is used (tfm-emit-entry-points).
+    auto dict = func->getAttrOfType<DictionaryAttr>("tfm.signature");
+    auto inputs = dict ? dict.getAs<ArrayAttr>("inputs") : nullptr;
+    auto outputs = dict ? dict.getAs<ArrayAttr>("outputs") : nullptr;
+    SmallVector<std::pair<unsigned, StringRef>> caches;
+    for (auto [i, input] : llvm::enumerate(inputs ? inputs.getValue()
+                                                  : ArrayRef<Attribute>())) {
+      auto entry = dyn_cast<DictionaryAttr>(input);
+      auto cache = entry ? entry.getAs<BoolAttr>("cache") : nullptr;
+      if (cache && cache.getValue()) {
+        auto name = entry.getAs<StringAttr>("name");
+        caches.push_back({unsigned(i), name ? name.getValue() : "?"});
+      }
+    }
+    if (caches.empty())
+      return success();
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    size_t first = outputs ? outputs.size() : 0;
+    if (ret.getNumOperands() < first + caches.size())
+      return func.emitError("expected the model to return its caches after "
+                            "its outputs");
+    SmallVector<unsigned> drop;
+    size_t next = first;
+    for (auto [argument, name] : caches) {
+      Value value = ret.getOperand(next);
+      while (auto cast = value.getDefiningOp<memref::CastOp>())
+        value = cast.getSource();
+      if (argument >= func.getNumArguments() ||
+          value != func.getArgument(argument))
+        return ret.emitError("cache '")
+               << name
+               << "' is not updated in place: it is read after a "
+                  "cache_append wrote it, or bufferization copied it";
+      drop.push_back(next++);
+    }
+    llvm::BitVector erase(ret.getNumOperands());
+    for (unsigned i : drop)
+      erase.set(i);
+    ret->eraseOperands(erase);
+    if (failed(func.eraseResults(erase)))
+      return failure();
+    return success();
+  }
+
   LogicalResult convert(func::FuncOp func) {
+    if (failed(dropCacheResults(func)))
+      return failure();
     FunctionType type = func.getFunctionType();
     // Tensors are memrefs now; the one scalar a model may return is its i32
     // status (docs/artifact.md), which stays a result.

@@ -23,6 +23,8 @@ readTensors(Operation *op, DictionaryAttr dict, StringRef key,
       return op->emitError("tfm.signature '")
              << key << "' entries need name, dtype and shape";
     SignatureTensor tensor{name.str(), dtype.str(), {}};
+    if (auto cache = entry.getAs<BoolAttr>("cache"))
+      tensor.cache = cache.getValue();
     for (Attribute d : shape) {
       if (auto size = dyn_cast<IntegerAttr>(d)) {
         tensor.dims.push_back({size.getInt(), -1});
@@ -106,6 +108,8 @@ std::string Signature::toJson() const {
                 json.value(d.staticSize);
             }
           });
+          if (t.cache)
+            json.attribute("cache", true);
         });
     });
   };

@@ -29,6 +29,10 @@ struct SignatureDim {
 struct SignatureTensor {
   std::string name, dtype;
   SmallVector<SignatureDim> dims;
+  /// An input the model reads and writes in place: a key/value cache
+  /// (docs/generation.md). The model function returns its final value after
+  /// the outputs until tfm-results-to-out-params drops it.
+  bool cache = false;
 };
 
 /// A status code the model may return, and what it means.
@@ -41,6 +45,10 @@ struct Signature {
   std::string model;
   SmallVector<std::string> symbols;
   SmallVector<SignatureTensor> inputs, outputs;
+  /// The number of inputs that are caches.
+  int64_t numCaches() const {
+    return llvm::count_if(inputs, [](const SignatureTensor &t) { return t.cache; });
+  }
   /// The non-zero status codes of the model's run-time checks (empty when
   /// the model has none and always returns 0).
   SmallVector<SignatureError> errors;

@@ -573,6 +573,11 @@ tfm_dtype tfm_model_input_dtype(const tfm_model *model, size_t index) {
   return tensor ? tensor->dtype : TFM_DTYPE_INVALID;
 }
 
+int32_t tfm_model_input_is_cache(const tfm_model *model, size_t index) {
+  const TensorSpec *tensor = spec(model, true, index);
+  return tensor && tensor->cache ? 1 : 0;
+}
+
 tfm_dtype tfm_model_output_dtype(const tfm_model *model, size_t index) {
   const TensorSpec *tensor = spec(model, false, index);
   return tensor ? tensor->dtype : TFM_DTYPE_INVALID;

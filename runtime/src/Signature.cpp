@@ -53,6 +53,14 @@ bool parseTensorSpec(const json &value, const std::string &where,
     return false;
   }
   spec.dtype = *dtype;
+  if (auto cache = value.find("cache"); cache != value.end()) {
+    if (!cache->is_boolean()) {
+      error = fmt::format("{} ('{}'): \"cache\" must be true or false", where,
+                          spec.name);
+      return false;
+    }
+    spec.cache = cache->get<bool>();
+  }
   auto shape = value.find("shape");
   if (shape == value.end() || !shape->is_array()) {
     error = fmt::format("{} ('{}') has no \"shape\" array", where, spec.name);

@@ -28,6 +28,8 @@ struct TensorSpec {
   std::string name;
   tfm_dtype dtype = TFM_DTYPE_INVALID;
   std::vector<DimSpec> dims;
+  /// An input the model also writes: a key/value cache ("cache": true).
+  bool cache = false;
 };
 
 struct Signature {

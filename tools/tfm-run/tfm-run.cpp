@@ -44,7 +44,8 @@ const char *const kUsage =
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
     "  --input NAME=FILE     an input of the model (every input is required)\n"
-    "  --output NAME=FILE    also write an output to a .npy file\n"
+    "  --output NAME=FILE    also write an output to a .npy file; for a cache\n"
+    "                        input, its contents after the run\n"
     "  --expected NAME=FILE  compare an output with a .npy file; exit 1 on a\n"
     "                        mismatch (|out - exp| > atol + rtol * |exp|)\n"
     "  --rtol R, --atol A    tolerances for --expected (default 1e-4, 1e-5)\n"
@@ -466,10 +467,20 @@ int main(int argc, char **argv) {
     outputs[o] = outputFiles[o].tensor;
   }
   // Resolve the names of --output and --expected before the (maybe long) run.
-  std::vector<std::pair<size_t, std::string>> writes, comparisons;
-  for (const NamedFile &output : options.outputs)
-    writes.emplace_back(findTensor(model.get(), false, output.name, "--output"),
-                        output.path);
+  std::vector<std::pair<size_t, std::string>> writes, comparisons, cacheWrites;
+  for (const NamedFile &output : options.outputs) {
+    // A cache is an input the run updates: --output writes it afterwards.
+    bool isCache = false;
+    for (size_t i = 0; i < inputCount; ++i)
+      if (output.name == tfm_model_input_name(model.get(), i) &&
+          tfm_model_input_is_cache(model.get(), i)) {
+        cacheWrites.emplace_back(i, output.path);
+        isCache = true;
+      }
+    if (!isCache)
+      writes.emplace_back(
+          findTensor(model.get(), false, output.name, "--output"), output.path);
+  }
   for (const NamedFile &expected : options.expected)
     comparisons.emplace_back(
         findTensor(model.get(), false, expected.name, "--expected"),
@@ -513,6 +524,8 @@ int main(int argc, char **argv) {
   }
   for (const auto &[index, path] : writes)
     check(tfm_npy_write(path.c_str(), &outputs[index]));
+  for (const auto &[index, path] : cacheWrites)
+    check(tfm_npy_write(path.c_str(), &inputs[index]));
   bool allClose = true;
   for (const auto &[index, path] : comparisons) {
     OwnedTensor expected;

@@ -12,6 +12,11 @@
 //       l = l*alpha + colsum Pt; acc = acc*alpha + Pt^T V[j0 : j0+Bk, :]
 //     O[i0 : i0+Bq, :] = acc / l                    (0 where every key was masked)
 //
+// Over a key/value cache (`kv_length`, `query_offset`), the key loop of
+// sequence b stops at its valid keys: kv_length[b], and with causal masking
+// query_offset[b] plus the block's last query. A decode step thus reads the
+// keys in the cache, not its capacity.
+//
 // Scores are kept transposed (keys x queries) so that K is read straight from
 // memory, only the query block is packed (once per task, not per key block),
 // and the online softmax runs across lanes with no horizontal reductions.
@@ -76,6 +81,7 @@ Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
       b, loc, buffer,
       ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
 }
+
 
 /// Emits the loop nest for one attention op. Builder helpers keep the
 /// arithmetic readable; every value is an index unless named otherwise.
@@ -146,12 +152,15 @@ private:
                       Value validKeys);
   /// The keys of the block [j0, j0 + validKeys) that queries up to
   /// `lastQuery` may see: all of them, or with causal masking those up to
-  /// the last query (none when the count is <= 0).
+  /// the last query's position (none when the count is <= 0).
   Value visibleKeys(Value j0, Value validKeys, Value lastQuery) {
     if (!op.getCausal())
       return validKeys;
-    return min(validKeys, sub(add(lastQuery, idx(1)), j0));
+    return min(validKeys, sub(add(add(lastQuery, queryOffset), idx(1)), j0));
   }
+  /// Loads sequence `bh`'s value of a per-sequence i64 operand, clamped
+  /// into [0, sk].
+  Value perSequence(Value buffer, Value bh);
   void emitStoreOutput(Value bh, Value i0, Value rows);
 
   AttentionOp op;
@@ -164,6 +173,11 @@ private:
   VectorType vectorType;
   Value q, k, v, o;        // [BH, S, D] views
   Value sq, sk;            // sequence lengths
+  // Over a cache: the buffers of kv_length and query_offset (null when
+  // absent), the query heads per sequence, and for the query block being
+  // emitted the keys it may read and its queries' position offset.
+  Value kvLengthArg, queryOffsetArg, headsPerSequence;
+  Value keyLimit, queryOffset;
   int64_t headDim = 0;     // Dk
   int64_t valueDim = 0;    // Dv
   int64_t valueVectors = 0; // ceil(Dv / lanes)
@@ -272,7 +286,7 @@ LogicalResult FlashAttentionEmitter::emit() {
   if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
     return op.emitOpError("needs static head dimensions to lower to CPU");
   for (Value operand : op->getOperands())
-    if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
+    if (!isDenseRowMajor(cast<MemRefType>(operand.getType())))
       return op.emitOpError("needs contiguous buffers to lower to CPU");
   vectorType = VectorType::get({tiling.lanes}, elementType);
   valueVectors = llvm::divideCeil(valueDim, tiling.lanes);
@@ -323,14 +337,29 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   ArrayRef<BlockArgument> args = entry->getArguments();
   size_t numOperands = operands.size();
   bool hasMask = bool(op.getMask());
+  auto argOf = [&](Value operand) -> Value {
+    if (!operand)
+      return Value();
+    return args[llvm::find(operands, operand) - operands.begin()];
+  };
   queryArg = args[0];
   q = viewAs3D(b, loc, args[0]);
   k = viewAs3D(b, loc, args[1]);
   v = viewAs3D(b, loc, args[2]);
   maskArg = hasMask ? Value(args[3]) : Value();
+  kvLengthArg = argOf(op.getKvLength());
+  queryOffsetArg = argOf(op.getQueryOffset());
   o = viewAs3D(b, loc, args[numOperands - 1]);
   sq = memref::DimOp::create(b, loc, q, 1);
   sk = memref::DimOp::create(b, loc, k, 1);
+  if (kvLengthArg || queryOffsetArg) {
+    // No task runs when there are no sequences; max keeps the division
+    // defined all the same.
+    Value sequences = arith::MaxUIOp::create(
+        b, loc, memref::DimOp::create(b, loc, queryArg, 0), idx(1));
+    headsPerSequence = arith::DivUIOp::create(
+        b, loc, memref::DimOp::create(b, loc, q, 0), sequences);
+  }
   if (failed(analyzeMask()))
     return failure();
   allocateTiles();
@@ -345,8 +374,22 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   return success();
 }
 
+Value FlashAttentionEmitter::perSequence(Value buffer, Value bh) {
+  Value sequence = arith::DivUIOp::create(b, loc, bh, headsPerSequence);
+  Value value = memref::LoadOp::create(b, loc, buffer, ValueRange{sequence});
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  return arith::MaxSIOp::create(b, loc, min(index, sk), idx(0));
+}
+
 void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
   Value rows = min(idx(tiling.blockQ), sub(sq, i0));
+  keyLimit = kvLengthArg ? perSequence(kvLengthArg, bh) : sk;
+  queryOffset = queryOffsetArg ? perSequence(queryOffsetArg, bh) : idx(0);
+  // Causal: no query sees past the last one's position, and the keys there
+  // may not exist yet (a cache's unwritten rows): never read them, even
+  // with a zero weight.
+  if (op.getCausal())
+    keyLimit = min(keyLimit, add(queryOffset, sq));
   Value negInf = fconst(-std::numeric_limits<double>::infinity());
   Value zero = fconst(0.0), one = fconst(1.0);
   forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
@@ -362,9 +405,10 @@ void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
   emitPackQueries(bh, i0);
 
   // Causal: keys past the block's last query row are masked for every row.
-  Value keyEnd = op.getCausal() ? min(sk, add(i0, rows)) : sk;
+  Value keyEnd =
+      op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows))) : keyLimit;
   forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
-    Value validKeys = min(idx(tiling.blockK()), sub(sk, j0));
+    Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
     emitScores(bh, j0, validKeys);
     emitOnlineSoftmax(bh, i0, j0, validKeys);
     emitAccumulate(bh, i0, j0, rows, validKeys);
@@ -474,6 +518,10 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
     Value queries = arith::AddIOp::create(
         b, loc, vector::StepOp::create(b, loc, indexVector),
         vector::BroadcastOp::create(b, loc, indexVector, firstQuery));
+    // The queries' positions among the keys (causal visibility).
+    Value positions = arith::AddIOp::create(
+        b, loc, queries,
+        vector::BroadcastOp::create(b, loc, indexVector, queryOffset));
     Value validQueries = sub(sq, firstQuery);
     bool needsMasking = mask || op.getCausal();
     // Causal: keys past the vector's last query are masked for all its
@@ -503,7 +551,7 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
               Value keyVector =
                   vector::BroadcastOp::create(b, loc, indexVector, key);
               Value visible = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::ule, keyVector, queries);
+                  b, loc, arith::CmpIPredicate::ule, keyVector, positions);
               s = arith::SelectOp::create(b, loc, visible, s, negInfVector);
             }
             storeVector(s, scores, {jj, lane0});
@@ -671,8 +719,30 @@ struct ConvertAttentionToCPUPass
             // and whole micro-kernels.
             tiling.blockQ = llvm::alignTo(
                 tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
-            failedAny |= failed(
-                FlashAttentionEmitter(op, tiling, variant, b).emit());
+            auto emitWith = [&](const Tiling &t, OpBuilder &at) {
+              failedAny |=
+                  failed(FlashAttentionEmitter(op, t, variant, at).emit());
+            };
+            if (!op.getKvLength() && !op.getQueryOffset())
+              return emitWith(tiling, b);
+            // Over a cache, a decode step has one query per sequence: with
+            // a block of one vector of queries instead of blockQ, the
+            // scores and the softmax leave 16x fewer lanes idle.
+            Tiling few = tiling;
+            few.blockQ = std::lcm(tiling.microRows, tiling.lanes);
+            few.queryVectors = 1;
+            Location loc = op.getLoc();
+            Value queries = memref::DimOp::create(
+                b, loc, viewAs3D(b, loc, op.getQuery()), 1);
+            Value isFew = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ule, queries,
+                arith::ConstantIndexOp::create(b, loc, few.blockQ));
+            auto branch = scf::IfOp::create(b, loc, isFew,
+                                            /*withElseRegion=*/true);
+            OpBuilder thenBuilder = branch.getThenBodyBuilder();
+            emitWith(few, thenBuilder);
+            OpBuilder elseBuilder = branch.getElseBodyBuilder();
+            emitWith(tiling, elseBuilder);
           });
       if (failedAny)
         return signalPassFailure();

@@ -38,7 +38,10 @@ struct ConvertTfmToLinalgPass
       return signalPassFailure();
 
     WalkResult leftover = getOperation().walk([](Operation *op) {
-      if (isa<TfmDialect>(op->getDialect()) && !isa<WeightOp, AttentionOp, PackedLinearOp>(op)) {
+      // These stay to the buffer-level lowerings: kernels, and the cache
+      // append that must write the caller's buffer in place.
+      if (isa<TfmDialect>(op->getDialect()) &&
+          !isa<WeightOp, AttentionOp, PackedLinearOp, CacheAppendOp>(op)) {
         op->emitError("could not lower '")
             << op->getName() << "' to linalg"
             << (isa<SdpaOp, MultiHeadAttentionOp>(op)

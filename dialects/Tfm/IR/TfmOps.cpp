@@ -549,6 +549,21 @@ LogicalResult AttentionOp::verify() {
                << formatShape(scores);
     }
   }
+  for (Value perSequence : {getKvLength(), getQueryOffset()}) {
+    if (!perSequence)
+      continue;
+    StringRef name = perSequence == getKvLength() ? "kv_length" : "query_offset";
+    auto type = cast<ShapedType>(perSequence.getType());
+    if (rank < 3)
+      return emitOpError() << name
+                           << " needs a leading batch dimension (rank 3 or more)";
+    if (type.getRank() != 1 || !type.getElementType().isInteger(64) ||
+        !dimsAgree(type.getShape()[0], q[0]))
+      return emitOpError() << name << " must be i64 [" << formatDim(q[0])
+                           << "], one value per sequence";
+  }
+  if (getQueryOffset() && !getCausal())
+    return emitOpError("query_offset only applies to causal attention");
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be finite");
   return success();
@@ -575,6 +590,62 @@ void AttentionOp::getEffects(
         &effects) {
   if (hasPureBufferSemantics())
     addBufferEffects(getOperation(), getInitMutable(), effects);
+}
+
+LogicalResult CacheAppendOp::verify() {
+  bool tensors = isa<RankedTensorType>(getCache().getType());
+  for (Value v : getOperation()->getOperands()) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    if (!type || !type.hasRank() || isa<RankedTensorType>(type) != tensors)
+      return emitOpError("operands must all be ranked tensors or all memrefs");
+  }
+  if (tensors != bool(getResult()))
+    return emitOpError(tensors ? "on tensors returns the updated cache"
+                               : "on memrefs returns the status alone");
+  auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  ArrayRef<int64_t> rows = shape(getRows()), cache = shape(getCache()),
+                    offset = shape(getOffset());
+  int64_t rank = cache.size(), dim = getDim();
+  if (rank < 2 || dim < 1 || dim >= rank)
+    return emitOpError("dim ") << dim << " must name a non-batch dimension of "
+                               << formatShape(cache);
+  if (ShapedType::isDynamic(cache[dim]))
+    return emitOpError("cache ")
+           << formatShape(cache) << " needs a static capacity in dim " << dim;
+  if (int64_t(rows.size()) != rank)
+    return emitOpError("rows ") << formatShape(rows) << " and cache "
+                                << formatShape(cache)
+                                << " must have the same rank";
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim && !dimsAgree(rows[d], cache[d]))
+      return emitOpError("rows ")
+             << formatShape(rows) << " and cache " << formatShape(cache)
+             << " disagree in dimension " << d;
+  if (cast<ShapedType>(getRows().getType()).getElementType() !=
+      cast<ShapedType>(getCache().getType()).getElementType())
+    return emitOpError("rows and cache must share an element type");
+  if (offset.size() != 1 || !dimsAgree(offset[0], cache[0]) ||
+      !cast<ShapedType>(getOffset().getType()).getElementType().isInteger(64))
+    return emitOpError("offset must be i64 [")
+           << formatDim(cache[0]) << "], one value per sequence";
+  if (getCode() == 0)
+    return emitOpError("code must be non-zero");
+  if (tensors && getResult().getType() != getCache().getType())
+    return emitOpError("result must have the cache's type");
+  return success();
+}
+
+void CacheAppendOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!hasPureBufferSemantics())
+    return;
+  // The cache is read as well as written: the rows it keeps are its own.
+  for (OpOperand &operand : getOperation()->getOpOperands())
+    effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                         SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), &getCacheMutable(),
+                       SideEffects::DefaultResource::get());
 }
 
 LogicalResult PackedLinearOp::verify() {
@@ -642,3 +713,21 @@ void PackedLinearOp::getEffects(
 
 #define GET_OP_CLASSES
 #include "dialects/Tfm/IR/TfmOps.cpp.inc"
+
+bool mlir::tfm::isDenseRowMajor(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (strides[d] != expected)
+      return false;
+    if (d > 0 && ShapedType::isDynamic(type.getDimSize(d)))
+      return false;
+    expected *= type.getDimSize(d);
+  }
+  return true;
+}

@@ -13,4 +13,12 @@
 #define GET_OP_CLASSES
 #include "dialects/Tfm/IR/TfmOps.h.inc"
 
+namespace mlir::tfm {
+/// Whether `type` is dense and row-major: an identity layout, or a view with
+/// any offset and the row-major strides of static inner dims (one layer's
+/// slice of a model's cache, `cache[i]`). The flash-attention kernel reads
+/// such buffers in place; bufferization copies any other view for it.
+bool isDenseRowMajor(MemRefType type);
+} // namespace mlir::tfm
+
 #endif // TFM_DIALECTS_TFM_IR_TFMOPS_H

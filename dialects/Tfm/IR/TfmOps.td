@@ -841,7 +841,7 @@ def Tfm_MultiHeadAttentionOp : Tfm_Op<"multi_head_attention",
 //===----------------------------------------------------------------------===//
 
 def Tfm_AttentionOp : Tfm_Op<"attention", [
-    DestinationStyleOpInterface,
+    DestinationStyleOpInterface, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Fused scaled dot-product attention (flash attention)";
   let description = [{
@@ -857,6 +857,16 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     (the polarity of `masked_fill` and `nn.MultiheadAttention`'s mask). `causal` masks key `j > i` for query `i`
     (aligned top-left). A query row with every key masked yields zeros.
 
+    Attention over a key/value cache adds two optional `[B]` `i64` operands,
+    one value per sequence of the leading (batch) dimension of Q:
+    `kv_length` says how many keys of sequence `b` are valid (keys
+    `j >= kv_length[b]` are masked), and `query_offset` (with `causal`
+    only) places query `i` of sequence `b` at position `query_offset[b] + i`,
+    so that it sees keys `j <= query_offset[b] + i`. Lowerings visit only
+    the keys that can be seen, so a decode step over a cache costs what the
+    valid keys cost, whatever the cache's capacity `Sk`. With `causal` and a
+    `query_offset` the valid keys are at most `query_offset[b] + Sq`.
+
     Destination-style like linalg: on tensors it returns the result, on
     memrefs (after bufferization) it writes `init` and returns nothing.
 
@@ -865,18 +875,26 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     ```mlir
     %o = tfm.attention ins(%q, %k, %v : tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>)
            outs(%init : tensor<?x8x?x64xf32>) scale 0.125 {causal} -> tensor<?x8x?x64xf32>
+    // One new token per sequence against a cache of 128 positions:
+    %d = tfm.attention ins(%q1, %kc, %vc : tensor<?x8x1x64xf32>, tensor<?x8x128x64xf32>, tensor<?x8x128x64xf32>)
+           query_offset(%past : tensor<?xi64>)
+           outs(%init1 : tensor<?x8x1x64xf32>) scale 0.125 {causal} -> tensor<?x8x1x64xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$query,
                        Tfm_RankedTensorOrMemRef:$key,
                        Tfm_RankedTensorOrMemRef:$value,
                        Optional<Tfm_RankedTensorOrMemRef>:$mask,
+                       Optional<Tfm_RankedTensorOrMemRef>:$kv_length,
+                       Optional<Tfm_RankedTensorOrMemRef>:$query_offset,
                        Tfm_RankedTensorOrMemRef:$init,
                        F64Attr:$scale, UnitAttr:$causal);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
     type($value) `)` (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`kv_length` `(` $kv_length^ `:` type($kv_length) `)`)?
+    (`query_offset` `(` $query_offset^ `:` type($query_offset) `)`)?
     `outs` `(` $init `:` type($init) `)` `scale` $scale attr-dict
     (`->` type($result)^)?
   }];
@@ -947,6 +965,51 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     /// Columns per packed panel (the micro-kernel's width).
     int64_t getPanelWidth() {
       return cast<ShapedType>(getPackedWeight().getType()).getShape()[2];
+    }
+  }];
+}
+
+def Tfm_CacheAppendOp : Tfm_Op<"cache_append", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Writes new rows into a caller-owned cache at per-sequence offsets";
+  let description = [{
+    `cache [B, ..., C, ...]` holds up to `C` positions along dimension `dim`
+    for each of `B` sequences (dimension 0). For every sequence `b` with
+    `0 <= offset[b]` and `offset[b] + S <= C`, the `S` rows of
+    `rows [B, ..., S, ...]` are written at positions
+    `offset[b] .. offset[b] + S - 1`; every other element of the cache keeps
+    its value. A sequence whose rows do not fit is left untouched (nothing is
+    written out of bounds) and the op's `status` is `code`; else it is 0.
+
+    On tensors the op returns the updated cache and the status, and
+    bufferizes in place: the result is the cache's own buffer (a
+    caller-owned `cache` argument of the model, written through, never
+    copied). On memrefs it writes `cache` and returns the status alone;
+    `tfm-lower-cache-append` then copies only the new rows.
+
+    Example:
+
+    ```mlir
+    %kc, %status = tfm.cache_append ins(%k, %past : tensor<?x8x?x64xf32>, tensor<?xi64>)
+                     outs(%cache : tensor<?x8x128x64xf32>) dim 2 code 3 -> tensor<?x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_RankedTensorOrMemRef:$rows,
+                       Tfm_RankedTensorOrMemRef:$offset,
+                       Tfm_RankedTensorOrMemRef:$cache,
+                       I64Attr:$dim, I32Attr:$code);
+  let results = (outs Optional<AnyRankedTensor>:$result, I32:$status);
+  let assemblyFormat = [{
+    `ins` `(` $rows `,` $offset `:` type($rows) `,` type($offset) `)`
+    `outs` `(` $cache `:` type($cache) `)` `dim` $dim `code` $code attr-dict
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True once bufferized: operands are memrefs and only the status is
+    /// returned.
+    bool hasPureBufferSemantics() {
+      return isa<MemRefType>(getCache().getType());
     }
   }];
 }

@@ -30,11 +30,16 @@ FailureOr<Value> allocateContiguous(RewriterBase &rewriter, Location loc,
 
 /// Whether the CPU kernel of `op` reads operand `operandNumber` in place when
 /// it bufferizes to `type`. The attention kernel addresses its operands
-/// densely; the GEMM (convert-linear-to-cpu) reads matrices through a row
+/// densely (a view at an offset, such as one layer of a cache, is dense), its
+/// mask through an identity layout; the GEMM (convert-linear-to-cpu) reads matrices through a row
 /// stride and indexes its packed weight directly, so it only needs the last
 /// dim contiguous, and a leading dim it cannot collapse only in matrices.
-bool kernelReadsInPlace(tfm::AttentionOp, unsigned, MemRefType type) {
-  return type.getLayout().isIdentity();
+bool kernelReadsInPlace(tfm::AttentionOp op, unsigned operandNumber,
+                        MemRefType type) {
+  if (op.getMask() &&
+      operandNumber == op.getMaskMutable()[0].getOperandNumber())
+    return type.getLayout().isIdentity();
+  return tfm::isDenseRowMajor(type);
 }
 
 bool kernelReadsInPlace(tfm::PackedLinearOp op, unsigned operandNumber,
@@ -102,6 +107,53 @@ struct DpsOpInterface
     return success();
   }
 };
+
+/// tfm.cache_append writes its cache operand in place: the updated cache is
+/// the cache's buffer, which for a model's `cache` argument is the caller's
+/// memory. It reads the cache too (the rows it keeps), so that a copy, where
+/// analysis needs one, keeps them.
+struct CacheAppendOpInterface
+    : BufferizableOpInterface::ExternalModel<CacheAppendOpInterface,
+                                             tfm::CacheAppendOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
+                               const AnalysisState &) const {
+    return &operand == &cast<tfm::CacheAppendOp>(op).getCacheMutable();
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    auto append = cast<tfm::CacheAppendOp>(op);
+    if (&operand != &append.getCacheMutable())
+      return {};
+    return {{append.getResult(), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto append = cast<tfm::CacheAppendOp>(op);
+    if (append.hasPureBufferSemantics())
+      return success();
+    SmallVector<Value> buffers;
+    for (OpOperand &operand : op->getOpOperands()) {
+      FailureOr<Value> buffer =
+          getBuffer(rewriter, operand.get(), options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    auto bufferized = tfm::CacheAppendOp::create(
+        rewriter, op->getLoc(), /*result=*/Type(), rewriter.getI32Type(),
+        buffers[0], buffers[1], buffers[2], append.getDimAttr(),
+        append.getCodeAttr());
+    replaceOpWithBufferizedValues(rewriter, op,
+                                  {buffers[2], bufferized.getStatus()});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tfm::registerBufferizableOpInterfaceExternalModels(
@@ -109,5 +161,6 @@ void mlir::tfm::registerBufferizableOpInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
     AttentionOp::attachInterface<DpsOpInterface<AttentionOp>>(*ctx);
     PackedLinearOp::attachInterface<DpsOpInterface<PackedLinearOp>>(*ctx);
+    CacheAppendOp::attachInterface<CacheAppendOpInterface>(*ctx);
   });
 }

@@ -304,6 +304,10 @@ const char *tfm_model_symbol_name(const tfm_model *model, size_t index);
 const char *tfm_model_input_name(const tfm_model *model, size_t index);
 const char *tfm_model_output_name(const tfm_model *model, size_t index);
 tfm_dtype tfm_model_input_dtype(const tfm_model *model, size_t index);
+/* 1 when input `index` is a cache (docs/generation.md): the model reads it
+   and writes its new rows into the same memory, so a run modifies that
+   input's data; 0 for other inputs and bad indices. */
+int32_t tfm_model_input_is_cache(const tfm_model *model, size_t index);
 tfm_dtype tfm_model_output_dtype(const tfm_model *model, size_t index);
 int32_t tfm_model_input_rank(const tfm_model *model, size_t index);
 int32_t tfm_model_output_rank(const tfm_model *model, size_t index);
@@ -333,7 +337,9 @@ tfm_status tfm_model_infer_output_shapes(const tfm_model *model,
    the work runs on the calling thread. For a "cuda" model (tfm_model_device)
    every data pointer is device memory and bool inputs are not looked at;
    the run returns once the device has finished, and a GPU failure (no
-   driver, a failed launch) is a RUNTIME_ERROR with the driver's message. Inputs are only read. Reentrant: a
+   driver, a failed launch) is a RUNTIME_ERROR with the driver's message.
+   Inputs are only read, except caches (tfm_model_input_is_cache), whose data
+   the model updates in place. Reentrant: a
    model may run on several threads at once (the compiled code keeps no state
    between runs but a CPU-feature cache it sets atomically), and concurrent
    runs may share inputs; they must write distinct outputs.

@@ -87,3 +87,39 @@ func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o
   tfm.attention ins(%q, %q, %q : memref<2x3x4x8xf32>, memref<2x3x4x8xf32>, memref<2x3x4x8xf32>) mask(%m : memref<3x4x4xf32>) outs(%o : memref<2x3x4x8xf32>) scale 1.0
   return
 }
+
+// -----
+
+// Over a cache, sequence b = bh / heads reads its valid keys and its query
+// offset once per query block (clamped into [0, Sk]); the key loop stops at
+// min(kv_length, offset + the block's last query + 1), so it never visits
+// the cache's capacity, and causal visibility compares keys with the
+// queries' positions (offset + index). A layer's slice of a cache (a
+// strided view with row-major inner strides) is read in place.
+
+// CHECK-LABEL: func.func private @__tfm_task_attention_0(
+// CHECK-SAME:    %[[Q:[^:]*]]: memref<?x4x?x16xf32>, %[[K:[^:]*]]: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>
+// CHECK-SAME:    %[[LEN:[^:]*]]: memref<?xi64>, %[[OFF:[^:]*]]: memref<?xi64>
+// CHECK:         arith.divui
+// CHECK:         memref.load %[[LEN]]
+// CHECK:         arith.index_cast
+// CHECK:         memref.load %[[OFF]]
+// CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c64
+// CHECK:         vector.step
+// CHECK:         arith.cmpi ule
+// A decode step (at most one vector of queries) takes a task function tiled
+// for one query vector (blocks of 16 queries, one query vector per scores
+// micro-kernel); longer query blocks take the usual tiling.
+// CHECK-LABEL: func.func private @__tfm_task_attention_1(
+// CHECK:         memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK:         iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-LABEL: func.func @cached
+// CHECK:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16
+// CHECK:         scf.if %[[FEW]]
+// CHECK:           call @__tfm_task_attention_0(
+// CHECK:         } else {
+// CHECK:           call @__tfm_task_attention_1(
+func.func @cached(%q: memref<?x4x?x16xf32>, %k: memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, %len: memref<?xi64>, %off: memref<?xi64>, %o: memref<?x4x?x16xf32>) {
+  tfm.attention ins(%q, %k, %k : memref<?x4x?x16xf32>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>) kv_length(%len : memref<?xi64>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x4x?x16xf32>) scale 0.25 {causal}
+  return
+}

@@ -91,3 +91,37 @@ func.func @several_blocks(%x: memref<2xf32>, %c: i1) -> memref<2xf32> attributes
 ^b:
   return %x : memref<2xf32>
 }
+
+// -----
+
+// A cache (an input flagged `cache`) is returned after the outputs on
+// tensors; bufferized in place, the returned buffer is its own argument,
+// which was written through: the result is dropped, no out-parameter, no
+// copy.
+
+// CHECK-LABEL: func.func @cached
+// CHECK-SAME: (%[[X:.*]]: memref<?x2xf32>, %[[C:.*]]: memref<4x2xf32>, %[[Y:.*]]: memref<?x2xf32>) -> i32
+// CHECK-NOT:  memref.copy %[[C]]
+// CHECK:      return %{{.*}} : i32
+func.func @cached(%x: memref<?x2xf32>, %c: memref<4x2xf32>) -> (memref<?x2xf32>, memref<4x2xf32>, i32) attributes {tfm.signature = {
+    model = "cached", symbols = ["seq"],
+    inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]},
+              {name = "c", dtype = "f32", shape = [4, 2], cache = true}],
+    outputs = [{name = "y", dtype = "f32", shape = ["seq", 2]}]}} {
+  %zero = arith.constant 0 : i32
+  return %x, %c, %zero : memref<?x2xf32>, memref<4x2xf32>, i32
+}
+
+// -----
+
+// A cache whose update bufferization had to copy (it was read after being
+// appended to) would lose the update: an error.
+func.func @cache_copied(%c: memref<4x2xf32>) -> memref<4x2xf32> attributes {tfm.signature = {
+    model = "copied", symbols = [],
+    inputs = [{name = "c", dtype = "f32", shape = [4, 2], cache = true}],
+    outputs = []}} {
+  %a = memref.alloc() : memref<4x2xf32>
+  memref.copy %c, %a : memref<4x2xf32> to memref<4x2xf32>
+  // expected-error @+1 {{cache 'c' is not updated in place}}
+  return %a : memref<4x2xf32>
+}

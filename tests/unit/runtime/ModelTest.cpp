@@ -188,9 +188,31 @@ TEST_CASE("a model from symbols describes its signature", "[model]") {
   CHECK(symbol == nullptr);
   CHECK(tfm_model_input_dim(model, 0, 1, nullptr) == 2);
 
+  // No input of `add` is a cache; bad indices and models say 0 too.
+  CHECK(tfm_model_input_is_cache(model, 0) == 0);
+  CHECK(tfm_model_input_is_cache(model, 7) == 0);
+  CHECK(tfm_model_input_is_cache(nullptr, 0) == 0);
+
   CHECK(tfm_model_name(nullptr) == nullptr);
   CHECK(tfm_model_input_count(nullptr) == 0);
   CHECK(tfm_model_input_dim(nullptr, 0, 0, &symbol) == -1);
+}
+
+TEST_CASE("metadata flags cache inputs", "[model]") {
+  // `add` with y declared a cache: the runtime passes y's memory, which the
+  // model may write (docs/generation.md).
+  const char *metadata = R"({"abi": 1, "model": "add", "entry": "e",
+      "symbols": ["seq"],
+      "inputs": [{"name": "x", "dtype": "f32", "shape": ["seq", 2]},
+                 {"name": "y", "dtype": "f32", "shape": ["seq", 2],
+                  "cache": true}],
+      "outputs": [{"name": "z", "dtype": "f32", "shape": ["seq", 2]}]})";
+  tfm_model *model = nullptr;
+  Status status(tfm_model_create_from_symbols(metadata, addEntry, &model));
+  REQUIRE(status.code == TFM_STATUS_OK);
+  CHECK(tfm_model_input_is_cache(model, 0) == 0);
+  CHECK(tfm_model_input_is_cache(model, 1) == 1);
+  tfm_model_release(model);
 }
 
 TEST_CASE("a model runs and infers its output shapes", "[model]") {
@@ -416,6 +438,10 @@ TEST_CASE("create_from_symbols rejects bad metadata", "[model]") {
   formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
                   "inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}]})",
               "names 'n', which is not in \"symbols\"");
+  formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
+                  "inputs": [{"name": "c", "dtype": "f32", "shape": [],
+                              "cache": 1}]})",
+              "inputs[0] ('c'): \"cache\" must be true or false");
   formatError(R"({"abi": 1, "model": "m", "entry": "e", "outputs": [],
                   "inputs": [{"name": "x", "dtype": "f32", "shape": [-1]}]})",
               "dim 0 is -1");

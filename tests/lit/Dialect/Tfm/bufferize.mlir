@@ -54,7 +54,8 @@ func.func @copies_strided_init(%x: tensor<3x4xf32>, %w: tensor<1x4x8xf32>, %out:
 
 // -----
 
-// Attention addresses its operands densely: any strided view is copied.
+// Attention addresses its operands densely: a view that is not dense and
+// row-major (here a slice of the features) is copied.
 
 // CHECK-LABEL: func.func @attention_copies_strided(
 // CHECK:         memref.subview

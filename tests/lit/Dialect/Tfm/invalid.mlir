@@ -918,3 +918,75 @@ func.func @attention_vector_operands(%q: vector<2x4xf32>, %o: vector<2x4xf32>) {
   tfm.attention ins(%q, %q, %q : vector<2x4xf32>, vector<2x4xf32>, vector<2x4xf32>) outs(%o : vector<2x4xf32>) scale 1.0
   return
 }
+
+// -----
+
+func.func @attention_kv_length_shape(%q: tensor<2x2x1x8xf32>, %k: tensor<2x2x16x8xf32>, %len: tensor<3xi64>) -> tensor<2x2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op kv_length must be i64 [2], one value per sequence}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x2x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) kv_length(%len : tensor<3xi64>) outs(%q : tensor<2x2x1x8xf32>) scale 1.0 -> tensor<2x2x1x8xf32>
+  return %0 : tensor<2x2x1x8xf32>
+}
+
+// -----
+
+func.func @attention_kv_length_dtype(%q: tensor<2x2x1x8xf32>, %k: tensor<2x2x16x8xf32>, %len: tensor<2xi32>) -> tensor<2x2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op kv_length must be i64 [2], one value per sequence}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x2x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) kv_length(%len : tensor<2xi32>) outs(%q : tensor<2x2x1x8xf32>) scale 1.0 -> tensor<2x2x1x8xf32>
+  return %0 : tensor<2x2x1x8xf32>
+}
+
+// -----
+
+func.func @attention_offset_rank(%q: tensor<1x8xf32>, %k: tensor<16x8xf32>, %past: tensor<1xi64>) -> tensor<1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query_offset needs a leading batch dimension (rank 3 or more)}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) query_offset(%past : tensor<1xi64>) outs(%q : tensor<1x8xf32>) scale 1.0 {causal} -> tensor<1x8xf32>
+  return %0 : tensor<1x8xf32>
+}
+
+// -----
+
+func.func @attention_offset_not_causal(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>, %past: tensor<2xi64>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query_offset only applies to causal attention}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) query_offset(%past : tensor<2xi64>) outs(%q : tensor<2x1x8xf32>) scale 1.0 -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
+}
+
+// -----
+
+func.func @cache_append_dynamic_capacity(%k: tensor<2x1x8xf32>, %past: tensor<2xi64>, %c: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
+  // expected-error @+1 {{'tfm.cache_append' op cache [2, ?, 8] needs a static capacity in dim 1}}
+  %0, %s = tfm.cache_append ins(%k, %past : tensor<2x1x8xf32>, tensor<2xi64>) outs(%c : tensor<2x?x8xf32>) dim 1 code 3 -> tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}
+
+// -----
+
+func.func @cache_append_rows(%k: tensor<2x1x4xf32>, %past: tensor<2xi64>, %c: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  // expected-error @+1 {{'tfm.cache_append' op rows [2, 1, 4] and cache [2, 16, 8] disagree in dimension 2}}
+  %0, %s = tfm.cache_append ins(%k, %past : tensor<2x1x4xf32>, tensor<2xi64>) outs(%c : tensor<2x16x8xf32>) dim 1 code 3 -> tensor<2x16x8xf32>
+  return %0 : tensor<2x16x8xf32>
+}
+
+// -----
+
+func.func @cache_append_batch_dim(%k: tensor<2x1x8xf32>, %past: tensor<2xi64>, %c: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  // expected-error @+1 {{'tfm.cache_append' op dim 0 must name a non-batch dimension of [2, 16, 8]}}
+  %0, %s = tfm.cache_append ins(%k, %past : tensor<2x1x8xf32>, tensor<2xi64>) outs(%c : tensor<2x16x8xf32>) dim 0 code 3 -> tensor<2x16x8xf32>
+  return %0 : tensor<2x16x8xf32>
+}
+
+// -----
+
+func.func @cache_append_offset(%k: tensor<2x1x8xf32>, %past: tensor<2xi32>, %c: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  // expected-error @+1 {{'tfm.cache_append' op offset must be i64 [2], one value per sequence}}
+  %0, %s = tfm.cache_append ins(%k, %past : tensor<2x1x8xf32>, tensor<2xi32>) outs(%c : tensor<2x16x8xf32>) dim 1 code 3 -> tensor<2x16x8xf32>
+  return %0 : tensor<2x16x8xf32>
+}
+
+// -----
+
+func.func @cache_append_memref_result(%k: memref<2x1x8xf32>, %past: memref<2xi64>, %c: memref<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  // expected-error @+1 {{'tfm.cache_append' op on memrefs returns the status alone}}
+  %0, %s = tfm.cache_append ins(%k, %past : memref<2x1x8xf32>, memref<2xi64>) outs(%c : memref<2x16x8xf32>) dim 1 code 3 -> tensor<2x16x8xf32>
+  return %0 : tensor<2x16x8xf32>
+}

@@ -200,6 +200,36 @@ func.func @attention_tensors(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %
   return %0, %1, %2 : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>
 }
 
+// Attention over a cache: per-sequence valid keys and query offsets.
+// CHECK-LABEL: func.func @attention_cache
+// CHECK: tfm.attention ins({{.*}}) kv_length(%{{.*}} : tensor<?xi64>) query_offset(%{{.*}} : tensor<?xi64>) outs({{.*}}) scale 1.250000e-01 {causal} -> tensor<?x2x1x8xf32>
+// CHECK: tfm.attention ins({{.*}}) kv_length(%{{.*}} : memref<?xi64>) outs({{.*}}) scale 1.250000e-01{{$}}
+func.func @attention_cache(%q: tensor<?x2x1x8xf32>, %kc: tensor<?x2x16x8xf32>, %past: tensor<?xi64>,
+                           %init: tensor<?x2x1x8xf32>, %qm: memref<?x2x1x8xf32>, %km: memref<?x2x16x8xf32>,
+                           %lm: memref<?xi64>) -> tensor<?x2x1x8xf32> {
+  %0 = tfm.attention ins(%q, %kc, %kc : tensor<?x2x1x8xf32>, tensor<?x2x16x8xf32>, tensor<?x2x16x8xf32>)
+         kv_length(%past : tensor<?xi64>) query_offset(%past : tensor<?xi64>)
+         outs(%init : tensor<?x2x1x8xf32>) scale 0.125 {causal} -> tensor<?x2x1x8xf32>
+  tfm.attention ins(%qm, %km, %km : memref<?x2x1x8xf32>, memref<?x2x16x8xf32>, memref<?x2x16x8xf32>)
+      kv_length(%lm : memref<?xi64>) outs(%qm : memref<?x2x1x8xf32>) scale 0.125
+  return %0 : tensor<?x2x1x8xf32>
+}
+
+// cache_append returns the updated cache and a status on tensors, the
+// status alone on memrefs.
+// CHECK-LABEL: func.func @cache_append
+// CHECK: %{{.*}}, %{{.*}} = tfm.cache_append ins(%{{.*}}, %{{.*}} : tensor<?x2x?x8xf32>, tensor<?xi64>) outs(%{{.*}} : tensor<?x2x16x8xf32>) dim 2 code 3 -> tensor<?x2x16x8xf32>
+// CHECK: %{{.*}} = tfm.cache_append ins(%{{.*}}, %{{.*}} : memref<?x2x?x8xf32>, memref<?xi64>) outs(%{{.*}} : memref<?x2x16x8xf32>) dim 2 code 4{{$}}
+func.func @cache_append(%k: tensor<?x2x?x8xf32>, %past: tensor<?xi64>, %cache: tensor<?x2x16x8xf32>,
+                        %km: memref<?x2x?x8xf32>, %pm: memref<?xi64>, %cm: memref<?x2x16x8xf32>)
+    -> (tensor<?x2x16x8xf32>, i32, i32) {
+  %0, %s = tfm.cache_append ins(%k, %past : tensor<?x2x?x8xf32>, tensor<?xi64>)
+             outs(%cache : tensor<?x2x16x8xf32>) dim 2 code 3 -> tensor<?x2x16x8xf32>
+  %t = tfm.cache_append ins(%km, %pm : memref<?x2x?x8xf32>, memref<?xi64>)
+         outs(%cm : memref<?x2x16x8xf32>) dim 2 code 4
+  return %0, %s, %t : tensor<?x2x16x8xf32>, i32, i32
+}
+
 // On memrefs (after bufferization) attention writes init and has no result.
 // CHECK-LABEL: func.func @attention_memrefs
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8xf64>, %[[O:.*]]: memref<?x8xf64>)
