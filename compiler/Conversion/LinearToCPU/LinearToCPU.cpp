@@ -72,20 +72,6 @@ Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
       b, loc, buffer, ArrayRef<ReassociationIndices>{rows, {rank - 1}});
 }
 
-/// Whether the kernel can read `type` as it is: contiguous, or (one batch of
-/// a batched matmul, tfm-pack-matmul) a buffer it indexes directly, whose
-/// last dim is contiguous: the packed weight, and matrices, since
-/// viewAsMatrix only collapses contiguous buffers.
-bool hasContiguousRows(MemRefType type, bool indexedDirectly) {
-  if (type.getLayout().isIdentity())
-    return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return (indexedDirectly || type.getRank() <= 2) &&
-         succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 class GemmEmitter {
 public:
   /// Emits the variant's task count and task call at `at`'s insertion
@@ -500,7 +486,7 @@ struct ConvertLinearToCPUPass
         return signalPassFailure();
       }
       for (Value operand : op->getOperands())
-        if (!hasContiguousRows(cast<MemRefType>(operand.getType()),
+        if (!isGemmReadable(cast<MemRefType>(operand.getType()),
                                operand == op.getPackedWeight())) {
           op.emitOpError("needs contiguous buffers to lower to CPU");
           return signalPassFailure();

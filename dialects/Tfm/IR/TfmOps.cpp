@@ -731,3 +731,13 @@ bool mlir::tfm::isDenseRowMajor(MemRefType type) {
   }
   return true;
 }
+
+bool mlir::tfm::isGemmReadable(MemRefType type, bool indexedDirectly) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return (indexedDirectly || type.getRank() <= 2) &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}

@@ -19,6 +19,12 @@ namespace mlir::tfm {
 /// slice of a model's cache, `cache[i]`). The flash-attention kernel reads
 /// such buffers in place; bufferization copies any other view for it.
 bool isDenseRowMajor(MemRefType type);
+
+/// Whether the GEMM of tfm.packed_linear reads `type` in place: contiguous,
+/// or with a contiguous last dim where the kernel indexes the buffer
+/// directly (its packed weight, and matrices of rank 2 or less; other
+/// operands are collapsed into matrices, which needs them contiguous).
+bool isGemmReadable(MemRefType type, bool indexedDirectly);
 } // namespace mlir::tfm
 
 #endif // TFM_DIALECTS_TFM_IR_TFMOPS_H

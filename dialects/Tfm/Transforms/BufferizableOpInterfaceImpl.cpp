@@ -28,6 +28,22 @@ FailureOr<Value> allocateContiguous(RewriterBase &rewriter, Location loc,
       dynamicSizes);
 }
 
+/// The buffers of all of `op`'s operands, in order.
+FailureOr<SmallVector<Value>>
+getOperandBuffers(Operation *op, RewriterBase &rewriter,
+                  const BufferizationOptions &options,
+                  BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (OpOperand &operand : op->getOpOperands()) {
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, operand.get(), options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  return buffers;
+}
+
 /// Whether the CPU kernel of `op` reads operand `operandNumber` in place when
 /// it bufferizes to `type`. The attention kernel addresses its operands
 /// densely (a view at an offset, such as one layer of a cache, is dense), its
@@ -44,15 +60,8 @@ bool kernelReadsInPlace(tfm::AttentionOp op, unsigned operandNumber,
 
 bool kernelReadsInPlace(tfm::PackedLinearOp op, unsigned operandNumber,
                         MemRefType type) {
-  if (type.getLayout().isIdentity())
-    return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  bool packedWeight =
-      operandNumber == op.getPackedWeightMutable().getOperandNumber();
-  return (packedWeight || type.getRank() <= 2) &&
-         succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
+  return tfm::isGemmReadable(
+      type, operandNumber == op.getPackedWeightMutable().getOperandNumber());
 }
 
 /// Destination-style tfm ops bufferize the same way: the same op over the
@@ -71,14 +80,11 @@ struct DpsOpInterface
     if (dps.hasPureBufferSemantics())
       return success();
     Location loc = op->getLoc();
-    SmallVector<Value> buffers;
-    for (OpOperand &operand : op->getOpOperands()) {
-      FailureOr<Value> buffer =
-          getBuffer(rewriter, operand.get(), options, state);
-      if (failed(buffer))
-        return failure();
-      buffers.push_back(*buffer);
-    }
+    FailureOr<SmallVector<Value>> operandBuffers =
+        getOperandBuffers(op, rewriter, options, state);
+    if (failed(operandBuffers))
+      return failure();
+    SmallVector<Value> &buffers = *operandBuffers;
     Value init = buffers.back();
     rewriter.setInsertionPoint(op);
     for (unsigned operandNumber = 0; operandNumber < buffers.size();
@@ -136,14 +142,11 @@ struct CacheAppendOpInterface
     auto append = cast<tfm::CacheAppendOp>(op);
     if (append.hasPureBufferSemantics())
       return success();
-    SmallVector<Value> buffers;
-    for (OpOperand &operand : op->getOpOperands()) {
-      FailureOr<Value> buffer =
-          getBuffer(rewriter, operand.get(), options, state);
-      if (failed(buffer))
-        return failure();
-      buffers.push_back(*buffer);
-    }
+    FailureOr<SmallVector<Value>> operandBuffers =
+        getOperandBuffers(op, rewriter, options, state);
+    if (failed(operandBuffers))
+      return failure();
+    SmallVector<Value> &buffers = *operandBuffers;
     rewriter.setInsertionPoint(op);
     auto bufferized = tfm::CacheAppendOp::create(
         rewriter, op->getLoc(), /*result=*/Type(), rewriter.getI32Type(),
