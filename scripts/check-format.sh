@@ -2,7 +2,7 @@
 # Checks that every C and C++ file tracked by git is formatted as
 # .clang-format says (clang-format-22 --dry-run -Werror); lists the files that
 # are not. The ctest `format` test runs it when configured with
-# -DTFM_CHECK_FORMAT=ON (off until the tree has been formatted once).
+# TFM_CHECK_FORMAT (on by default when clang-format-22 is installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 format=${CLANG_FORMAT:-clang-format-22}

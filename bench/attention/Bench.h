@@ -35,10 +35,11 @@ double attentionFlops(const Shape &shape, bool causal);
 
 /// What a child process runs.
 enum class Impl {
-  Noop,    ///< allocates and touches inputs/outputs, loads the library, runs nothing
+  Noop,    ///< allocates and touches inputs/outputs, loads the library, runs
+           ///< nothing
   Fused,   ///< the tfm model compiled with fuseAttention = true
   Unfused, ///< the same model compiled with fuseAttention = false
-  OneDnn,  ///< dnnl_sgemm (QKᵀ, PV) + a vectorized softmax (OneDnnAttention.cpp)
+  OneDnn, ///< dnnl_sgemm (QKᵀ, PV) + a vectorized softmax (OneDnnAttention.cpp)
 };
 
 const char *implName(Impl impl);

@@ -138,9 +138,9 @@ int runChild(const ChildOptions &options) {
     if (wall < 0.2)
       others = -1; // too short to read from clock ticks
     else
-      others = std::max(0.0, ((after.machine - before.machine) -
-                              (after.self - before.self)) /
-                                 wall);
+      others = std::max(
+          0.0, ((after.machine - before.machine) - (after.self - before.self)) /
+                   wall);
   }
   long hwm = peakRssKiB();
 
@@ -156,8 +156,8 @@ int runChild(const ChildOptions &options) {
     for (const RowId &row : checkRows(shape)) {
       std::printf("row %lld %lld %lld", (long long)row.b, (long long)row.h,
                   (long long)row.s);
-      const float *out = y + ((row.b * shape.h + row.h) * shape.s + row.s) *
-                                 shape.d;
+      const float *out =
+          y + ((row.b * shape.h + row.h) * shape.s + row.s) * shape.d;
       for (int64_t j = 0; j < shape.d; ++j)
         std::printf(" %.9g", double(out[j]));
       std::printf("\n");

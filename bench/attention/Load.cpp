@@ -35,9 +35,9 @@ double othersBusyCores(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   CpuTimes after = cpuTimes();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  return std::max(0.0, ((after.machine - before.machine) -
-                        (after.self - before.self)) /
-                           wall);
+  return std::max(
+      0.0,
+      ((after.machine - before.machine) - (after.self - before.self)) / wall);
 }
 
 double waitForQuiet(double threshold, double maxSeconds) {
@@ -45,8 +45,7 @@ double waitForQuiet(double threshold, double maxSeconds) {
   auto start = Clock::now();
   for (;;) {
     double busy = othersBusyCores(0.25);
-    double waited =
-        std::chrono::duration<double>(Clock::now() - start).count();
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (busy <= threshold || waited >= maxSeconds)
       return busy;
   }

@@ -53,10 +53,18 @@ std::string attentionSource(const Shape &shape, bool causal, bool dynamicSeq) {
   if (causal)
     scores = "causal_mask(" + scores + ")";
   return "model attn\n"
-         "input q: f32[" + dims + "]\n"
-         "input k: f32[" + dims + "]\n"
-         "input v: f32[" + dims + "]\n"
-         "y = softmax(" + scores + ") @ v\n"
+         "input q: f32[" +
+         dims +
+         "]\n"
+         "input k: f32[" +
+         dims +
+         "]\n"
+         "input v: f32[" +
+         dims +
+         "]\n"
+         "y = softmax(" +
+         scores +
+         ") @ v\n"
          "output y\n";
 }
 
@@ -70,8 +78,8 @@ CompiledModel compileAttention(const std::string &dir, const Shape &shape,
   CompiledModel result;
   std::string stem = dir + "/attn_" + std::to_string(shape.b) + "x" +
                      std::to_string(shape.h) + "x" + std::to_string(shape.s) +
-                     "x" + std::to_string(shape.d) +
-                     (causal ? "_causal" : "") + (fuse ? "_fused" : "_unfused");
+                     "x" + std::to_string(shape.d) + (causal ? "_causal" : "") +
+                     (fuse ? "_fused" : "_unfused");
   std::string modelPath = stem + ".tfm";
   {
     std::ofstream out(modelPath);
@@ -103,9 +111,9 @@ CompiledModel compileAttention(const std::string &dir, const Shape &shape,
   }
   auto start = std::chrono::steady_clock::now();
   bool ok = mlir::succeeded(mlir::tfm::compileModel(options));
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::fflush(stderr);
   if (saved >= 0) {
     ::dup2(saved, 2);

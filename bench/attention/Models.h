@@ -8,8 +8,8 @@
 
 namespace bench {
 
-/// The .tfm source of y = softmax([causal_mask](q @ transpose(k) / sqrt(D))) @ v
-/// for `shape`, with every dim static, or with S as the named dim `seq` when
+/// The .tfm source of y = softmax([causal_mask](q @ transpose(k) / sqrt(D))) @
+/// v for `shape`, with every dim static, or with S as the named dim `seq` when
 /// `dynamicSeq`.
 std::string attentionSource(const Shape &shape, bool causal, bool dynamicSeq);
 

@@ -25,8 +25,8 @@ namespace {
 using SetThreadsFn = void (*)(int);
 using GetThreadsFn = int (*)();
 SetThreadsFn ompSetNumThreads() {
-  static SetThreadsFn fn =
-      reinterpret_cast<SetThreadsFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  static SetThreadsFn fn = reinterpret_cast<SetThreadsFn>(
+      dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   return fn;
 }
 
@@ -107,8 +107,8 @@ std::string oneDnnDescription() {
 }
 
 int oneDnnOmpThreads() {
-  auto get =
-      reinterpret_cast<GetThreadsFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  auto get = reinterpret_cast<GetThreadsFn>(
+      dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
   return get ? get() : -1;
 }
 

@@ -39,7 +39,7 @@ baseline; prints a markdown table on stdout, progress on stderr.
 )";
 
 std::vector<Shape> defaultShapes() {
-  return {{1, 8, 128, 64},  {1, 8, 512, 64},  {1, 8, 1024, 64},
+  return {{1, 8, 128, 64},  {1, 8, 512, 64},   {1, 8, 1024, 64},
           {1, 8, 2048, 64}, {1, 12, 4096, 64}, {4, 8, 512, 64},
           {1, 8, 1024, 128}};
 }
@@ -208,8 +208,9 @@ CommandLine parseCommandLine(int argc, char **argv) {
     if (!budgetGiven)
       suite.budgetMs = 250;
   }
-  suite.shapes = !shapes.empty() ? shapes : quick ? quickShapes()
-                                                  : defaultShapes();
+  suite.shapes = !shapes.empty() ? shapes
+                 : quick         ? quickShapes()
+                                 : defaultShapes();
   if (suite.minReps > suite.maxReps)
     suite.minReps = suite.maxReps;
   return cl;

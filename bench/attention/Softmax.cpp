@@ -27,8 +27,9 @@ constexpr float kMinArg = -87.3f;
 __attribute__((target("avx512f"))) inline __m512 exp512(__m512 x) {
   __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kMinArg), _CMP_LT_OQ);
   x = _mm512_max_ps(x, _mm512_set1_ps(kMinArg));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
   __m512 p = _mm512_set1_ps(kC[0]);
@@ -40,7 +41,7 @@ __attribute__((target("avx512f"))) inline __m512 exp512(__m512 x) {
 }
 
 __attribute__((target("avx512f"))) float expRow512(float *row, int64_t valid,
-                                                    int64_t n) {
+                                                   int64_t n) {
   __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t i = 0;
   for (; i + 16 <= valid; i += 16)

@@ -1,4 +1,5 @@
-//===- Softmax.h - Vectorized stable softmax rows for the baseline -*- C++ -*-===//
+//===- Softmax.h - Vectorized stable softmax rows for the baseline -*- C++
+//-*-===//
 #ifndef TFM_BENCH_ATTENTION_SOFTMAX_H
 #define TFM_BENCH_ATTENTION_SOFTMAX_H
 

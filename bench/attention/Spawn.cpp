@@ -13,8 +13,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,8 +113,8 @@ ChildResult spawnChild(const std::string &executable,
   posix_spawn_file_actions_addclose(&actions, pipeFds[0]);
   posix_spawn_file_actions_addclose(&actions, pipeFds[1]);
   pid_t pid;
-  int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr,
-                       argv.data(), environ);
+  int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(),
+                       environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pipeFds[1]);
   if (rc != 0) {
@@ -140,8 +140,9 @@ ChildResult spawnChild(const std::string &executable,
   parseOutput(output, result);
   if (WIFSIGNALED(status)) {
     result.ok = false;
-    result.error = "child killed by signal " + std::to_string(WTERMSIG(status)) +
-                   " (" + strsignal(WTERMSIG(status)) + ")";
+    result.error = "child killed by signal " +
+                   std::to_string(WTERMSIG(status)) + " (" +
+                   strsignal(WTERMSIG(status)) + ")";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && result.ok) {
     result.ok = false;
     result.error = "child exited with " + std::to_string(WEXITSTATUS(status));

@@ -204,7 +204,8 @@ struct Notes {
 
 /// " (busy)" when other processes used more than `threshold` cores during
 /// one of `ms`' measurements.
-std::string busyMark(double threshold, std::initializer_list<const Measurement *> ms) {
+std::string busyMark(double threshold,
+                     std::initializer_list<const Measurement *> ms) {
   for (const Measurement *m : ms)
     if (m->ok() && m->result.others > threshold)
       return " (busy)";
@@ -213,9 +214,10 @@ std::string busyMark(double threshold, std::initializer_list<const Measurement *
 
 void printSummary(const std::vector<Row> &rows, const FmaPeak &peak,
                   double busy) {
-  std::printf("\nAgainst the targets of issue 3 (\"(busy)\": other processes "
-              "used more than %.2f cores during a measurement it rests on):\n\n",
-              busy);
+  std::printf(
+      "\nAgainst the targets of issue 3 (\"(busy)\": other processes "
+      "used more than %.2f cores during a measurement it rests on):\n\n",
+      busy);
   // 1. >= 75 % of the single-core peak on one thread at S >= 1024, D = 64.
   std::printf("- fused, 1 thread, S >= 1024, D = 64 (target >= 75%% of the "
               "%.1f GFLOP/s peak):",
@@ -224,8 +226,8 @@ void printSummary(const std::vector<Row> &rows, const FmaPeak &peak,
     if (r.threads == 1 && r.shape.s >= 1024 && r.shape.d == 64 && r.fused.ok())
       std::printf(" %s%s %.0f%%%s;", r.shape.str().c_str(),
                   r.causal ? " causal" : "",
-                  attentionFlops(r.shape, r.causal) / (r.fused.result.ms * 1e6) /
-                      peak.singleCore * 100,
+                  attentionFlops(r.shape, r.causal) /
+                      (r.fused.result.ms * 1e6) / peak.singleCore * 100,
                   busyMark(busy, {&r.fused}).c_str());
   std::printf("\n");
   // 2. >= 1.8x on two threads.
@@ -258,8 +260,8 @@ void printSummary(const std::vector<Row> &rows, const FmaPeak &peak,
                        busyMark(busy, {&r.fused, &r.onednn}).c_str());
   }
   std::printf("- fused ahead of the oneDNN baseline in %d of %d rows%s%s\n",
-              ahead, compared, behind.empty() ? "" : "; behind at:",
-              behind.c_str());
+              ahead, compared,
+              behind.empty() ? "" : "; behind at:", behind.c_str());
   // 4. Peak memory linear in S.
   std::printf("- fused peak memory above the no-op run, 1 thread, "
               "non-causal, D = 64 (MiB; per head in parentheses):");
@@ -376,8 +378,8 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
                                 scoresMiB, options.unfusedBudgetMiB);
       } else {
         std::fprintf(stderr, "%s: compiling unfused...\n", label.c_str());
-        unfused = compileAttention(workDir, shape, causal, false,
-                                   options.dynamicSeq);
+        unfused =
+            compileAttention(workDir, shape, causal, false, options.dynamicSeq);
         std::fprintf(stderr, "  %s in %.1f s\n", unfused.ok ? "ok" : "FAILED",
                      unfused.seconds);
         if (!unfused.ok)
@@ -401,8 +403,8 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
         child.maxReps = options.maxReps;
         child.budgetMs = options.budgetMs;
         auto run = [&](Impl impl, const std::string &library) {
-          std::fprintf(stderr, "%s, %u thread(s): %s\n", label.c_str(),
-                       threads, implName(impl));
+          std::fprintf(stderr, "%s, %u thread(s): %s\n", label.c_str(), threads,
+                       implName(impl));
           child.impl = impl;
           child.library = library;
           if (impl == Impl::Noop)
@@ -434,9 +436,9 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
         std::fprintf(stderr,
                      "  %s, %u thread(s) -> fused %s ms, unfused %s ms, "
                      "oneDNN %s ms, check %s, busy %s\n",
-                     label.c_str(), threads, msCell(row.fused).c_str(), msCell(row.unfused).c_str(),
-                     msCell(row.onednn).c_str(), row.check.c_str(),
-                     busyCell(row).c_str());
+                     label.c_str(), threads, msCell(row.fused).c_str(),
+                     msCell(row.unfused).c_str(), msCell(row.onednn).c_str(),
+                     row.check.c_str(), busyCell(row).c_str());
         rows.push_back(std::move(row));
       }
     }
@@ -453,8 +455,8 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
               "(best of %d and %d trials of %.1f s spread over the run; the "
               "slowest single-thread trial read %.1f)\n",
               peak.isa.c_str(), peak.accumulators, peak.singleCore,
-              peak.allThreads, peak.threads, peak.singleTrials,
-              peak.allTrials, options.peakSeconds, peak.slowestSingle);
+              peak.allThreads, peak.threads, peak.singleTrials, peak.allTrials,
+              options.peakSeconds, peak.slowestSingle);
   std::printf("- oneDNN baseline: %s; dnnl_sgemm on 1 OpenMP thread per "
               "call, (b, h) pairs spread over the thread pool; softmax %s\n",
               oneDnnDescription().c_str(), softmaxIsa());
@@ -465,8 +467,7 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
               "for that; %s dims\n\n",
               options.minReps, options.maxReps, options.budgetMs,
               options.rounds, options.retries, options.busyThreshold,
-              options.quietWait,
-              options.dynamicSeq ? "S dynamic" : "static");
+              options.quietWait, options.dynamicSeq ? "S dynamic" : "static");
   std::fflush(stdout);
 
   table.printHeader(stdout);
@@ -478,8 +479,8 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
     };
     double gflops = 0;
     if (row.fused.ok())
-      gflops = attentionFlops(row.shape, row.causal) /
-               (row.fused.result.ms * 1e6);
+      gflops =
+          attentionFlops(row.shape, row.causal) / (row.fused.result.ms * 1e6);
     table.printRow(
         stdout,
         {row.shape.str(), row.causal ? "yes" : "no",
@@ -493,8 +494,8 @@ int runSuite(const SuiteOptions &options, const std::string &executable) {
          ratioCell(row.unfused, row.fused), memCell(row.unfused, row.noop),
          withNote(msCell(row.onednn), row.onednn),
          ratioCell(row.onednn, row.fused),
-         row.fusedErr >= 0 ? format("%.1e", row.fusedErr) : "-",
-         busyCell(row), row.check});
+         row.fusedErr >= 0 ? format("%.1e", row.fusedErr) : "-", busyCell(row),
+         row.check});
   }
 
   if (!notes.lines.empty()) {

@@ -10,10 +10,11 @@
  *   helper rss CMD ARGS...
  *       Runs CMD as a child and, after it exits, prints
  *       "helper-rss: maxrss_kib=N status=S cpu_s=C" on stderr, N being the
- *       child's ru_maxrss from wait4 and C its user + system CPU time. This process is small, so the child's figure is
- *       its own: on Linux ru_maxrss carries the hiwater of the process that
- *       forked and exec'd (a big Python parent would otherwise show through,
- *       see bench/README.md, "Peak memory"). Exits with the child's status.
+ *       child's ru_maxrss from wait4 and C its user + system CPU time. This
+ * process is small, so the child's figure is its own: on Linux ru_maxrss
+ * carries the hiwater of the process that forked and exec'd (a big Python
+ * parent would otherwise show through, see bench/README.md, "Peak memory").
+ * Exits with the child's status.
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -52,7 +53,8 @@ static float hsum(vec v) {
   float l[8];
   _mm256_storeu_ps(l, v);
   float t = 0;
-  for (int i = 0; i < 8; ++i) t += l[i];
+  for (int i = 0; i < 8; ++i)
+    t += l[i];
   return t;
 }
 #else
@@ -70,13 +72,16 @@ static double now(void) {
 __attribute__((noinline)) static double fma_loop(long iters) {
   vec a = SET1(kA), b = SET1(kB);
   vec acc[NACC];
-  for (int j = 0; j < NACC; ++j) acc[j] = SET1((float)j * 1e-3f);
+  for (int j = 0; j < NACC; ++j)
+    acc[j] = SET1((float)j * 1e-3f);
   for (long i = 0; i < iters; ++i) {
 #pragma GCC unroll 16
-    for (int j = 0; j < NACC; ++j) acc[j] = FMADD(acc[j], a, b);
+    for (int j = 0; j < NACC; ++j)
+      acc[j] = FMADD(acc[j], a, b);
   }
   vec s = acc[0];
-  for (int j = 1; j < NACC; ++j) s = ADD(s, acc[j]);
+  for (int j = 1; j < NACC; ++j)
+    s = ADD(s, acc[j]);
   sink = hsum(s);
   return (double)iters * NACC * LANES * 2;
 }
@@ -90,7 +95,9 @@ static double trial(double seconds) {
   return flops / el * 1e-9;
 }
 
-struct arg { double seconds, rate; };
+struct arg {
+  double seconds, rate;
+};
 static void *thread_main(void *p) {
   struct arg *a = p;
   a->rate = trial(a->seconds);
@@ -107,10 +114,13 @@ static int peak(int argc, char **argv) {
   fma_loop(1 << 16);
   for (int t = 0; t < trials; ++t) {
     double r = trial(seconds);
-    if (r > best) best = r;
-    if (r < worst) worst = r;
+    if (r > best)
+      best = r;
+    if (r < worst)
+      worst = r;
   }
-  if (threads < 1) threads = 1;
+  if (threads < 1)
+    threads = 1;
   for (int t = 0; t < trials; ++t) {
     pthread_t th[64];
     struct arg args[64];
@@ -124,7 +134,8 @@ static int peak(int argc, char **argv) {
       pthread_join(th[i], NULL);
       total += args[i].rate;
     }
-    if (total > all) all = total;
+    if (total > all)
+      all = total;
   }
   printf("{\"isa\": \"%s\", \"accumulators\": %d, \"single\": %.2f, "
          "\"single_min\": %.2f, \"all\": %.2f, \"threads\": %d, "
@@ -167,8 +178,12 @@ static int rss(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "peak") == 0) return peak(argc, argv);
-  if (argc >= 2 && strcmp(argv[1], "rss") == 0) return rss(argc, argv);
-  fprintf(stderr, "usage: helper peak [SECONDS TRIALS THREADS] | helper rss CMD ARGS...\n");
+  if (argc >= 2 && strcmp(argv[1], "peak") == 0)
+    return peak(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "rss") == 0)
+    return rss(argc, argv);
+  fprintf(
+      stderr,
+      "usage: helper peak [SECONDS TRIALS THREADS] | helper rss CMD ARGS...\n");
   return 2;
 }

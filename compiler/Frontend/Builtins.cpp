@@ -589,9 +589,8 @@ std::vector<Builtin> layerBuiltins() {
        {tensor("cache", kPositional), tensor("rows", kPositional),
         tensor("offset", kPositional)},
        [](BoundCall &c) -> FailureOr<ExprValue> {
-         return c.result(c.builder.cacheAppend(c.tensor("cache"),
-                                               c.tensor("rows"),
-                                               c.tensor("offset"), c.loc));
+         return c.result(c.builder.cacheAppend(
+             c.tensor("cache"), c.tensor("rows"), c.tensor("offset"), c.loc));
        }},
       {"multi_head_attention",
        concat({tensor("query", kPositional), tensor("key", kPositional),

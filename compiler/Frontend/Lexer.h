@@ -51,7 +51,8 @@ struct Token {
 /// continues the statement, so the lexer drops those.
 class Lexer {
 public:
-  explicit Lexer(llvm::StringRef buffer) : buffer(buffer), pos(buffer.begin()) {}
+  explicit Lexer(llvm::StringRef buffer)
+      : buffer(buffer), pos(buffer.begin()) {}
   Token next();
 
 private:

@@ -86,18 +86,17 @@ LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
     if (d.isSymbolic())
       continue;
     if (d.size < 0)
-      return emitError(loc) << what << " has the negative dimension "
-                            << d.size;
+      return emitError(loc) << what << " has the negative dimension " << d.size;
     if (d.size > kMaxDimension)
-      return emitError(loc) << what << " has the dimension " << d.size
-                            << ", more than the maximum of " << kMaxDimension
-                            << " (2^40)";
+      return emitError(loc)
+             << what << " has the dimension " << d.size
+             << ", more than the maximum of " << kMaxDimension << " (2^40)";
     // Checked before multiplying, so nothing overflows.
     int64_t factor = std::max<int64_t>(d.size, 1);
     if (elements > kMaxElements / factor)
-      return emitError(loc) << what << " " << formatShape(shape)
-                            << " has more than " << kMaxElements
-                            << " (2^40) elements";
+      return emitError(loc)
+             << what << " " << formatShape(shape) << " has more than "
+             << kMaxElements << " (2^40) elements";
     elements *= factor;
   }
   return success();
@@ -105,7 +104,8 @@ LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
 
 bool isIdentifier(StringRef name) {
   return !name.empty() && !llvm::isDigit(name.front()) &&
-         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 } // namespace
 
@@ -116,8 +116,8 @@ ModelBuilder::ModelBuilder(MLIRContext *ctx, StringRef name, Location loc,
   ctx->loadDialect<TfmDialect, func::FuncDialect, tensor::TensorDialect,
                    linalg::LinalgDialect, arith::ArithDialect>();
   builder.setInsertionPointToEnd(module->getBody());
-  func = func::FuncOp::create(builder, loc, name,
-                              builder.getFunctionType({}, {}));
+  func =
+      func::FuncOp::create(builder, loc, name, builder.getFunctionType({}, {}));
   builder.setInsertionPointToStart(func.addEntryBlock());
 }
 
@@ -203,8 +203,8 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
   auto slice = view.value.getDefiningOp<tensor::ExtractSliceOp>();
   for (CacheState &c : caches) {
     if (view.value == c.argument || view.value == c.current ||
-        (slice && (slice.getSource() == c.argument ||
-                   slice.getSource() == c.current)))
+        (slice &&
+         (slice.getSource() == c.argument || slice.getSource() == c.current)))
       state = &c;
   }
   if (!state)
@@ -229,10 +229,9 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
                           << formatShape(view.shape);
   for (int64_t d = 0; d < view.rank(); ++d)
     if (d != dim && rows.shape[d] != view.shape[d])
-      return emitError(loc)
-             << "cache_append: rows " << formatShape(rows.shape)
-             << " and the cache view " << formatShape(view.shape)
-             << " differ in dimension " << d;
+      return emitError(loc) << "cache_append: rows " << formatShape(rows.shape)
+                            << " and the cache view " << formatShape(view.shape)
+                            << " differ in dimension " << d;
   if (offset.rank() != 1 || !offset.elementType().isInteger(64) ||
       offset.shape[0] != view.shape[0])
     return emitError(loc) << "cache_append: the offset must be i64 "
@@ -256,14 +255,12 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
       offset.value, target, builder.getI64IntegerAttr(dim),
       builder.getI32IntegerAttr(code));
   addStatus(append.getStatus(), code, std::move(message));
-  state->current =
-      whole ? append.getResult()
-            : tensor::InsertSliceOp::create(builder, loc, append.getResult(),
-                                            state->current,
-                                            slice.getMixedOffsets(),
-                                            slice.getMixedSizes(),
-                                            slice.getMixedStrides())
-                  .getResult();
+  state->current = whole ? append.getResult()
+                         : tensor::InsertSliceOp::create(
+                               builder, loc, append.getResult(), state->current,
+                               slice.getMixedOffsets(), slice.getMixedSizes(),
+                               slice.getMixedStrides())
+                               .getResult();
   return Tensor{append.getResult(), view.shape};
 }
 
@@ -300,9 +297,9 @@ FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
   // A weight's data becomes one constant of the object file, which LLVM
   // builds row by row with 32-bit counts.
   if (elements > kMaxWeightElements)
-    return emitError(loc) << "weight '" << name << "' "
-                          << formatShape(shape) << " has " << elements
-                          << " elements, more than the " << kMaxWeightElements
+    return emitError(loc) << "weight '" << name << "' " << formatShape(shape)
+                          << " has " << elements << " elements, more than the "
+                          << kMaxWeightElements
                           << " a weight embedded in the object can hold";
   OpBuilder::InsertionGuard guard(builder);
   // Weights go first, in order of first use, so any later use is dominated.
@@ -557,11 +554,10 @@ FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
   SmallVector<Value> values;
   for (auto [i, t] : llvm::enumerate(inputs)) {
     values.push_back(t.value);
-    if (t.rank() != int64_t(shape.size()) ||
-        !sameFloatType(t, inputs.front()))
-      return emitError(loc) << "concat: input " << i << " "
-                            << formatShape(t.shape)
-                            << " differs in rank or type from input 0";
+    if (t.rank() != int64_t(shape.size()) || !sameFloatType(t, inputs.front()))
+      return emitError(loc)
+             << "concat: input " << i << " " << formatShape(t.shape)
+             << " differs in rank or type from input 0";
     for (int64_t j = 0; j < t.rank(); ++j) {
       if (j == *d) {
         if (t.shape[j].isSymbolic() || (i > 0 && shape[j].isSymbolic()))
@@ -572,18 +568,16 @@ FailureOr<Tensor> ModelBuilder::concat(ArrayRef<Tensor> inputs, int64_t dim,
         // Every size is at most kMaxDimension, so the sum cannot overflow
         // before it is checked.
         if (i > 0 && shape[j].size > kMaxDimension - t.shape[j].size)
-          return emitError(loc)
-                 << "concat: the sizes along dimension " << j
-                 << " add up to more than the maximum of " << kMaxDimension
-                 << " (2^40) at input " << i;
+          return emitError(loc) << "concat: the sizes along dimension " << j
+                                << " add up to more than the maximum of "
+                                << kMaxDimension << " (2^40) at input " << i;
         if (i > 0)
           shape[j].size += t.shape[j].size;
       } else if (t.shape[j] != shape[j]) {
-        return emitError(loc) << "concat: input " << i << " "
-                              << formatShape(t.shape)
-                              << " disagrees with input 0 "
-                              << formatShape(inputs.front().shape)
-                              << " in dimension " << j;
+        return emitError(loc)
+               << "concat: input " << i << " " << formatShape(t.shape)
+               << " disagrees with input 0 "
+               << formatShape(inputs.front().shape) << " in dimension " << j;
       }
     }
   }
@@ -612,10 +606,10 @@ FailureOr<Tensor> ModelBuilder::maskedFill(const Tensor &x, const Tensor &mask,
     const Dim &m = mask.shape[i];
     const Dim &d = x.shape[x.rank() - mask.rank() + i];
     if (m != Dim::of(1) && m != d)
-      return emitError(loc) << "masked_fill: mask " << formatShape(mask.shape)
-                            << " does not broadcast to the input "
-                            << formatShape(x.shape) << " (" << m.str()
-                            << " vs " << d.str() << ")";
+      return emitError(loc)
+             << "masked_fill: mask " << formatShape(mask.shape)
+             << " does not broadcast to the input " << formatShape(x.shape)
+             << " (" << m.str() << " vs " << d.str() << ")";
   }
   Value condition = mask.value;
   if (!maskElement.isInteger(1)) {
@@ -631,20 +625,19 @@ FailureOr<Tensor> ModelBuilder::maskedFill(const Tensor &x, const Tensor &mask,
     Value empty = tensor::EmptyOp::create(builder, loc, boolType, sizes);
     AffineMap identity =
         AffineMap::getMultiDimIdentityMap(mask.rank(), getContext());
-    condition =
-        linalg::GenericOp::create(
-            builder, loc, TypeRange{boolType}, ValueRange{mask.value},
-            ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
-            SmallVector<utils::IteratorType>(mask.rank(),
-                                             utils::IteratorType::parallel),
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              Value zero = arith::ConstantOp::create(
-                  b, l, b.getIntegerAttr(maskElement, 0));
-              Value nonzero = arith::CmpIOp::create(
-                  b, l, arith::CmpIPredicate::ne, args[0], zero);
-              linalg::YieldOp::create(b, l, nonzero);
-            })
-            .getResult(0);
+    condition = linalg::GenericOp::create(
+                    builder, loc, TypeRange{boolType}, ValueRange{mask.value},
+                    ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+                    SmallVector<utils::IteratorType>(
+                        mask.rank(), utils::IteratorType::parallel),
+                    [&](OpBuilder &b, Location l, ValueRange args) {
+                      Value zero = arith::ConstantOp::create(
+                          b, l, b.getIntegerAttr(maskElement, 0));
+                      Value nonzero = arith::CmpIOp::create(
+                          b, l, arith::CmpIPredicate::ne, args[0], zero);
+                      linalg::YieldOp::create(b, l, nonzero);
+                    })
+                    .getResult(0);
   }
   Value v = MaskedFillOp::create(builder, loc, x.value.getType(), x.value,
                                  condition, builder.getF64FloatAttr(value));
@@ -675,20 +668,20 @@ FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
     return emitError(loc) << "linear: input and weight must have the same "
                              "float type";
   if (x.shape.back() != weight.shape[1])
-    return emitError(loc) << "linear: input " << formatShape(x.shape)
-                          << " has " << x.shape.back().str()
-                          << " features but the weight "
+    return emitError(loc) << "linear: input " << formatShape(x.shape) << " has "
+                          << x.shape.back().str() << " features but the weight "
                           << formatShape(weight.shape) << " expects "
-                          << weight.shape[1].str() << " (weights are [out, in])";
+                          << weight.shape[1].str()
+                          << " (weights are [out, in])";
   if (bias && (bias->rank() != 1 || bias->shape[0] != weight.shape[0] ||
                !sameFloatType(*bias, x)))
     return emitError(loc) << "linear: bias " << formatShape(bias->shape)
                           << " must be [" << weight.shape[0].str() << "]";
   Shape shape = x.shape;
   shape.back() = weight.shape[0];
-  Value v = LinearOp::create(builder, loc, typeOf(shape, x.elementType()),
-                             x.value, weight.value,
-                             bias ? bias->value : Value());
+  Value v =
+      LinearOp::create(builder, loc, typeOf(shape, x.elementType()), x.value,
+                       weight.value, bias ? bias->value : Value());
   return Tensor{v, shape};
 }
 
@@ -729,9 +722,8 @@ FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
                           << " is outside [" << -num << ", " << num << ")";
   Shape shape = ids.shape;
   shape.push_back(table.shape[1]);
-  Value v = EmbeddingOp::create(builder, loc,
-                                typeOf(shape, table.elementType()), ids.value,
-                                table.value);
+  Value v = EmbeddingOp::create(
+      builder, loc, typeOf(shape, table.elementType()), ids.value, table.value);
   std::string name = "embedding";
   if (auto weight = table.value.getDefiningOp<WeightOp>())
     name += " '" + weight.getName().str() + "'";
@@ -900,11 +892,10 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
     return emitError(loc) << "sdpa operands must have the same float type";
   for (int64_t i = 0; i + 2 < q.rank(); ++i)
     if (q.shape[i] != k.shape[i] || q.shape[i] != v.shape[i])
-      return emitError(loc) << "sdpa: batch dimension " << i
-                            << " differs between query "
-                            << formatShape(q.shape) << ", key "
-                            << formatShape(k.shape) << " and value "
-                            << formatShape(v.shape);
+      return emitError(loc)
+             << "sdpa: batch dimension " << i << " differs between query "
+             << formatShape(q.shape) << ", key " << formatShape(k.shape)
+             << " and value " << formatShape(v.shape);
   if (q.shape.back() != k.shape.back())
     return emitError(loc) << "sdpa: query " << formatShape(q.shape)
                           << " and key " << formatShape(k.shape)
@@ -936,12 +927,10 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
   return Tensor{result, shape};
 }
 
-FailureOr<Tensor> ModelBuilder::cachedAttention(const Tensor &q,
-                                                const Tensor &k,
-                                                const Tensor &v,
-                                                const SdpaOptions &options,
-                                                const Shape &shape,
-                                                Location loc) {
+FailureOr<Tensor>
+ModelBuilder::cachedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                              const SdpaOptions &options, const Shape &shape,
+                              Location loc) {
   if (q.rank() < 3)
     return emitError(loc) << "sdpa: kv_length and query_offset need a "
                              "leading batch dimension, got "
@@ -956,10 +945,10 @@ FailureOr<Tensor> ModelBuilder::cachedAttention(const Tensor &q,
                                 std::pair(options.queryOffset, "query_offset")})
     if (t && (t->rank() != 1 || !t->elementType().isInteger(64) ||
               t->shape[0] != q.shape[0]))
-      return emitError(loc) << "sdpa: " << name << " must be i64 "
-                            << formatShape(ArrayRef(q.shape).take_front())
-                            << ", one value per sequence; got "
-                            << formatShape(t->shape);
+      return emitError(loc)
+             << "sdpa: " << name << " must be i64 "
+             << formatShape(ArrayRef(q.shape).take_front())
+             << ", one value per sequence; got " << formatShape(t->shape);
   // Straight to the fused op: its kernel is what bounds the keys visited.
   RankedTensorType type = typeOf(shape, q.elementType());
   SmallVector<Value> sizes;
@@ -968,8 +957,8 @@ FailureOr<Tensor> ModelBuilder::cachedAttention(const Tensor &q,
       sizes.push_back(tensor::DimOp::create(
           builder, loc, d + 1 < type.getRank() ? q.value : v.value, d));
   Value init = tensor::EmptyOp::create(builder, loc, type, sizes);
-  double scale = options.scale.value_or(
-      1.0 / std::sqrt(double(q.shape.back().size)));
+  double scale =
+      options.scale.value_or(1.0 / std::sqrt(double(q.shape.back().size)));
   Value result =
       AttentionOp::create(
           builder, loc, TypeRange{type}, q.value, k.value, v.value, Value(),
@@ -990,9 +979,9 @@ FailureOr<Tensor> ModelBuilder::sliceRows(const Tensor &x, int64_t begin,
   SmallVector<OpFoldResult> sizes, strides(x.rank(), builder.getIndexAttr(1));
   for (const Dim &d : shape)
     sizes.push_back(builder.getIndexAttr(d.size));
-  Value v = tensor::ExtractSliceOp::create(
-      builder, loc, typeOf(shape, x.elementType()), x.value, offsets, sizes,
-      strides);
+  Value v = tensor::ExtractSliceOp::create(builder, loc,
+                                           typeOf(shape, x.elementType()),
+                                           x.value, offsets, sizes, strides);
   return Tensor{v, shape};
 }
 
@@ -1059,9 +1048,9 @@ FailureOr<ModelBuilder::AttentionResult> ModelBuilder::multiHeadAttention(
       want.push_back(Dim::of(d));
     if (t.shape == want && sameFloatType(t, q))
       return success();
-    return emitError(loc) << "multi_head_attention: weight '" << name
-                          << "' is " << formatShape(t.shape)
-                          << " but must be " << formatShape(want);
+    return emitError(loc) << "multi_head_attention: weight '" << name << "' is "
+                          << formatShape(t.shape) << " but must be "
+                          << formatShape(want);
   };
 
   Tensor wq, wk, wv, wo;

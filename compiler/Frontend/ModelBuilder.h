@@ -12,10 +12,10 @@
 #ifndef TFM_COMPILER_FRONTEND_MODELBUILDER_H
 #define TFM_COMPILER_FRONTEND_MODELBUILDER_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
 #include <string>
@@ -288,20 +288,19 @@ public:
                            Location loc);
   FailureOr<Tensor> unary(UnaryFn fn, const Tensor &x, Location loc);
   /// A bool tensor: `lhs <fn> rhs` with broadcasting.
-  FailureOr<Tensor> compare(CompareFn fn, const Tensor &lhs,
-                            const Tensor &rhs, Location loc);
+  FailureOr<Tensor> compare(CompareFn fn, const Tensor &lhs, const Tensor &rhs,
+                            Location loc);
   /// `condition ? lhs : rhs`, all three broadcast together (torch.where).
   FailureOr<Tensor> where(const Tensor &condition, const Tensor &lhs,
                           const Tensor &rhs, Location loc);
   FailureOr<Tensor> castTo(const Tensor &x, Type elementType, Location loc);
   /// torch.sum/mean/amax/amin over `dims` (negative count from the end;
   /// empty means all).
-  FailureOr<Tensor> reduce(ReduceFn fn, const Tensor &x,
-                           ArrayRef<int64_t> dims, bool keepdim, Location loc);
+  FailureOr<Tensor> reduce(ReduceFn fn, const Tensor &x, ArrayRef<int64_t> dims,
+                           bool keepdim, Location loc);
   /// torch.reshape: each target dim is a size, a named dimension, or
   /// Dim::of(-1) (at most one), inferred from the element count.
-  FailureOr<Tensor> reshape(const Tensor &x, ArrayRef<Dim> shape,
-                            Location loc);
+  FailureOr<Tensor> reshape(const Tensor &x, ArrayRef<Dim> shape, Location loc);
   FailureOr<Tensor> unsqueeze(const Tensor &x, int64_t dim, Location loc);
   /// Drops the given dims, which must be 1; all static 1s when `dims` is
   /// empty.
@@ -317,9 +316,8 @@ public:
                           Location loc);
   /// torch.split along a static dim: chunks of `sizes[0]` (the last may be
   /// smaller) when `chunked`, else pieces of the given sizes.
-  FailureOr<std::vector<Tensor>> split(const Tensor &x,
-                                       ArrayRef<int64_t> sizes, bool chunked,
-                                       int64_t dim, Location loc);
+  FailureOr<std::vector<Tensor>> split(const Tensor &x, ArrayRef<int64_t> sizes,
+                                       bool chunked, int64_t dim, Location loc);
   /// torch.arange(start, end, step) as i64; a named `end` needs start 0
   /// and step 1 (the result keeps the name: `arange(seq)`).
   FailureOr<Tensor> arange(int64_t start, const Dim &end, int64_t step,
@@ -346,8 +344,8 @@ private:
   Value safeSource(Value source, const Tensor &x, int64_t dim, Value ok,
                    Location loc);
   /// The element type check and broadcast shared by the elementwise ops.
-  FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands,
-                                Location loc, StringRef what);
+  FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands, Location loc,
+                                StringRef what);
   /// sdpa over a cache (kv_length / query_offset): one tfm.attention.
   FailureOr<Tensor> cachedAttention(const Tensor &q, const Tensor &k,
                                     const Tensor &v, const SdpaOptions &options,

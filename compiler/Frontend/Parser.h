@@ -13,9 +13,8 @@ namespace mlir::tfm {
 /// Parses the main buffer of `sourceMgr` (the language of docs/language.md)
 /// into a tfm module. Errors are reported as diagnostics at `file:line:col`
 /// through the context's diagnostic handler.
-FailureOr<OwningOpRef<ModuleOp>> parseModel(llvm::SourceMgr &sourceMgr,
-                                            MLIRContext *ctx,
-                                            WeightShapes *weights);
+FailureOr<OwningOpRef<ModuleOp>>
+parseModel(llvm::SourceMgr &sourceMgr, MLIRContext *ctx, WeightShapes *weights);
 
 } // namespace mlir::tfm
 

@@ -25,5 +25,6 @@ mlir::tfm::SafeTensorsWeightShapes::lookup(MLIRContext *ctx, StringRef name) {
     type = IntegerType::get(ctx, 32);
   else
     return std::nullopt;
-  return Info{type, SmallVector<int64_t>(entry->shape.begin(), entry->shape.end())};
+  return Info{type,
+              SmallVector<int64_t>(entry->shape.begin(), entry->shape.end())};
 }

@@ -42,9 +42,8 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
     pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
     // Constant weights are packed for the GEMM micro-kernel now, once.
     if (options.packLinear)
-      pm.addNestedPass<func::FuncOp>(
-          createTfmPackLinear(TfmPackLinearOptions{options.vectorBits,
-                                                   options.multiversion}));
+      pm.addNestedPass<func::FuncOp>(createTfmPackLinear(
+          TfmPackLinearOptions{options.vectorBits, options.multiversion}));
   }
   pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -101,16 +100,14 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   attention.multiversion = options.multiversion;
   // Module-level: it outlines task functions next to the model.
   pm.addPass(tfm::createConvertAttentionToCPU(attention));
-  pm.addPass(tfm::createConvertLinearToCPU(
-      tfm::ConvertLinearToCPUOptions{options.vectorBits, 0, 0,
-                                     options.multiversion}));
+  pm.addPass(tfm::createConvertLinearToCPU(tfm::ConvertLinearToCPUOptions{
+      options.vectorBits, 0, 0, options.multiversion}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   // Everything else: rows over the caller's threads, vectors inside a row.
   if (options.tileLinalg) {
     pm.addNestedPass<func::FuncOp>(tfm::createTfmTileLinalg());
-    pm.addPass(tfm::createConvertForallToTasks(
-        tfm::ConvertForallToTasksOptions{options.vectorBits,
-                                         options.multiversion}));
+    pm.addPass(tfm::createConvertForallToTasks(tfm::ConvertForallToTasksOptions{
+        options.vectorBits, options.multiversion}));
   }
   // Every layer's kernels of the same shapes become one function.
   pm.addPass(tfm::createTfmMergeIdenticalTasks());

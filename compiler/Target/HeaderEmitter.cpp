@@ -23,22 +23,22 @@ static bool isReservedInC(StringRef name) {
       "inline", "int", "long", "register", "restrict", "return", "short",
       "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
       "unsigned", "void", "volatile", "while", "alignas", "alignof", "bool",
-      "constexpr", "false", "nullptr", "static_assert", "thread_local",
-      "true", "typeof", "typeof_unqual",
+      "constexpr", "false", "nullptr", "static_assert", "thread_local", "true",
+      "typeof", "typeof_unqual",
       // C++ keywords and alternative tokens
-      "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t",
-      "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield",
-      "compl", "concept", "consteval", "constinit", "const_cast", "decltype",
-      "delete", "dynamic_cast", "explicit", "export", "friend", "mutable",
-      "namespace", "new", "noexcept", "not", "not_eq", "operator", "or",
-      "or_eq", "private", "protected", "public", "reflexpr", "reinterpret_cast",
-      "requires", "static_cast", "template", "this", "throw", "try", "typeid",
-      "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
+      "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t",
+      "char32_t", "class", "co_await", "co_return", "co_yield", "compl",
+      "concept", "consteval", "constinit", "const_cast", "decltype", "delete",
+      "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace",
+      "new", "noexcept", "not", "not_eq", "operator", "or", "or_eq", "private",
+      "protected", "public", "reflexpr", "reinterpret_cast", "requires",
+      "static_cast", "template", "this", "throw", "try", "typeid", "typename",
+      "using", "virtual", "wchar_t", "xor", "xor_eq",
       // Macros of <stddef.h>, <stdint.h> and <stdbool.h> that are not
       // caught by the patterns below.
       "NULL", "offsetof", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX",
-      "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "WCHAR_MIN", "WCHAR_MAX",
-      "WINT_MIN", "WINT_MAX", "INTMAX_C", "UINTMAX_C",
+      "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "WCHAR_MIN", "WCHAR_MAX", "WINT_MIN",
+      "WINT_MAX", "INTMAX_C", "UINTMAX_C",
       // The parameters _run_with_workspace adds after the symbols.
       "workspace", "workspace_bytes"};
   if (llvm::is_contained(keywords, name))
@@ -153,8 +153,8 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   auto shapeText = [&](const SignatureTensor &t) {
     std::string s = t.dtype + "[";
     for (auto [i, d] : llvm::enumerate(t.dims))
-      s += (i ? ", " : "") +
-           (d.symbol >= 0 ? sig.symbols[d.symbol] : std::to_string(d.staticSize));
+      s += (i ? ", " : "") + (d.symbol >= 0 ? sig.symbols[d.symbol]
+                                            : std::to_string(d.staticSize));
     return s + "]";
   };
   // Element count as a C expression over the symbol parameters.
@@ -186,7 +186,8 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
         "typedef struct tfm_exec {\n"
         "  uint32_t abi_version; /* 1 */\n"
         "  uint32_t num_threads;\n"
-        "  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,\n"
+        "  void (*parallel_for)(void *context, int64_t count, tfm_task_fn "
+        "task,\n"
         "                       void *args);\n"
         "  void *context;\n"
         "} tfm_exec;\n#endif\n\n";
@@ -218,9 +219,9 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   os << " */\n\n";
   os << "/* The artifact ABI this header and its object follow; an app that\n"
         " * also includes tfm/runtime.h can check\n"
-        " *   " << macro << "_API_VERSION == TFM_API_VERSION. */\n";
-  os << "#define " << macro << "_API_VERSION " << kArtifactAbiVersion
-     << "\n\n";
+        " *   "
+     << macro << "_API_VERSION == TFM_API_VERSION. */\n";
+  os << "#define " << macro << "_API_VERSION " << kArtifactAbiVersion << "\n\n";
 
   os << "#define " << macro << "_NUM_INPUTS " << sig.inputs.size() << "\n";
   os << "#define " << macro << "_NUM_OUTPUTS " << sig.outputs.size() << "\n";
@@ -245,8 +246,7 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
     os << "#define " << name << "_IS_CACHE 1\n";
     for (auto [i, d] : llvm::enumerate(t.dims))
       if (d.symbol < 0)
-        os << "#define " << name << "_DIM" << i << " " << d.staticSize
-           << "\n";
+        os << "#define " << name << "_DIM" << i << " " << d.staticSize << "\n";
   }
   for (const SignatureTensor &t : sig.outputs)
     tensorMacros(t);
@@ -273,8 +273,7 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   for (const std::string &s : sig.symbols)
     symbolDecls.push_back("int64_t " + cName(s));
   params.append(symbolDecls);
-  os << "int32_t " << prefix << "_run(" << llvm::join(params, ", ")
-     << ");\n\n";
+  os << "int32_t " << prefix << "_run(" << llvm::join(params, ", ") << ");\n\n";
   os << "/* The same, with buffers (inputs then outputs) and symbol values in\n"
         " * arrays, and parallel work handed to exec->parallel_for (NULL: run\n"
         " * everything on the calling thread). */\n";
@@ -283,7 +282,9 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
         "const tfm_exec *exec);\n\n";
 
   os << "/* Scratch memory in the caller's hands (docs/embedding.md).\n"
-        " * " << prefix << "_workspace_size gives the bytes a run needs for\n"
+        " * "
+     << prefix
+     << "_workspace_size gives the bytes a run needs for\n"
         " * these dims: 0 when the model needs none, -1 for a negative dim or\n"
         " * a tensor too large to address, -2 when it exceeds 2^56 bytes. It\n"
         " * reads nothing but its arguments, and a workspace sized for some\n"
@@ -293,10 +294,14 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
      << (symbolDecls.empty() ? std::string("void")
                              : llvm::join(symbolDecls, ", "))
      << ");\n\n";
-  os << "/* " << prefix << "_run with the caller's workspace of\n"
-        " * workspace_bytes bytes, aligned to " << macro
+  os << "/* " << prefix
+     << "_run with the caller's workspace of\n"
+        " * workspace_bytes bytes, aligned to "
+     << macro
      << "_WORKSPACE_ALIGNMENT:\n"
-        " * when it holds " << prefix << "_workspace_size bytes the run\n"
+        " * when it holds "
+     << prefix
+     << "_workspace_size bytes the run\n"
         " * allocates nothing; NULL with 0 bytes allocates as _run does. It\n"
         " * returns -3 for a negative size, NULL with a non-zero size or a\n"
         " * misaligned pointer, and -4 when the workspace is smaller than\n"

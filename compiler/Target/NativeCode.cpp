@@ -73,10 +73,9 @@ tfm::createTargetMachine(const CPUTarget &target) {
         "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, "
         "znver4 or host)");
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      llvmTarget->createTargetMachine(triple, cpu, features, options,
-                                      llvm::Reloc::PIC_, std::nullopt,
-                                      llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
   return machine;
 }
 
@@ -139,8 +138,8 @@ llvm::Error tfm::emitNativeCode(llvm::Module &module,
 llvm::Error tfm::linkSharedLibrary(StringRef objectPath,
                                    StringRef libraryPath) {
   std::string driver;
-  for (const char *candidate : {TFM_LLVM_TOOLS_DIR "/clang", "clang-22",
-                                "clang", "cc"}) {
+  for (const char *candidate :
+       {TFM_LLVM_TOOLS_DIR "/clang", "clang-22", "clang", "cc"}) {
     if (llvm::sys::fs::can_execute(candidate)) {
       driver = candidate;
       break;
@@ -153,7 +152,7 @@ llvm::Error tfm::linkSharedLibrary(StringRef objectPath,
   if (driver.empty())
     return llvm::createStringError(
         "no C compiler driver (clang or cc) found to link a shared library");
-  SmallVector<StringRef> args = {driver,      "-shared", "-o",
+  SmallVector<StringRef> args = {driver,      "-shared",  "-o",
                                  libraryPath, objectPath, "-lm"};
   // The linker's complaints become part of the error, so that they reach
   // wherever the caller sends diagnostics rather than this process's stderr.

@@ -42,9 +42,9 @@ int64_t getVectorBits(const llvm::TargetMachine &machine);
 
 /// Translates an LLVM-dialect module to LLVM IR and optimizes it at -O3 for
 /// `machine`.
-std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
-                                                   llvm::LLVMContext &context,
-                                                   llvm::TargetMachine &machine);
+std::unique_ptr<llvm::Module>
+translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &machine);
 
 /// Writes `module` as an object file (or assembly when `assembly` is set).
 llvm::Error emitNativeCode(llvm::Module &module, llvm::TargetMachine &machine,

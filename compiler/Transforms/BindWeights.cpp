@@ -88,7 +88,8 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-struct TfmBindWeightsPass : mlir::tfm::impl::TfmBindWeightsBase<TfmBindWeightsPass> {
+struct TfmBindWeightsPass
+    : mlir::tfm::impl::TfmBindWeightsBase<TfmBindWeightsPass> {
   using TfmBindWeightsBase::TfmBindWeightsBase;
 
   void runOnOperation() override {

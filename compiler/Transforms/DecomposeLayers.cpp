@@ -383,12 +383,12 @@ struct DecomposeMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
     Location loc = op.getLoc();
     int64_t heads = op.getNumHeads();
     int64_t embed = op.getQuery().getType().getShape().back();
-    Value q = project(rewriter, loc, op.getQuery(), op.getQWeight(),
-                      op.getQBias());
+    Value q =
+        project(rewriter, loc, op.getQuery(), op.getQWeight(), op.getQBias());
     Value k =
         project(rewriter, loc, op.getKey(), op.getKWeight(), op.getKBias());
-    Value v = project(rewriter, loc, op.getValue(), op.getVWeight(),
-                      op.getVBias());
+    Value v =
+        project(rewriter, loc, op.getValue(), op.getVWeight(), op.getVBias());
     Value qh = splitHeads(rewriter, loc, q, heads);
     Value kh = splitHeads(rewriter, loc, k, heads);
     Value vh = splitHeads(rewriter, loc, v, heads);

@@ -88,31 +88,31 @@ struct DecomposeSoftmaxOp : OpRewritePattern<linalg::SoftmaxOp> {
     };
 
     double negInf = -std::numeric_limits<double>::infinity();
-    Value max = reduce(input, negInf, [](OpBuilder &b, Location l,
-                                         ValueRange args) -> Value {
-      return arith::MaxNumFOp::create(b, l, args[0], args[1]);
-    });
-    Value exp = elementwise(input, max, [&](OpBuilder &b, Location l,
-                                            ValueRange args) -> Value {
-      // An all -inf row subtracts 0, so exp gives 0 rather than NaN.
-      Value allMasked = arith::CmpFOp::create(
-          b, l, arith::CmpFPredicate::OEQ, args[1], constant(negInf));
-      Value pivot =
-          arith::SelectOp::create(b, l, allMasked, constant(0.0), args[1]);
-      Value diff = arith::SubFOp::create(b, l, args[0], pivot);
-      return math::ExpOp::create(b, l, diff);
-    });
-    Value sum = reduce(exp, 0.0, [](OpBuilder &b, Location l,
-                                    ValueRange args) -> Value {
-      return arith::AddFOp::create(b, l, args[0], args[1]);
-    });
-    Value result = elementwise(exp, sum, [&](OpBuilder &b, Location l,
-                                             ValueRange args) -> Value {
-      Value quotient = arith::DivFOp::create(b, l, args[0], args[1]);
-      Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
-                                          args[1], constant(0.0));
-      return arith::SelectOp::create(b, l, empty, constant(0.0), quotient);
-    });
+    Value max = reduce(
+        input, negInf, [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::MaxNumFOp::create(b, l, args[0], args[1]);
+        });
+    Value exp = elementwise(
+        input, max, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          // An all -inf row subtracts 0, so exp gives 0 rather than NaN.
+          Value allMasked = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OEQ, args[1], constant(negInf));
+          Value pivot =
+              arith::SelectOp::create(b, l, allMasked, constant(0.0), args[1]);
+          Value diff = arith::SubFOp::create(b, l, args[0], pivot);
+          return math::ExpOp::create(b, l, diff);
+        });
+    Value sum = reduce(exp, 0.0,
+                       [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                         return arith::AddFOp::create(b, l, args[0], args[1]);
+                       });
+    Value result = elementwise(
+        exp, sum, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value quotient = arith::DivFOp::create(b, l, args[0], args[1]);
+          Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                              args[1], constant(0.0));
+          return arith::SelectOp::create(b, l, empty, constant(0.0), quotient);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -87,9 +87,9 @@ struct TfmDispatchTasksPass
     SmallVector<Value> args;
     ArrayRef<Type> fields = packed.getBody();
     for (auto [i, type] : llvm::enumerate(fields)) {
-      Value slot = LLVM::GEPOp::create(
-          b, loc, ptr, packed, entry->getArgument(0),
-          ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      Value slot =
+          LLVM::GEPOp::create(b, loc, ptr, packed, entry->getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
       args.push_back(LLVM::LoadOp::create(b, loc, type, slot));
     }
     // The last packed field is the range's offset.
@@ -146,8 +146,8 @@ struct TfmDispatchTasksPass
 
     b.setInsertionPointToEnd(before);
     Value null = LLVM::ZeroOp::create(b, loc, ptr);
-    Value noExec = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, exec,
-                                        null);
+    Value noExec =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, exec, null);
     LLVM::CondBrOp::create(b, loc, noExec, serial, check);
 
     b.setInsertionPointToEnd(check);
@@ -155,8 +155,8 @@ struct TfmDispatchTasksPass
     Value forSlot = LLVM::GEPOp::create(b, loc, ptr, execType, exec,
                                         ArrayRef<LLVM::GEPArg>{0, 2});
     Value parallelFor = LLVM::LoadOp::create(b, loc, ptr, forSlot);
-    Value noParallelFor = LLVM::ICmpOp::create(
-        b, loc, LLVM::ICmpPredicate::eq, parallelFor, null);
+    Value noParallelFor = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                               parallelFor, null);
     LLVM::CondBrOp::create(b, loc, noParallelFor, serial, parallel);
 
     b.setInsertionPointToEnd(parallel);

@@ -130,8 +130,7 @@ struct TfmEmitEntryPointsPass
     }
     // tfm-dispatch-tasks appends the exec pointer.
     hasExec = model.getNumArguments() == expected + 1 &&
-              isa<LLVM::LLVMPointerType>(
-                  model.getArgumentTypes().back());
+              isa<LLVM::LLVMPointerType>(model.getArgumentTypes().back());
     if (model.getNumArguments() != expected && !hasExec)
       return model.emitError("model function takes ")
              << model.getNumArguments()
@@ -201,8 +200,8 @@ struct TfmEmitEntryPointsPass
                                : t.dtype == "bool"                  ? 1
                                                                     : 4);
         for (const SignatureDim &d : t.dims) {
-          Value size = d.symbol >= 0 ? symbolValues[d.symbol]
-                                     : constant(d.staticSize);
+          Value size =
+              d.symbol >= 0 ? symbolValues[d.symbol] : constant(d.staticSize);
           Value product =
               LLVM::SMulWithOverflowOp::create(b, loc, pairType, bytes, size);
           bytes = LLVM::ExtractValueOp::create(b, loc, product, kValue);

@@ -160,9 +160,9 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, sizes);
 
   auto attention = AttentionOp::create(
-      rewriter, loc, TypeRange{resultType}, query, key, value, chain.mask, /*kv_length=*/Value(),
-      /*query_offset=*/Value(), init,
-      rewriter.getF64FloatAttr(chain.scale),
+      rewriter, loc, TypeRange{resultType}, query, key, value, chain.mask,
+      /*kv_length=*/Value(),
+      /*query_offset=*/Value(), init, rewriter.getF64FloatAttr(chain.scale),
       chain.causal ? rewriter.getUnitAttr() : UnitAttr());
   rewriter.replaceOp(chain.root, attention->getResults());
   for (Operation *op : llvm::reverse(chain.ops)) {

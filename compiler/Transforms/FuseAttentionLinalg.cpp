@@ -45,8 +45,7 @@ Value yieldedValue(linalg::LinalgOp op) {
 }
 
 /// The op of type `OpTy` whose result the payload yields, or null.
-template <typename OpTy>
-OpTy yieldedBy(linalg::LinalgOp op) {
+template <typename OpTy> OpTy yieldedBy(linalg::LinalgOp op) {
   Value v = op ? yieldedValue(op) : Value();
   return v ? v.getDefiningOp<OpTy>() : OpTy();
 }

@@ -78,8 +78,8 @@ struct LowerCacheAppend : OpRewritePattern<CacheAppendOp> {
           scf::IfOp::create(b, loc, fits, [&](OpBuilder &then, Location) {
             Value source = sequenceRows(then, loc, op.getRows(), sequence, dim,
                                         then.getIndexAttr(0), count);
-            Value target = sequenceRows(then, loc, op.getCache(), sequence,
-                                        dim, offset, count);
+            Value target = sequenceRows(then, loc, op.getCache(), sequence, dim,
+                                        offset, count);
             memref::CopyOp::create(then, loc, source, target);
             scf::YieldOp::create(then, loc);
           });

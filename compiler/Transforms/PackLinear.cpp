@@ -67,8 +67,7 @@ std::optional<ConstantView> getConstantView(Value value) {
     return source;
   }
   DenseElementsAttr data;
-  if (!matchPattern(value, m_Constant(&data)) ||
-      !data.getElementType().isF32())
+  if (!matchPattern(value, m_Constant(&data)) || !data.getElementType().isF32())
     return std::nullopt;
   ConstantView view;
   view.data = data;
@@ -239,9 +238,8 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(op, "not f32");
     std::optional<ConstantView> weight = getConstantView(op.getRhs());
     if (!weight || weight->shape.size() != 2)
-      return rewriter.notifyMatchFailure(op,
-                                         "right operand is not a constant "
-                                         "matrix");
+      return rewriter.notifyMatchFailure(op, "right operand is not a constant "
+                                             "matrix");
     // Batch dims come from the left operand alone, so its leading dims are
     // the GEMM's rows, as for a linear layer.
     if (lhsType.getRank() != resultType.getRank() ||
@@ -259,19 +257,19 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
   int64_t panelWidth;
 };
 
-struct TfmPackLinearPass
-    : tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
+struct TfmPackLinearPass : tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
   using Base::Base;
   void runOnOperation() override {
     // Two vectors per panel: the micro-kernel's width (docs/compiler.md).
     int64_t panelWidth =
         2 * std::max<int64_t>((multiversion ? 512 : vectorBits) / 32, 1);
     RewritePatternSet patterns(&getContext());
-    patterns.add<PackLinearPattern, PackMatmulPattern>(&getContext(), panelWidth);
+    patterns.add<PackLinearPattern, PackMatmulPattern>(&getContext(),
+                                                       panelWidth);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -22,9 +22,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -105,8 +105,11 @@ std::optional<MatmulForm> matchMatmul(linalg::GenericOp op) {
   auto readOperand = [&](AffineMap map, unsigned rowLoop, unsigned colLoop,
                          SmallVectorImpl<std::optional<unsigned>> &batch) {
     unsigned results = map.getNumResults();
-    if (results < 2 || map.getResult(results - 2) != getAffineDimExpr(rowLoop, op.getContext()) ||
-        map.getResult(results - 1) != getAffineDimExpr(colLoop, op.getContext()))
+    if (results < 2 ||
+        map.getResult(results - 2) !=
+            getAffineDimExpr(rowLoop, op.getContext()) ||
+        map.getResult(results - 1) !=
+            getAffineDimExpr(colLoop, op.getContext()))
       return false;
     for (unsigned i = 0; i + 2 < results; ++i)
       if (!readBatchIndex(map.getResult(i), m, batch))
@@ -150,10 +153,10 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
     Value dest = fill.getOutputs()[0];
     Value result;
     bool sharedRight = form->bBatch.empty();
-    bool aFollowsOutput = form->aBatch.size() + 2 == form->outRank &&
-                          llvm::all_of(llvm::enumerate(form->aBatch), [](auto e) {
-                            return e.value() == e.index();
-                          });
+    bool aFollowsOutput =
+        form->aBatch.size() + 2 == form->outRank &&
+        llvm::all_of(llvm::enumerate(form->aBatch),
+                     [](auto e) { return e.value() == e.index(); });
     if (sharedRight && aFollowsOutput) {
       // One right operand for every batch: the rows of all batches are the
       // GEMM's rows.
@@ -205,9 +208,11 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
       reassociation.push_back({i});
     reassociation.push_back({rank - 1, rank});
     auto expandedType = RankedTensorType::get(
-        llvm::to_vector(llvm::map_range(expandedSizes, [](OpFoldResult s) {
-          return getConstantIntValue(s).value_or(ShapedType::kDynamic);
-        })),
+        llvm::to_vector(llvm::map_range(
+            expandedSizes,
+            [](OpFoldResult s) {
+              return getConstantIntValue(s).value_or(ShapedType::kDynamic);
+            })),
         f32);
     Value expanded = tensor::ExpandShapeOp::create(
         rewriter, loc, expandedType, padded, reassociation, expandedSizes);
@@ -243,7 +248,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
     SmallVector<Value> lbs, ubs, steps;
     for (unsigned i = 0; i < batchDims; ++i) {
       lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-      ubs.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, outSizes[i]));
+      ubs.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, outSizes[i]));
       steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
     }
     scf::LoopNest nest = scf::buildLoopNest(
@@ -260,8 +266,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
                                      aSlice, bSlice, Value(), Value(), cSlice,
                                      b.getStringAttr("none"))
                   .getResult()[0];
-          return SmallVector<Value>{insertBatch(b, loc, product, iter[0],
-                                                outBatch, ivs)};
+          return SmallVector<Value>{
+              insertBatch(b, loc, product, iter[0], outBatch, ivs)};
         });
     return nest.results[0];
   }
@@ -274,8 +280,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
     SmallVector<OpFoldResult> offsets, sizes, strides;
     batchIndices(b, source, batch, ivs, keep, offsets, sizes, strides);
     auto type = cast<RankedTensorType>(source.getType());
-    auto sliceType = RankedTensorType::get(
-        type.getShape().take_back(keep), type.getElementType());
+    auto sliceType = RankedTensorType::get(type.getShape().take_back(keep),
+                                           type.getElementType());
     return tensor::ExtractSliceOp::create(b, loc, sliceType, source, offsets,
                                           sizes, strides);
   }
@@ -320,8 +326,8 @@ struct TfmPackMatmulPass : tfm::impl::TfmPackMatmulBase<TfmPackMatmulPass> {
     patterns.add<PackMatmulPattern>(&getContext(), panelWidth, minRows);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -85,8 +85,8 @@ public:
       if (index)
         result = hoistDim(dim.getSource(), *index);
     } else if (def->hasTrait<OpTrait::ConstantLike>() ||
-               (isa<arith::ArithDialect>(def->getDialect()) &&
-                isPure(def) && def->getNumRegions() == 0)) {
+               (isa<arith::ArithDialect>(def->getDialect()) && isPure(def) &&
+                def->getNumRegions() == 0)) {
       IRMapping operands;
       for (Value operand : def->getOperands()) {
         FailureOr<Value> hoisted = hoist(operand);
@@ -94,8 +94,8 @@ public:
           return failure();
         operands.map(operand, *hoisted);
       }
-      result = b.clone(*def, operands)->getResult(
-          cast<OpResult>(value).getResultNumber());
+      result = b.clone(*def, operands)
+                   ->getResult(cast<OpResult>(value).getResultNumber());
     }
     if (succeeded(result))
       mapping.map(value, *result);
@@ -162,14 +162,14 @@ public:
       return a;
     Value sum = b.createOrFold<arith::AddIOp>(loc, a, c);
     if (!(isConstant(a) && isConstant(c)))
-      noteOverflow(b.createOrFold<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::ult, sum, a));
+      noteOverflow(b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                                 sum, a));
     return sum;
   }
 
   void noteOverflow(Value wrapped) {
-    overflowed = overflowed ? b.createOrFold<arith::OrIOp>(
-                                  b.getUnknownLoc(), overflowed, wrapped)
+    overflowed = overflowed ? b.createOrFold<arith::OrIOp>(b.getUnknownLoc(),
+                                                           overflowed, wrapped)
                             : wrapped;
   }
 
@@ -267,9 +267,9 @@ struct TfmPlanWorkspacePass
       total = b.createOrFold<arith::MaxUIOp>(loc, total, top);
     }
     // A size that wrapped, or more than any machine has, is never asked for.
-    Value tooLarge = b.createOrFold<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::ugt, total,
-        prologue.constant(kMaxWorkspaceBytes));
+    Value tooLarge =
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, total,
+                                      prologue.constant(kMaxWorkspaceBytes));
     prologue.noteOverflow(tooLarge);
     Value refused = prologue.overflowed;
     // What is asked of an allocator or of the caller's workspace: nothing
@@ -451,8 +451,8 @@ struct TfmPlanWorkspacePass
     Location loc = func.getLoc();
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
     Type i32 = b.getI32Type();
-    bool hasStatus = ret.getNumOperands() == 1 &&
-                     ret.getOperand(0).getType() == i32;
+    bool hasStatus =
+        ret.getNumOperands() == 1 && ret.getOperand(0).getType() == i32;
     if (!canGuard(func))
       return;
     Value ok = b.createOrFold<arith::XOrIOp>(
@@ -466,11 +466,10 @@ struct TfmPlanWorkspacePass
                                  std::next(guarded->getIterator()),
                                  ret->getIterator());
     OpBuilder inside = OpBuilder::atBlockEnd(then);
-    Value status =
-        hasStatus ? ret.getOperand(0)
-                  : arith::ConstantOp::create(inside, loc,
-                                              inside.getI32IntegerAttr(0))
-                        .getResult();
+    Value status = hasStatus ? ret.getOperand(0)
+                             : arith::ConstantOp::create(
+                                   inside, loc, inside.getI32IntegerAttr(0))
+                                   .getResult();
     scf::YieldOp::create(inside, loc, status);
     OpBuilder otherwise = OpBuilder::atBlockEnd(guarded.elseBlock());
     scf::YieldOp::create(otherwise, loc,

@@ -50,8 +50,8 @@ struct TfmResultsToOutParamsPass
     auto inputs = dict ? dict.getAs<ArrayAttr>("inputs") : nullptr;
     auto outputs = dict ? dict.getAs<ArrayAttr>("outputs") : nullptr;
     SmallVector<std::pair<unsigned, StringRef>> caches;
-    for (auto [i, input] : llvm::enumerate(inputs ? inputs.getValue()
-                                                  : ArrayRef<Attribute>())) {
+    for (auto [i, input] :
+         llvm::enumerate(inputs ? inputs.getValue() : ArrayRef<Attribute>())) {
       auto entry = dyn_cast<DictionaryAttr>(input);
       auto cache = entry ? entry.getAs<BoolAttr>("cache") : nullptr;
       if (cache && cache.getValue()) {

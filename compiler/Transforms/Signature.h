@@ -47,7 +47,8 @@ struct Signature {
   SmallVector<SignatureTensor> inputs, outputs;
   /// The number of inputs that are caches.
   int64_t numCaches() const {
-    return llvm::count_if(inputs, [](const SignatureTensor &t) { return t.cache; });
+    return llvm::count_if(inputs,
+                          [](const SignatureTensor &t) { return t.cache; });
   }
   /// The non-zero status codes of the model's run-time checks (empty when
   /// the model has none and always returns 0).

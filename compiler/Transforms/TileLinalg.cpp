@@ -224,8 +224,8 @@ struct TileLinalgPass : tfm::impl::TfmTileLinalgBase<TileLinalgPass> {
   /// whole loop), vectorized when asked and possible.
   void emitTile(IRRewriter &rewriter, linalg::LinalgOp op,
                 ArrayRef<OpFoldResult> offsets,
-                ArrayRef<OpFoldResult> tileSizes,
-                ArrayRef<OpFoldResult> sizes, bool vectorize) {
+                ArrayRef<OpFoldResult> tileSizes, ArrayRef<OpFoldResult> sizes,
+                bool vectorize) {
     Location loc = op.getLoc();
     SmallVector<OpFoldResult> ivs;
     for (auto [offset, tileSize] : llvm::zip(offsets, tileSizes))
@@ -262,8 +262,10 @@ struct TileLinalgPass : tfm::impl::TfmTileLinalgBase<TileLinalgPass> {
     memref::populateFoldMemRefAliasOpPatterns(patterns);
     scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
     for (Dialect *dialect :
-         {static_cast<Dialect *>(ctx->getLoadedDialect<vector::VectorDialect>()),
-          static_cast<Dialect *>(ctx->getLoadedDialect<arith::ArithDialect>())}) {
+         {static_cast<Dialect *>(
+              ctx->getLoadedDialect<vector::VectorDialect>()),
+          static_cast<Dialect *>(
+              ctx->getLoadedDialect<arith::ArithDialect>())}) {
       dialect->getCanonicalizationPatterns(patterns);
       for (RegisteredOperationName op : ctx->getRegisteredOperations())
         if (&op.getDialect() == dialect)

@@ -48,10 +48,10 @@ struct TfmWeightsAsBytesPass
         continue;
       OpBuilder b(global);
       auto byteType = RankedTensorType::get({bytes}, b.getI8Type());
-      auto raw = DenseElementsAttr::getFromRawBuffer(byteType,
-                                                     data.getRawData());
-      auto alignment = std::max<uint64_t>(global.getAlignment().value_or(1),
-                                          kAlignment);
+      auto raw =
+          DenseElementsAttr::getFromRawBuffer(byteType, data.getRawData());
+      auto alignment =
+          std::max<uint64_t>(global.getAlignment().value_or(1), kAlignment);
       auto flat = memref::GlobalOp::create(
           b, global.getLoc(), global.getSymName(),
           global.getSymVisibilityAttr(),
@@ -67,8 +67,8 @@ struct TfmWeightsAsBytesPass
       if (!flat)
         return;
       OpBuilder b(get);
-      Value bytes = memref::GetGlobalOp::create(b, get.getLoc(),
-                                                flat.getType(), flat.getSymName());
+      Value bytes = memref::GetGlobalOp::create(b, get.getLoc(), flat.getType(),
+                                                flat.getSymName());
       Value zero = arith::ConstantIndexOp::create(b, get.getLoc(), 0);
       Value view = memref::ViewOp::create(b, get.getLoc(), get.getType(), bytes,
                                           zero, ValueRange{});

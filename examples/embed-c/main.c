@@ -48,8 +48,7 @@ static void parallel_for_two_threads(void *context, int64_t count,
 int main(void) {
   /* The notebook's three tokens with d_model = 2, as [batch=1, seq=3, 2]. */
   enum { BATCH = 1, SEQ = 3 };
-  static float x[BATCH * SEQ * 2] = {1.16f, 0.23f, 0.57f,
-                                     1.36f, 4.41f, -2.16f};
+  static float x[BATCH * SEQ * 2] = {1.16f, 0.23f, 0.57f, 1.36f, 4.41f, -2.16f};
 
   /* Output sizes come from the header's macros for the chosen dimensions. */
   float *y = malloc(sizeof(float) * TFM_SELF_ATTENTION_Y_COUNT(BATCH, SEQ));

@@ -66,8 +66,8 @@ int main(int argc, char **argv) {
 
   int64_t length = promptLength, past = 0;
   /* Prefill: the whole prompt at position 0; its last row picks token 1. */
-  int32_t status = tfm_gpt2_run(tokens, &past, kCache, vCache, logits, 1,
-                                promptLength);
+  int32_t status =
+      tfm_gpt2_run(tokens, &past, kCache, vCache, logits, 1, promptLength);
   const float *row = logits + (promptLength - 1) * VOCAB;
   for (long step = 0; status == 0; ++step) {
     memcpy(chosen + step * VOCAB, row, VOCAB * sizeof(float));
@@ -80,8 +80,7 @@ int main(int argc, char **argv) {
     row = logits;
   }
   if (status != 0) {
-    fprintf(stderr, "generate-c: the model returned status %d\n",
-            (int)status);
+    fprintf(stderr, "generate-c: the model returned status %d\n", (int)status);
     return 1;
   }
 

@@ -106,8 +106,8 @@ bool parseBoundedJson(std::string_view text, json &out, std::string &error) {
     return false;
   }
   if (!duplicate.empty()) {
-    error = fmt::format("repeats the key '{}' in one object",
-                        printable(duplicate));
+    error =
+        fmt::format("repeats the key '{}' in one object", printable(duplicate));
     return false;
   }
   return true;

@@ -274,8 +274,8 @@ tfm_status readNpy(const std::string &path, tfm_tensor &out) {
                     path, printable(header.descr, 32)));
   if (dtype == TFM_DTYPE_INVALID)
     return formatError(fmt::format(
-        "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8, |b1)",
-        path, printable(header.descr, 32)));
+        "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8, |b1)", path,
+        printable(header.descr, 32)));
   if (header.shape.size() > TFM_MAX_RANK)
     return formatError(fmt::format("{}: rank {} exceeds the maximum of {}",
                                    path, header.shape.size(), TFM_MAX_RANK));

@@ -177,9 +177,9 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
     // JSON parsers stop at a NUL byte, so bytes after one would hide from
     // this reader but not from others.
     if (const void *nul = std::memchr(headerBegin, '\0', headerSize))
-      return fail(fmt::format("the header has a NUL byte at offset {}",
-                              8 + (static_cast<const char *>(nul) -
-                                   headerBegin)));
+      return fail(
+          fmt::format("the header has a NUL byte at offset {}",
+                      8 + (static_cast<const char *>(nul) - headerBegin)));
     json header;
     std::string jsonError;
     if (!rt::parseBoundedJson(std::string_view(headerBegin, headerSize), header,

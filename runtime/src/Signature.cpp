@@ -1,7 +1,7 @@
 //===- Signature.cpp - A model's inputs, outputs and symbols ----*- C++ -*-===//
 
-#include "Json.h"
 #include "Signature.h"
+#include "Json.h"
 #include "Status.h"
 #include "Tensor.h"
 
@@ -148,11 +148,10 @@ bool parseSignature(std::string_view text, Signature &signature,
   auto abi = root.find("abi");
   if (abi == root.end() || !abi->is_number_integer() ||
       abi->get<int64_t>() != kAbiVersion) {
-    error =
-        fmt::format("metadata: \"abi\" is {}, but this runtime supports "
-                    "ABI version {}",
-                    abi == root.end() ? "missing" : describeJson(*abi),
-                    kAbiVersion);
+    error = fmt::format("metadata: \"abi\" is {}, but this runtime supports "
+                        "ABI version {}",
+                        abi == root.end() ? "missing" : describeJson(*abi),
+                        kAbiVersion);
     return false;
   }
   std::optional<std::string> model = stringMember(root, "model");
@@ -235,8 +234,7 @@ bool parseSignature(std::string_view text, Signature &signature,
               ? code->get<uint64_t>() <=
                     uint64_t(std::numeric_limits<int32_t>::max())
               : code->get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
-                    code->get<int64_t>() <=
-                        std::numeric_limits<int32_t>::max();
+                    code->get<int64_t>() <= std::numeric_limits<int32_t>::max();
       if (!inRange || code->get<int64_t>() == 0) {
         error = fmt::format("metadata: \"errors\" code {} is not a non-zero "
                             "32-bit integer",
@@ -246,8 +244,8 @@ bool parseSignature(std::string_view text, Signature &signature,
       auto [it, inserted] = signature.errors.emplace(
           code->get<int32_t>(), message->get<std::string>());
       if (!inserted) {
-        error = fmt::format("metadata: \"errors\" lists code {} twice",
-                            it->first);
+        error =
+            fmt::format("metadata: \"errors\" lists code {} twice", it->first);
         return false;
       }
     }

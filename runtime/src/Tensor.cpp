@@ -16,9 +16,8 @@ constexpr int64_t kAlignment = 64;
 } // namespace
 
 std::optional<tfm_dtype> parseDtypeName(std::string_view name) {
-  for (tfm_dtype dtype :
-       {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32, TFM_DTYPE_I64,
-        TFM_DTYPE_BOOL})
+  for (tfm_dtype dtype : {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32,
+                          TFM_DTYPE_I64, TFM_DTYPE_BOOL})
     if (name == tfm_dtype_name(dtype))
       return dtype;
   return std::nullopt;

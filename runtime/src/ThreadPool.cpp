@@ -229,10 +229,9 @@ tfm_status tfm_thread_pool_create(uint32_t num_threads,
       pool->startWorkers();
     } catch (const std::system_error &e) {
       // The destructor joins the workers that did start.
-      return makeStatus(
-          TFM_STATUS_IO_ERROR,
-          fmt::format("{}: cannot start {} worker threads: {}", function,
-                      num_threads - 1, e.what()));
+      return makeStatus(TFM_STATUS_IO_ERROR,
+                        fmt::format("{}: cannot start {} worker threads: {}",
+                                    function, num_threads - 1, e.what()));
     }
     *out_pool = pool.release();
     return nullptr;

@@ -12,14 +12,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
-#include <sstream>
-#include <atomic>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 using namespace e2e;
@@ -71,14 +71,16 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
 
   // Metadata: the model's own accessor and tfm_artifact_metadata agree.
   using MetadataFn = const char *(*)();
-  auto modelMetadata = reinterpret_cast<MetadataFn>(lib.symbol("tfm_typed_metadata"));
+  auto modelMetadata =
+      reinterpret_cast<MetadataFn>(lib.symbol("tfm_typed_metadata"));
   auto artifactMetadata =
       reinterpret_cast<MetadataFn>(lib.symbol("tfm_artifact_metadata"));
   REQUIRE(modelMetadata);
   REQUIRE(artifactMetadata);
   CHECK(std::string(modelMetadata()) == artifactMetadata());
   CHECK_THAT(std::string(modelMetadata()),
-             Catch::Contains("\"entry\"") && Catch::Contains("tfm_typed_run_packed") &&
+             Catch::Contains("\"entry\"") &&
+                 Catch::Contains("tfm_typed_run_packed") &&
                  Catch::Contains("\"batch\"") && Catch::Contains("\"seq\""));
   CHECK(tfm_model_symbol_count(fx.model->handle()) == 2);
   CHECK(std::string(tfm_model_symbol_name(fx.model->handle(), 0)) == "batch");
@@ -93,7 +95,8 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
   REQUIRE(typed);
   REQUIRE(packed);
 
-  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {2, 5}, {3, 40}}) {
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 5}, {3, 40}}) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 100 + seq));
       HostTensor x = rng.f32({batch, seq, 4});
@@ -101,15 +104,17 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
       HostTensor ids = HostTensor::i64({seq}, idValues);
       RunResult viaRuntime = fx.model->runOk({x, ids});
 
-      std::vector<float> y(size_t(batch * seq * 3), NAN), e(size_t(seq * 4), NAN),
-          s(size_t(batch * seq * 4), NAN);
+      std::vector<float> y(size_t(batch * seq * 3), NAN),
+          e(size_t(seq * 4), NAN), s(size_t(batch * seq * 4), NAN);
       const float *xp = reinterpret_cast<const float *>(x.bytes.data());
-      CHECK(typed(xp, idValues.data(), y.data(), e.data(), s.data(), batch, seq) == 0);
+      CHECK(typed(xp, idValues.data(), y.data(), e.data(), s.data(), batch,
+                  seq) == 0);
       CHECK(HostTensor::f32({batch, seq, 3}, y).bytes == viaRuntime["y"].bytes);
       CHECK(HostTensor::f32({seq, 4}, e).bytes == viaRuntime["e"].bytes);
       CHECK(HostTensor::f32({batch, seq, 4}, s).bytes == viaRuntime["s"].bytes);
 
-      std::vector<float> y2(y.size(), NAN), e2(e.size(), NAN), s2(s.size(), NAN);
+      std::vector<float> y2(y.size(), NAN), e2(e.size(), NAN),
+          s2(s.size(), NAN);
       void *buffers[] = {const_cast<float *>(xp), idValues.data(), y2.data(),
                          e2.data(), s2.data()};
       int64_t symbols[] = {batch, seq};
@@ -120,7 +125,8 @@ TEST_CASE("the typed and packed entry points agree with tfm_model_run",
 
       Array X = ref::fromTensor(x), b = fx.w("b");
       E2E_CHECK_CLOSE(viaRuntime["y"], ref::linear(X, fx.w("W"), &b));
-      E2E_CHECK_CLOSE(viaRuntime["e"], ref::embedding({seq}, idValues, fx.w("E")), 0.0, 0.0);
+      E2E_CHECK_CLOSE(viaRuntime["e"],
+                      ref::embedding({seq}, idValues, fx.w("E")), 0.0, 0.0);
       E2E_CHECK_CLOSE(viaRuntime["s"], ref::softmax(X, 1));
     }
   }
@@ -143,9 +149,12 @@ TEST_CASE("the entry points refuse negative and overflowing dims",
   std::vector<float> x(64, 1.0f), y(64, NAN), e(64, NAN), s(64, NAN);
   std::vector<int64_t> ids(16, 0);
   const int64_t huge = int64_t(1) << 62;
-  for (auto [batch, seq] :
-       {std::pair<int64_t, int64_t>{1, -1}, {-1, 4}, {-1, -1}, {huge, 4},
-        {4, huge}, {int64_t(1) << 31, int64_t(1) << 31}}) {
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, -1},
+                            {-1, 4},
+                            {-1, -1},
+                            {huge, 4},
+                            {4, huge},
+                            {int64_t(1) << 31, int64_t(1) << 31}}) {
     INFO("batch " << batch << " seq " << seq);
     CHECK(typed(x.data(), ids.data(), y.data(), e.data(), s.data(), batch,
                 seq) == -1);
@@ -180,11 +189,16 @@ output y, z
   HostTensor x = rng.f32({2, 5, 4});
   RunResult r = m->runOk({x});
   Array X = ref::fromTensor(x);
-  Array inB = ref::fromWeight(w["in_proj_bias"]), outB = ref::fromWeight(w["out_proj.bias"]);
-  ref::MhaWeights mw = ref::MhaWeights::packed(ref::fromWeight(w["in_proj_weight"]), &inB,
-                                               ref::fromWeight(w["out_proj.weight"]), &outB);
+  Array inB = ref::fromWeight(w["in_proj_bias"]),
+        outB = ref::fromWeight(w["out_proj.bias"]);
+  ref::MhaWeights mw =
+      ref::MhaWeights::packed(ref::fromWeight(w["in_proj_weight"]), &inB,
+                              ref::fromWeight(w["out_proj.weight"]), &outB);
   E2E_CHECK_CLOSE(r["y"], ref::multiHeadAttention(X, X, X, 2, mw));
-  E2E_CHECK_CLOSE(r["z"], ref::softmax(ref::scale(ref::matmul(X, ref::transpose(X, -2, -1)), 0.5), -1));
+  E2E_CHECK_CLOSE(
+      r["z"],
+      ref::softmax(ref::scale(ref::matmul(X, ref::transpose(X, -2, -1)), 0.5),
+                   -1));
   // A different static shape is rejected.
   CHECK(m->run({rng.f32({2, 6, 4})}).code == TFM_STATUS_SHAPE_MISMATCH);
 }
@@ -210,8 +224,8 @@ output y
   ref::MhaWeights mw = ref::MhaWeights::packed(fx.w("in_proj_weight"), &inB,
                                                fx.w("out_proj.weight"), &outB);
   std::map<std::pair<int64_t, int64_t>, std::vector<unsigned char>> first;
-  const std::pair<int64_t, int64_t> order[] = {{1, 300}, {2, 1}, {1, 300}, {3, 7},
-                                               {2, 1}, {3, 7}, {1, 300}};
+  const std::pair<int64_t, int64_t> order[] = {
+      {1, 300}, {2, 1}, {1, 300}, {3, 7}, {2, 1}, {3, 7}, {1, 300}};
   for (auto [batch, seq] : order) {
     INFO("batch " << batch << " seq " << seq);
     Random rng(static_cast<uint32_t>(batch * 1000 + seq));
@@ -303,7 +317,8 @@ HeaderCheck checkHeader(const std::string &source, const std::string &use,
   std::string file = c.dir + "/use.c";
   std::ofstream(file) << "#include \"" << c.headerPath << "\"\n"
                       << "int use(void);\n"
-                      << "int use(void) {\n" << use << "\n  return 0;\n}\n";
+                      << "int use(void) {\n"
+                      << use << "\n  return 0;\n}\n";
   std::string out = c.dir + "/cc.txt";
   std::string problems;
   for (const std::string &cmd :
@@ -373,15 +388,17 @@ TEST_CASE("the generated header survives names that clash in C", "[header]") {
     checkClash("model clash1\ninput n: f32[n, 2]\ny = n * 2\noutput y\n");
   }
   SECTION("inputs named like C and C++ keywords") {
-    checkClash("model clash2\ninput int: f32[seq, 2]\ninput default: f32[seq, 2]\n"
-               "input new: f32[seq, 2]\ny = int + default + new\noutput y\n");
+    checkClash(
+        "model clash2\ninput int: f32[seq, 2]\ninput default: f32[seq, 2]\n"
+        "input new: f32[seq, 2]\ny = int + default + new\noutput y\n");
   }
   SECTION("an output named like a C keyword") {
     checkClash("model clash4\ninput x: f32[seq, 2]\nregister = x * 2\n"
                "output register\n");
   }
   SECTION("names that differ only in case") {
-    checkClash("model clash3\ninput x: f32[seq, 2]\nX = transpose(x)\noutput X\n");
+    checkClash(
+        "model clash3\ninput x: f32[seq, 2]\nX = transpose(x)\noutput X\n");
   }
   SECTION("names reserved in C or taken by <stdint.h>") {
     for (const char *name :
@@ -442,7 +459,8 @@ struct ReverseExec {
 
 /// A parallel_for that starts one std::thread per chunk of 3 indices.
 struct ThreadPerChunkExec {
-  tfm_exec exec{TFM_EXEC_ABI_VERSION, 4, &ThreadPerChunkExec::parallelFor, this};
+  tfm_exec exec{TFM_EXEC_ABI_VERSION, 4, &ThreadPerChunkExec::parallelFor,
+                this};
   static void parallelFor(void *, int64_t count, tfm_task_fn task, void *args) {
     std::vector<std::thread> threads;
     for (int64_t b = 0; b < count; b += 3)
@@ -489,7 +507,9 @@ output mha, cross, chain, s
     return Model::build(source, weights, options);
   };
   static const std::shared_ptr<Model> models[] = {build(false), build(true)};
-  auto w = [&](const std::string &name) { return ref::fromWeight(weights.at(name)); };
+  auto w = [&](const std::string &name) {
+    return ref::fromWeight(weights.at(name));
+  };
   Array inB = w("mha.in_proj_bias"), outB = w("mha.out_proj.bias");
   ref::MhaWeights mw = ref::MhaWeights::packed(w("mha.in_proj_weight"), &inB,
                                                w("mha.out_proj.weight"), &outB);
@@ -499,16 +519,21 @@ output mha, cross, chain, s
   };
   const Shape shapes[] = {{1, 1, 1}, {3, 17, 5}, {2, 130, 70}, {1, 1031, 9}};
   for (Shape sh : shapes) {
-    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq " << sh.mseq) {
-      Random rng(static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 101 + sh.mseq));
-      HostTensor x = rng.f32({sh.batch, sh.seq, 16}), mem = rng.f32({sh.batch, sh.mseq, 16});
+    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
+                             << sh.mseq) {
+      Random rng(
+          static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 101 + sh.mseq));
+      HostTensor x = rng.f32({sh.batch, sh.seq, 16}),
+                 mem = rng.f32({sh.batch, sh.mseq, 16});
       Array X = ref::fromTensor(x), M = ref::fromTensor(mem);
       Array q = ref::linear(X, w("Wq"));
       std::map<std::string, Array> expected = {
           {"mha", ref::multiHeadAttention(X, X, X, 4, mw)},
           {"cross", ref::multiHeadAttention(X, M, M, 2, mw)},
-          {"chain", ref::sdpa(q, ref::linear(X, w("Wk")), ref::linear(X, w("Wv")))},
-          {"s", ref::sdpa(q, ref::linear(M, w("Wk")), ref::linear(M, w("Wv")), 0.1)}};
+          {"chain",
+           ref::sdpa(q, ref::linear(X, w("Wk")), ref::linear(X, w("Wv")))},
+          {"s", ref::sdpa(q, ref::linear(M, w("Wk")), ref::linear(M, w("Wv")),
+                          0.1)}};
 
       for (size_t m = 0; m < std::size(models); ++m) {
         INFO((m ? "fused" : "unfused"));
@@ -548,7 +573,8 @@ TEST_CASE("an exec with the wrong abi_version is rejected", "[threads]") {
   const Fixture &fx = typedFixture();
   tfm_exec bad{TFM_EXEC_ABI_VERSION + 1, 1, nullptr, nullptr};
   Random rng(5006);
-  RunResult r = fx.model->run({rng.f32({1, 2, 4}), HostTensor::i64({2}, {0, 1})}, &bad);
+  RunResult r =
+      fx.model->run({rng.f32({1, 2, 4}), HostTensor::i64({2}, {0, 1})}, &bad);
   INFO(r.message);
   CHECK(r.code == TFM_STATUS_INVALID_ARGUMENT);
 }

@@ -89,7 +89,8 @@ output y, p
 )",
                        w);
   }();
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {1, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {1, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 7919 + seq));
@@ -100,9 +101,9 @@ output y, p
       Array q = ref::linear(X, fx.w("Wq"), &bq),
             k = ref::linear(X, fx.w("Wk"), &bk),
             v = ref::linear(X, fx.w("Wv"), &bv);
-      Array p = ref::softmax(
-          ref::scale(ref::matmul(q, ref::transpose(k, 1, 2)), 1 / std::sqrt(24.0)),
-          2);
+      Array p = ref::softmax(ref::scale(ref::matmul(q, ref::transpose(k, 1, 2)),
+                                        1 / std::sqrt(24.0)),
+                             2);
       E2E_CHECK_CLOSE(r["p"], p);
       E2E_CHECK_CLOSE(r["y"], ref::matmul(p, v));
     }
@@ -125,14 +126,16 @@ z = sdpa(q, k, v, scale = 0.3)
 output y, z
 )",
                                         {});
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {1, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {1, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 31 + seq));
       HostTensor q = rng.f32({batch, seq, 8}), k = rng.f32({batch, seq, 8}),
                  v = rng.f32({batch, seq, 5});
       RunResult r = fx.model->runOk({q, k, v});
-      Array Q = ref::fromTensor(q), K = ref::fromTensor(k), V = ref::fromTensor(v);
+      Array Q = ref::fromTensor(q), K = ref::fromTensor(k),
+            V = ref::fromTensor(v);
       E2E_CHECK_CLOSE(r["y"], ref::sdpa(Q, K, V));
       E2E_CHECK_CLOSE(r["z"], ref::sdpa(Q, K, V, 0.3));
     }
@@ -162,12 +165,13 @@ output y, z
   struct Shape {
     int64_t batch, tq, tk;
   };
-  const Shape shapes[] = {{1, 1, 3}, {2, 3, 1}, {2, 17, 5}, {1, 4, 1031},
-                          {1, 1031, 17}};
+  const Shape shapes[] = {
+      {1, 1, 3}, {2, 3, 1}, {2, 17, 5}, {1, 4, 1031}, {1, 1031, 17}};
   for (Shape s : shapes) {
     DYNAMIC_SECTION("batch " << s.batch << " tq " << s.tq << " tk " << s.tk) {
       Random rng(static_cast<uint32_t>(s.batch * 1000003 + s.tq * 1009 + s.tk));
-      HostTensor x = rng.f32({s.batch, s.tq, 8}), mem = rng.f32({s.batch, s.tk, 6});
+      HostTensor x = rng.f32({s.batch, s.tq, 8}),
+                 mem = rng.f32({s.batch, s.tk, 6});
       RunResult r = fx.model->runOk({x, mem});
       Array X = ref::fromTensor(x), M = ref::fromTensor(mem);
       Array bv = fx.w("bv");
@@ -196,13 +200,15 @@ output a, b
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 13 + seq));
       HostTensor q2 = rng.f32({seq, 4}), k2 = rng.f32({seq, 4}),
-                 q4 = rng.f32({batch, 3, seq, 4}), k4 = rng.f32({batch, 3, seq, 4}),
+                 q4 = rng.f32({batch, 3, seq, 4}),
+                 k4 = rng.f32({batch, 3, seq, 4}),
                  v4 = rng.f32({batch, 3, seq, 2});
       RunResult r = fx.model->runOk({q2, k2, q4, k4, v4});
       Array K2 = ref::fromTensor(k2);
       E2E_CHECK_CLOSE(r["a"], ref::sdpa(ref::fromTensor(q2), K2, K2));
-      E2E_CHECK_CLOSE(r["b"], ref::sdpa(ref::fromTensor(q4), ref::fromTensor(k4),
-                                        ref::fromTensor(v4), 1.5));
+      E2E_CHECK_CLOSE(r["b"],
+                      ref::sdpa(ref::fromTensor(q4), ref::fromTensor(k4),
+                                ref::fromTensor(v4), 1.5));
     }
   }
 }
@@ -225,10 +231,12 @@ void addMha(Random &rng, Weights &w, const std::string &prefix, int64_t e,
 
 ref::MhaWeights mhaWeights(const Fixture &fx, const std::string &prefix,
                            bool bias) {
-  Array in = fx.w(prefix + ".in_proj_weight"), out = fx.w(prefix + ".out_proj.weight");
+  Array in = fx.w(prefix + ".in_proj_weight"),
+        out = fx.w(prefix + ".out_proj.weight");
   if (!bias)
     return ref::MhaWeights::packed(in, nullptr, out, nullptr);
-  Array inB = fx.w(prefix + ".in_proj_bias"), outB = fx.w(prefix + ".out_proj.bias");
+  Array inB = fx.w(prefix + ".in_proj_bias"),
+        outB = fx.w(prefix + ".out_proj.bias");
   return ref::MhaWeights::packed(in, &inB, out, &outB);
 }
 
@@ -259,8 +267,10 @@ Fixture mhaFixture(bool batched, const std::vector<MhaCase> &cases,
   return makeFixture(source + outputs + "\n", w);
 }
 
-void checkMha(const Fixture &fx, bool batched, const std::vector<MhaCase> &cases) {
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {1, 1031}};
+void checkMha(const Fixture &fx, bool batched,
+              const std::vector<MhaCase> &cases) {
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {1, 1031}};
   for (auto [batch, seq] : shapes) {
     if (!batched && batch != 1)
       continue;
@@ -273,9 +283,9 @@ void checkMha(const Fixture &fx, bool batched, const std::vector<MhaCase> &cases
       Array X = ref::fromTensor(x);
       for (const MhaCase &c : cases) {
         INFO(c.heads << " heads, " << (c.bias ? "with" : "without") << " bias");
-        E2E_CHECK_CLOSE(r[c.name()],
-                        ref::multiHeadAttention(X, X, X, c.heads,
-                                                mhaWeights(fx, c.name(), c.bias)));
+        E2E_CHECK_CLOSE(r[c.name()], ref::multiHeadAttention(
+                                         X, X, X, c.heads,
+                                         mhaWeights(fx, c.name(), c.bias)));
       }
     }
   }
@@ -284,7 +294,8 @@ void checkMha(const Fixture &fx, bool batched, const std::vector<MhaCase> &cases
 
 TEST_CASE("multi_head_attention batched, heads 1 2 4, with and without bias",
           "[attention]") {
-  static const std::vector<MhaCase> cases = {{1, true}, {2, true}, {4, true}, {2, false}};
+  static const std::vector<MhaCase> cases = {
+      {1, true}, {2, true}, {4, true}, {2, false}};
   static const Fixture fx = mhaFixture(true, cases, 2001);
   checkMha(fx, true, cases);
 }
@@ -335,14 +346,15 @@ output c, s, sb
   for (Shape s : shapes) {
     DYNAMIC_SECTION("batch " << s.batch << " tq " << s.tq << " tk " << s.tk) {
       Random rng(static_cast<uint32_t>(s.batch * 100003 + s.tq * 101 + s.tk));
-      HostTensor x = rng.f32({s.batch, s.tq, 8}), mem = rng.f32({s.batch, s.tk, 8}),
+      HostTensor x = rng.f32({s.batch, s.tq, 8}),
+                 mem = rng.f32({s.batch, s.tk, 8}),
                  keys = rng.f32({s.batch, s.tk, 6}),
                  vals = rng.f32({s.batch, s.tk, 5});
       RunResult r = fx.model->runOk({x, mem, keys, vals});
       Array X = ref::fromTensor(x), M = ref::fromTensor(mem),
             K = ref::fromTensor(keys), V = ref::fromTensor(vals);
-      E2E_CHECK_CLOSE(r["c"], ref::multiHeadAttention(X, M, M, 2,
-                                                      mhaWeights(fx, "cross", true)));
+      E2E_CHECK_CLOSE(r["c"], ref::multiHeadAttention(
+                                  X, M, M, 2, mhaWeights(fx, "cross", true)));
       ref::MhaWeights sep;
       sep.wq = fx.w("wq");
       sep.wk = fx.w("wk");
@@ -373,7 +385,8 @@ output p
   for (int64_t n : {1, 7, 1031}) {
     DYNAMIC_SECTION("row length " << n) {
       Random rng(static_cast<uint32_t>(n));
-      // Rows: 1000 + ints, -1000 + ints, mixed +-1000, constant 1000, 3000 + ints.
+      // Rows: 1000 + ints, -1000 + ints, mixed +-1000, constant 1000, 3000 +
+      // ints.
       const int64_t rows = 5;
       std::vector<float> s;
       std::vector<float> noise = rng.integers(rows * n, -20, 20);
@@ -381,11 +394,21 @@ output p
         for (int64_t j = 0; j < n; ++j) {
           float e = noise[size_t(r * n + j)];
           switch (r) {
-          case 0: s.push_back(1000 + e); break;
-          case 1: s.push_back(-1000 + e); break;
-          case 2: s.push_back(j % 2 ? -1000.0f + e : 1000.0f + e); break;
-          case 3: s.push_back(1000); break;
-          default: s.push_back(3000 + e); break;
+          case 0:
+            s.push_back(1000 + e);
+            break;
+          case 1:
+            s.push_back(-1000 + e);
+            break;
+          case 2:
+            s.push_back(j % 2 ? -1000.0f + e : 1000.0f + e);
+            break;
+          case 3:
+            s.push_back(1000);
+            break;
+          default:
+            s.push_back(3000 + e);
+            break;
           }
         }
       HostTensor in = HostTensor::f32({rows, n}, s);
@@ -417,7 +440,8 @@ output y, p, z
       HostTensor k = HostTensor::f32({seq, 4}, rng.integers(seq * 4, -31, 31));
       HostTensor v = rng.f32({seq, 3});
       RunResult r = fx.model->runOk({q, k, v});
-      Array Q = ref::fromTensor(q), K = ref::fromTensor(k), V = ref::fromTensor(v);
+      Array Q = ref::fromTensor(q), K = ref::fromTensor(k),
+            V = ref::fromTensor(v);
       Array logits = ref::scale(ref::matmul(Q, ref::transpose(K, -2, -1)), 0.5);
       double maxLogit = 0;
       for (double l : logits.data)
@@ -450,7 +474,8 @@ TEST_CASE("sdpa at block-boundary lengths and odd head dims", "[attention]") {
   struct Head {
     int64_t d, dv;
   };
-  static const Head heads[] = {{1, 1}, {3, 5}, {4, 16}, {16, 33}, {17, 4}, {64, 64}};
+  static const Head heads[] = {{1, 1},   {3, 5},  {4, 16},
+                               {16, 33}, {17, 4}, {64, 64}};
   static const Fixture fx = [] {
     Random rng(1004);
     Weights w;
@@ -475,10 +500,9 @@ TEST_CASE("sdpa at block-boundary lengths and odd head dims", "[attention]") {
   struct Shape {
     int64_t batch, tq, tk;
   };
-  const Shape shapes[] = {{1, 1, 1},    {2, 15, 16},   {1, 16, 15},
-                          {1, 63, 64},  {2, 64, 65},   {1, 65, 63},
-                          {1, 127, 129}, {1, 128, 128}, {1, 200, 1},
-                          {1, 1, 200}};
+  const Shape shapes[] = {
+      {1, 1, 1},   {2, 15, 16},   {1, 16, 15},   {1, 63, 64}, {2, 64, 65},
+      {1, 65, 63}, {1, 127, 129}, {1, 128, 128}, {1, 200, 1}, {1, 1, 200}};
   for (Shape s : shapes) {
     DYNAMIC_SECTION("batch " << s.batch << " tq " << s.tq << " tk " << s.tk) {
       Random rng(static_cast<uint32_t>(s.batch * 1000003 + s.tq * 1009 + s.tk));
@@ -488,10 +512,12 @@ TEST_CASE("sdpa at block-boundary lengths and odd head dims", "[attention]") {
         std::vector<float> v = rng.uniform(elementCount(shape), -3.0f, 3.0f);
         return HostTensor::f64(shape, std::vector<double>(v.begin(), v.end()));
       };
-      HostTensor q64 = f64({s.tq, 5}), k64 = f64({s.tk, 5}), v64 = f64({s.tk, 3});
+      HostTensor q64 = f64({s.tq, 5}), k64 = f64({s.tk, 5}),
+                 v64 = f64({s.tk, 3});
       RunResult r = fx.model->runOk({x, m, q64, k64, v64});
-      E2E_CHECK_CLOSE(r["y64"], ref::sdpa(ref::fromTensor(q64), ref::fromTensor(k64),
-                                          ref::fromTensor(v64)),
+      E2E_CHECK_CLOSE(r["y64"],
+                      ref::sdpa(ref::fromTensor(q64), ref::fromTensor(k64),
+                                ref::fromTensor(v64)),
                       1e-12, 1e-13);
       Array X = ref::fromTensor(x), M = ref::fromTensor(m);
       for (const Head &h : heads) {
@@ -574,7 +600,9 @@ output mha, mha1, chain, s, y2, y3, big, y64
     }
     return m;
   }();
-  auto w = [&](const std::string &name) { return ref::fromWeight(weights.at(name)); };
+  auto w = [&](const std::string &name) {
+    return ref::fromWeight(weights.at(name));
+  };
 
   for (size_t i = 0; i < std::size(variants); ++i) {
     if (!models[i])
@@ -595,29 +623,38 @@ output mha, mha1, chain, s, y2, y3, big, y64
   struct Shape {
     int64_t batch, seq, mseq;
   };
-  const Shape shapes[] = {{1, 1, 1},   {2, 3, 5},    {1, 15, 16},  {1, 16, 17},
-                          {1, 33, 31}, {2, 63, 64},  {1, 64, 65},  {1, 65, 129},
-                          {1, 129, 127}, {1, 257, 31}, {1, 1031, 40}};
+  const Shape shapes[] = {{1, 1, 1},    {2, 3, 5},    {1, 15, 16},
+                          {1, 16, 17},  {1, 33, 31},  {2, 63, 64},
+                          {1, 64, 65},  {1, 65, 129}, {1, 129, 127},
+                          {1, 257, 31}, {1, 1031, 40}};
   Array inB = w("mha.in_proj_bias"), outB = w("mha.out_proj.bias");
   ref::MhaWeights mw = ref::MhaWeights::packed(w("mha.in_proj_weight"), &inB,
                                                w("mha.out_proj.weight"), &outB);
   for (Shape sh : shapes) {
-    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq " << sh.mseq) {
-      Random rng(static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 1009 + sh.mseq));
-      HostTensor x = rng.f32({sh.batch, sh.seq, 16}), mem = rng.f32({sh.batch, sh.mseq, 16}),
-                 q2 = rng.f32({sh.seq, 4}, -2, 2), k2 = rng.f32({sh.mseq, 4}, -2, 2),
-                 v2 = rng.f32({sh.mseq, 3});
-      HostTensor qi = HostTensor::f32({sh.seq, 4}, rng.integers(sh.seq * 4, -31, 31));
-      HostTensor ki = HostTensor::f32({sh.mseq, 4}, rng.integers(sh.mseq * 4, -31, 31));
+    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
+                             << sh.mseq) {
+      Random rng(
+          static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 1009 + sh.mseq));
+      HostTensor x = rng.f32({sh.batch, sh.seq, 16}),
+                 mem = rng.f32({sh.batch, sh.mseq, 16}),
+                 q2 = rng.f32({sh.seq, 4}, -2, 2),
+                 k2 = rng.f32({sh.mseq, 4}, -2, 2), v2 = rng.f32({sh.mseq, 3});
+      HostTensor qi =
+          HostTensor::f32({sh.seq, 4}, rng.integers(sh.seq * 4, -31, 31));
+      HostTensor ki =
+          HostTensor::f32({sh.mseq, 4}, rng.integers(sh.mseq * 4, -31, 31));
       auto f64 = [&](std::vector<int64_t> shape) {
         std::vector<float> values = rng.uniform(elementCount(shape), -2, 2);
-        return HostTensor::f64(shape, std::vector<double>(values.begin(), values.end()));
+        return HostTensor::f64(
+            shape, std::vector<double>(values.begin(), values.end()));
       };
-      HostTensor q64 = f64({sh.batch, sh.seq, 5}), k64 = f64({sh.batch, sh.mseq, 5});
+      HostTensor q64 = f64({sh.batch, sh.seq, 5}),
+                 k64 = f64({sh.batch, sh.mseq, 5});
       std::vector<HostTensor> inputs = {x, mem, q2, k2, v2, qi, ki, q64, k64};
 
-      Array X = ref::fromTensor(x), M = ref::fromTensor(mem), Q2 = ref::fromTensor(q2),
-            K2 = ref::fromTensor(k2), V2 = ref::fromTensor(v2), K64 = ref::fromTensor(k64);
+      Array X = ref::fromTensor(x), M = ref::fromTensor(mem),
+            Q2 = ref::fromTensor(q2), K2 = ref::fromTensor(k2),
+            V2 = ref::fromTensor(v2), K64 = ref::fromTensor(k64);
       Array q = ref::linear(X, w("Wq")), k = ref::linear(M, w("Wk")),
             v = ref::linear(M, w("Wv"));
       std::map<std::string, Array> expected = {
@@ -645,8 +682,8 @@ output mha, mha1, chain, s, y2, y3, big, y64
             E2E_CHECK_CLOSE(r[name], ref);
           if (unfused && name != "y64") {
             // Fused and unfused agree as closely as each agrees with f64.
-            Comparison c = allClose(r[name].toDoubles(), (*unfused)[name].toDoubles(),
-                                    2e-4, 2e-5);
+            Comparison c = allClose(r[name].toDoubles(),
+                                    (*unfused)[name].toDoubles(), 2e-4, 2e-5);
             INFO("fused vs unfused: " << c.message);
             CHECK(c.ok);
           }
@@ -705,16 +742,21 @@ output causal, padded, both, finite, self
     return Model::build(source, weights, options);
   };
   static const std::shared_ptr<Model> models[] = {build(true), build(false)};
-  auto w = [&](const std::string &name) { return ref::fromWeight(weights.at(name)); };
+  auto w = [&](const std::string &name) {
+    return ref::fromWeight(weights.at(name));
+  };
   struct Shape {
     int64_t batch, seq, mseq;
   };
-  const Shape shapes[] = {{1, 1, 1},  {2, 3, 5},   {1, 5, 3},    {2, 17, 17},
+  const Shape shapes[] = {{1, 1, 1},   {2, 3, 5},   {1, 5, 3},      {2, 17, 17},
                           {1, 64, 65}, {1, 70, 33}, {1, 1031, 1031}};
   for (Shape sh : shapes) {
-    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq " << sh.mseq) {
-      Random rng(static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 1009 + sh.mseq));
-      HostTensor x = rng.f32({sh.batch, sh.seq, 8}), mem = rng.f32({sh.batch, sh.mseq, 8});
+    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
+                             << sh.mseq) {
+      Random rng(
+          static_cast<uint32_t>(sh.batch * 1000003 + sh.seq * 1009 + sh.mseq));
+      HostTensor x = rng.f32({sh.batch, sh.seq, 8}),
+                 mem = rng.f32({sh.batch, sh.mseq, 8});
       // Masks that leave key 0 of every row visible, so no row is all -inf.
       std::vector<int64_t> pad = rng.ids(sh.batch * sh.mseq, 0, 1);
       for (int64_t b = 0; b < sh.batch; ++b)
@@ -723,11 +765,13 @@ output causal, padded, both, finite, self
       for (int64_t i = 0; i < sh.seq; ++i)
         keep64[size_t(i * sh.mseq)] = 0;
       std::vector<int32_t> keep(keep64.begin(), keep64.end());
-      std::vector<HostTensor> inputs = {x, mem, HostTensor::i64({sh.batch, 1, sh.mseq}, pad),
-                                        HostTensor::i32({sh.seq, sh.mseq}, keep)};
+      std::vector<HostTensor> inputs = {
+          x, mem, HostTensor::i64({sh.batch, 1, sh.mseq}, pad),
+          HostTensor::i32({sh.seq, sh.mseq}, keep)};
 
       Array X = ref::fromTensor(x), M = ref::fromTensor(mem);
-      Array q = ref::linear(X, w("Wq")), k = ref::linear(M, w("Wk")), v = ref::linear(M, w("Wv"));
+      Array q = ref::linear(X, w("Wq")), k = ref::linear(M, w("Wk")),
+            v = ref::linear(M, w("Wv"));
       double s = 1 / std::sqrt(8.0);
       auto padMask = [&](double value) {
         return [&, value](const Array &a) {
@@ -740,8 +784,8 @@ output causal, padded, both, finite, self
           {"both", maskedAttention(q, k, v, 0.25,
                                    [&](const Array &a) {
                                      return ref::maskedFill(ref::causalMask(a),
-                                                            {sh.seq, sh.mseq}, keep64,
-                                                            -INFINITY);
+                                                            {sh.seq, sh.mseq},
+                                                            keep64, -INFINITY);
                                    })},
           {"finite", maskedAttention(q, k, v, s, padMask(-1e9))},
           {"self", maskedAttention(X, X, X, s, ref::causalMask)}};
@@ -762,8 +806,7 @@ output causal, padded, both, finite, self
   }
 }
 
-TEST_CASE("rows where every key is masked agree fused and unfused",
-          "[masks]") {
+TEST_CASE("rows where every key is masked agree fused and unfused", "[masks]") {
   // softmax over a row of -inf is 0/0: PyTorch's x.masked_fill(m, -inf)
   // .softmax(-1) @ v gives NaN. Whatever the answer, fusing the chain must
   // not change it (docs/compiler.md: fusion refuses where it would change
@@ -781,7 +824,8 @@ output y
     options.fuseAttention = fuse;
     return Model::build(source, {}, options);
   };
-  static const std::shared_ptr<Model> fused = build(true), unfused = build(false);
+  static const std::shared_ptr<Model> fused = build(true),
+                                      unfused = build(false);
   Random rng(1007);
   HostTensor q = rng.f32({3, 4}), k = rng.f32({5, 4});
   HostTensor pad = HostTensor::i64({5}, std::vector<int64_t>(5, 1));
@@ -822,14 +866,15 @@ i = softmax(q @ transpose(k) / 2, dim = 0) @ v
 j = softmax((q @ transpose(k) + bias) / 2) @ v
 output a, b, c, d, e, f, g, h, i, j
 )");
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {3, 5}, {17, 64}, {70, 33}, {1031, 20}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {3, 5}, {17, 64}, {70, 33}, {1031, 20}};
   for (auto [seq, mseq] : shapes) {
     DYNAMIC_SECTION("seq " << seq << " mseq " << mseq) {
       Random rng(static_cast<uint32_t>(seq * 1009 + mseq));
       HostTensor q = rng.f32({seq, 4}, -2, 2), k = rng.f32({mseq, 4}, -2, 2),
                  v = rng.f32({mseq, 3}), bias = rng.f32({seq, mseq}, -3, 3);
-      Array Q = ref::fromTensor(q), K = ref::fromTensor(k), V = ref::fromTensor(v),
-            B = ref::fromTensor(bias);
+      Array Q = ref::fromTensor(q), K = ref::fromTensor(k),
+            V = ref::fromTensor(v), B = ref::fromTensor(bias);
       HostTensor kt = HostTensor::f32({4, mseq}, ref::transpose(K, 0, 1).data);
       RunResult r = model->runOk({q, k, kt, v, bias});
       Array s = ref::matmul(Q, ref::transpose(K, 0, 1));
@@ -877,19 +922,27 @@ output shared_kv, shared_q, static_batch, multi_query
   };
   const Shape shapes[] = {{1, 3, 5}, {2, 3, 5}, {3, 17, 70}, {2, 1031, 9}};
   for (Shape sh : shapes) {
-    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq " << sh.mseq) {
-      Random rng(static_cast<uint32_t>(sh.batch * 100003 + sh.seq * 1009 + sh.mseq));
-      std::vector<HostTensor> in = {
-          rng.f32({sh.batch, sh.seq, 4}, -2, 2),    rng.f32({1, sh.mseq, 4}, -2, 2),
-          rng.f32({1, sh.mseq, 3}),                 rng.f32({1, sh.seq, 4}, -2, 2),
-          rng.f32({sh.batch, sh.mseq, 4}, -2, 2),   rng.f32({sh.batch, sh.mseq, 3}),
-          rng.f32({2, sh.seq, 4}, -2, 2),           rng.f32({sh.batch, 2, sh.seq, 4}, -2, 2),
-          rng.f32({sh.batch, 1, sh.mseq, 4}, -2, 2), rng.f32({sh.batch, 1, sh.mseq, 3})};
+    DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
+                             << sh.mseq) {
+      Random rng(
+          static_cast<uint32_t>(sh.batch * 100003 + sh.seq * 1009 + sh.mseq));
+      std::vector<HostTensor> in = {rng.f32({sh.batch, sh.seq, 4}, -2, 2),
+                                    rng.f32({1, sh.mseq, 4}, -2, 2),
+                                    rng.f32({1, sh.mseq, 3}),
+                                    rng.f32({1, sh.seq, 4}, -2, 2),
+                                    rng.f32({sh.batch, sh.mseq, 4}, -2, 2),
+                                    rng.f32({sh.batch, sh.mseq, 3}),
+                                    rng.f32({2, sh.seq, 4}, -2, 2),
+                                    rng.f32({sh.batch, 2, sh.seq, 4}, -2, 2),
+                                    rng.f32({sh.batch, 1, sh.mseq, 4}, -2, 2),
+                                    rng.f32({sh.batch, 1, sh.mseq, 3})};
       RunResult r = model->runOk(in);
       auto attend = [&](size_t q, size_t k, size_t v) {
         Array K = ref::fromTensor(in[k]);
-        Array s = ref::matmul(ref::fromTensor(in[q]), ref::transpose(K, -2, -1));
-        return ref::matmul(ref::softmax(ref::scale(s, 0.5), -1), ref::fromTensor(in[v]));
+        Array s =
+            ref::matmul(ref::fromTensor(in[q]), ref::transpose(K, -2, -1));
+        return ref::matmul(ref::softmax(ref::scale(s, 0.5), -1),
+                           ref::fromTensor(in[v]));
       };
       E2E_CHECK_CLOSE(r["shared_kv"], attend(0, 1, 2));
       E2E_CHECK_CLOSE(r["shared_q"], attend(3, 4, 5));
@@ -932,7 +985,8 @@ output a, b, c
   for (Shape sh : {Shape{2, 3, 5}, Shape{3, 17, 33}, Shape{1, 1, 1}}) {
     DYNAMIC_SECTION("batch " << sh.batch << " seq " << sh.seq << " mseq "
                              << sh.mseq) {
-      Random rng(static_cast<uint32_t>(sh.batch * 7919 + sh.seq * 31 + sh.mseq));
+      Random rng(
+          static_cast<uint32_t>(sh.batch * 7919 + sh.seq * 31 + sh.mseq));
       HostTensor q = rng.f32({sh.batch, 3, sh.seq, 4}),
                  k = rng.f32({sh.batch, 3, sh.mseq, 4}),
                  v = rng.f32({sh.batch, 3, sh.mseq, 4});
@@ -948,7 +1002,8 @@ output a, b, c
                            headShape = {1, 3, 1, sh.mseq};
       std::vector<int64_t> pad = maskIds(padShape), rows = maskIds(rowShape),
                            heads = maskIds(headShape);
-      Array Q = ref::fromTensor(q), K = ref::fromTensor(k), V = ref::fromTensor(v);
+      Array Q = ref::fromTensor(q), K = ref::fromTensor(k),
+            V = ref::fromTensor(v);
       auto fill = [&](const std::vector<int64_t> &shape,
                       const std::vector<int64_t> &ids) {
         return [&shape, &ids](const Array &a) {
@@ -957,14 +1012,17 @@ output a, b, c
       };
       for (size_t m = 0; m < std::size(models); ++m) {
         INFO((m ? "unfused" : "fused"));
-        RunResult r = models[m]->runOk(
-            {q, k, v, HostTensor::i64(padShape, pad),
-             HostTensor::i64(rowShape, rows), HostTensor::i64(headShape, heads)});
-        E2E_CHECK_CLOSE(r["a"], maskedAttention(Q, K, V, 0.5, fill(padShape, pad)),
+        RunResult r = models[m]->runOk({q, k, v, HostTensor::i64(padShape, pad),
+                                        HostTensor::i64(rowShape, rows),
+                                        HostTensor::i64(headShape, heads)});
+        E2E_CHECK_CLOSE(r["a"],
+                        maskedAttention(Q, K, V, 0.5, fill(padShape, pad)),
                         1e-5, 1e-6);
-        E2E_CHECK_CLOSE(r["b"], maskedAttention(Q, K, V, 0.5, fill(rowShape, rows)),
+        E2E_CHECK_CLOSE(r["b"],
+                        maskedAttention(Q, K, V, 0.5, fill(rowShape, rows)),
                         1e-5, 1e-6);
-        E2E_CHECK_CLOSE(r["c"], maskedAttention(Q, K, V, 0.5, fill(headShape, heads)),
+        E2E_CHECK_CLOSE(r["c"],
+                        maskedAttention(Q, K, V, 0.5, fill(headShape, heads)),
                         1e-5, 1e-6);
       }
     }

@@ -196,22 +196,24 @@ output y
     Random rng(4005);
     HostTensor a = rng.f32({3, 2}), b = rng.f32({2, 5}), c = rng.f32({5, 4});
     RunResult r = m->runOk({a, b, c});
-    ref::Array expected = ref::matmul(
-        ref::matmul(ref::fromTensor(a), ref::fromTensor(b)), ref::fromTensor(c));
+    ref::Array expected =
+        ref::matmul(ref::matmul(ref::fromTensor(a), ref::fromTensor(b)),
+                    ref::fromTensor(c));
     E2E_CHECK_CLOSE(r["y"], expected, 1e-5, 1e-6);
   }
 }
 
 TEST_CASE("loading a missing or bogus library fails cleanly", "[errors]") {
   tfm_model *model = nullptr;
-  tfm_status status =
-      tfm_model_load((std::string(TFM_E2E_TMPDIR) + "/no-such.so").c_str(), &model);
+  tfm_status status = tfm_model_load(
+      (std::string(TFM_E2E_TMPDIR) + "/no-such.so").c_str(), &model);
   CHECK(status != nullptr);
   CHECK(model == nullptr);
   tfm_status_free(status);
 
   // A compile result that is not a library.
-  CompileResult c = compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
+  CompileResult c =
+      compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
   TempDirGuard guard(c.dir);
   REQUIRE(c.ok);
   std::string bogus = c.dir + "/bogus.so";
@@ -238,7 +240,8 @@ void expectCompileError(const std::string &source, const std::string &expected,
   CHECK_FALSE(c.ok);
   CHECK_FALSE(fileExists(c.libraryPath));
   CHECK_THAT(c.diagnostics, Catch::Contains("error"));
-  CHECK_THAT(c.diagnostics, Catch::Contains(expected, Catch::CaseSensitive::No));
+  CHECK_THAT(c.diagnostics,
+             Catch::Contains(expected, Catch::CaseSensitive::No));
 }
 
 Weights someWeights() {
@@ -287,9 +290,10 @@ TEST_CASE("malformed models fail to compile with a diagnostic", "[errors]") {
   SECTION("linear: bias of the wrong size") {
     Weights w = someWeights();
     w["b"] = Weight{{4}, std::vector<float>(4, 0.f), {}};
-    expectCompileError("model m\ninput x: f32[seq, 4]\n"
-                       "y = linear(x, weight = \"W\", bias = \"b\")\noutput y\n",
-                       "bias", w);
+    expectCompileError(
+        "model m\ninput x: f32[seq, 4]\n"
+        "y = linear(x, weight = \"W\", bias = \"b\")\noutput y\n",
+        "bias", w);
   }
   SECTION("matmul: contracted dims differ") {
     expectCompileError("model m\ninput a: f32[seq, 3]\ninput b: f32[4, 5]\n"
@@ -316,20 +320,22 @@ TEST_CASE("malformed models fail to compile with a diagnostic", "[errors]") {
     Weights w;
     w["in_proj_weight"] = rng.weight({24, 8});
     w["out_proj.weight"] = rng.weight({8, 8});
-    expectCompileError("model m\ninput x: f32[seq, 8]\n"
-                       "y = multi_head_attention(x, x, x, heads = 3, bias = false)\n"
-                       "output y\n",
-                       "divisible", w);
+    expectCompileError(
+        "model m\ninput x: f32[seq, 8]\n"
+        "y = multi_head_attention(x, x, x, heads = 3, bias = false)\n"
+        "output y\n",
+        "divisible", w);
   }
   SECTION("multi_head_attention: wrong in_proj shape") {
     Random rng(4006);
     Weights w;
     w["in_proj_weight"] = rng.weight({16, 8});
     w["out_proj.weight"] = rng.weight({8, 8});
-    expectCompileError("model m\ninput x: f32[seq, 8]\n"
-                       "y = multi_head_attention(x, x, x, heads = 2, bias = false)\n"
-                       "output y\n",
-                       "in_proj_weight", w);
+    expectCompileError(
+        "model m\ninput x: f32[seq, 8]\n"
+        "y = multi_head_attention(x, x, x, heads = 2, bias = false)\n"
+        "output y\n",
+        "in_proj_weight", w);
   }
   SECTION("concat along a symbolic dim") {
     expectCompileError("model m\ninput a: f32[seq, 3]\n"
@@ -346,8 +352,9 @@ TEST_CASE("malformed models fail to compile with a diagnostic", "[errors]") {
                        "name of an input");
   }
   SECTION("an output named like a dimension") {
-    expectCompileError("model m\ninput x: f32[seq, 4]\nseq = x * 2\noutput seq\n",
-                       "dimension");
+    expectCompileError(
+        "model m\ninput x: f32[seq, 4]\nseq = x * 2\noutput seq\n",
+        "dimension");
   }
   SECTION("name defined twice") {
     expectCompileError("model m\ninput x: f32[seq, 4]\ny = x * 2\ny = x * 3\n"
@@ -360,21 +367,25 @@ TEST_CASE("malformed models fail to compile with a diagnostic", "[errors]") {
                        "declared differently", someWeights());
   }
   SECTION("a missing weights file") {
-    CompileResult ok = compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
+    CompileResult ok =
+        compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
     TempDirGuard okGuard(ok.dir);
     REQUIRE(ok.ok);
-    CompileResult c = compileFiles(ok.modelPath, ok.dir + "/missing.safetensors");
+    CompileResult c =
+        compileFiles(ok.modelPath, ok.dir + "/missing.safetensors");
     TempDirGuard guard(c.dir);
     INFO(c.diagnostics);
     CHECK_FALSE(c.ok);
     CHECK_THAT(c.diagnostics, Catch::Contains("missing.safetensors"));
   }
   SECTION("a corrupt weights file") {
-    CompileResult ok = compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
+    CompileResult ok =
+        compileSource("model m\ninput x: f32[2]\ny = x * 2\noutput y\n");
     TempDirGuard okGuard(ok.dir);
     REQUIRE(ok.ok);
     std::string bad = ok.dir + "/bad.safetensors";
-    std::ofstream(bad, std::ios::binary) << std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10);
+    std::ofstream(bad, std::ios::binary)
+        << std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10);
     CompileResult c = compileFiles(ok.modelPath, bad);
     TempDirGuard guard(c.dir);
     INFO(c.diagnostics);

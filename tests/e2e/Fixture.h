@@ -1,4 +1,5 @@
-//===- Fixture.h - A compiled model with the weights it was built from -*- C++ -*-===//
+//===- Fixture.h - A compiled model with the weights it was built from -*- C++
+//-*-===//
 #ifndef TFM_TESTS_E2E_FIXTURE_H
 #define TFM_TESTS_E2E_FIXTURE_H
 

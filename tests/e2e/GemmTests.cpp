@@ -23,8 +23,12 @@ using ref::Array;
 namespace {
 std::string gemmModel(int64_t k, int64_t n) {
   return "model gemm\n"
-         "input x: f32[batch, seq, " + std::to_string(k) + "]\n"
-         "input r: f32[batch, seq, " + std::to_string(n) + "]\n"
+         "input x: f32[batch, seq, " +
+         std::to_string(k) +
+         "]\n"
+         "input r: f32[batch, seq, " +
+         std::to_string(n) +
+         "]\n"
          "plain = linear(x, weight = \"W\", bias = \"b\")\n"
          "nobias = linear(x, weight = \"W\")\n"
          "relu_out = relu(linear(x, \"W\", \"b\"))\n"
@@ -63,8 +67,7 @@ void checkGemm(const std::string &cpu, int64_t k, int64_t n,
         E2E_CHECK_CLOSE(out["relu_out"], ref::relu(y), 1e-5, atol);
         E2E_CHECK_CLOSE(out["gelu_out"], ref::gelu(y), 1e-5, atol);
         E2E_CHECK_CLOSE(out["tanh_out"], ref::gelu(y, true), 1e-5, atol);
-        E2E_CHECK_CLOSE(out["residual"], ref::add(R, ref::gelu(y)), 1e-5,
-                        atol);
+        E2E_CHECK_CLOSE(out["residual"], ref::add(R, ref::gelu(y)), 1e-5, atol);
       }
     }
   }
@@ -89,14 +92,12 @@ TEST_CASE("packed GEMM matches float64 at odd shapes on every vector width",
   }
 }
 
-TEST_CASE("packed GEMM on large inputs: threads agree with float64",
-          "[gemm]") {
+TEST_CASE("packed GEMM on large inputs: threads agree with float64", "[gemm]") {
   // Big enough for many tasks on several row and column blocks.
   checkGemm("host", 520, 200, {{2, 150}});
 }
 
-TEST_CASE("portable artifact: every kernel variant matches float64",
-          "[gemm]") {
+TEST_CASE("portable artifact: every kernel variant matches float64", "[gemm]") {
   // The default build carries SSE, AVX2+FMA and AVX-512 variants of its
   // GEMM and attention kernels; TFM_CPU_LEVEL caps the one chosen, so each
   // variant this machine can run is checked. The level is cached per
@@ -120,7 +121,8 @@ output y
   Array b1 = ref::fromWeight(w["b1"]), b2 = ref::fromWeight(w["b2"]);
   Array h = ref::linear(X, ref::fromWeight(w["W1"]), &b1);
   Array a = ref::sdpa(h, h, h);
-  Array y = ref::add(X, ref::gelu(ref::linear(a, ref::fromWeight(w["W2"]), &b2)));
+  Array y =
+      ref::add(X, ref::gelu(ref::linear(a, ref::fromWeight(w["W2"]), &b2)));
   BuildOptions options;
   options.cpu = "portable";
   for (const char *level : {"1", "2", "3"}) {

@@ -45,7 +45,8 @@ std::string layerSource(int i, bool cached) {
     s += "o" + n + " = sdpa(qh" + n + ", kh" + n + ", vh" + n +
          ", is_causal = true)\n";
   }
-  s += "m" + n + " = reshape(permute(o" + n + ", [0, 2, 1, 3]), [batch, seq, 24])\n";
+  s += "m" + n + " = reshape(permute(o" + n +
+       ", [0, 2, 1, 3]), [batch, seq, 24])\n";
   s += "r" + n + " = x" + n + " + m" + n + " @ weight(" + p +
        "c_proj.weight\") + weight(" + p + "c_proj.bias\")\n";
   s += "f" + n + " = gelu(layer_norm(r" + n + ", weight = " + p +
@@ -124,9 +125,9 @@ Matrix layerNorm(const Matrix &x, const Weights &w, const std::string &p) {
       var += (v - mean) * (v - mean);
     var /= double(row.size());
     for (size_t j = 0; j < row.size(); ++j)
-      row[j] = (row[j] - mean) / std::sqrt(var + 1e-5) *
-                   data(w, p + ".weight")[j] +
-               data(w, p + ".bias")[j];
+      row[j] =
+          (row[j] - mean) / std::sqrt(var + 1e-5) * data(w, p + ".weight")[j] +
+          data(w, p + ".bias")[j];
   }
   return y;
 }
@@ -139,7 +140,8 @@ Matrix conv1d(const Matrix &x, const Weights &w, const std::string &p) {
     for (int64_t o = 0; o < shape[1]; ++o) {
       double acc = data(w, p + ".bias")[size_t(o)];
       for (int64_t i = 0; i < shape[0]; ++i)
-        acc += x[r][size_t(i)] * data(w, p + ".weight")[size_t(i * shape[1] + o)];
+        acc +=
+            x[r][size_t(i)] * data(w, p + ".weight")[size_t(i * shape[1] + o)];
       y[r][size_t(o)] = acc;
     }
   return y;
@@ -175,7 +177,8 @@ Matrix referenceLogits(const Weights &w, const std::vector<int64_t> &ids) {
         for (size_t s = 0; s <= t; ++s)
           for (int64_t d = 0; d < kHeadDim; ++d)
             merged[t][size_t(h * kHeadDim + d)] +=
-                scores[s] / sum * qkv[s][size_t(2 * kHidden + h * kHeadDim + d)];
+                scores[s] / sum *
+                qkv[s][size_t(2 * kHidden + h * kHeadDim + d)];
       }
     Matrix attn = conv1d(merged, w, p + "c_proj");
     for (size_t t = 0; t < n; ++t)
@@ -220,7 +223,8 @@ struct Session {
     inputs[2] = HostTensor::f32(cacheShape, nan);
     inputs[3] = HostTensor::f32(cacheShape, nan);
   }
-  RunResult step(const Model &model, const std::vector<std::vector<int64_t>> &ids,
+  RunResult step(const Model &model,
+                 const std::vector<std::vector<int64_t>> &ids,
                  const std::vector<int64_t> &past) {
     int64_t batch = int64_t(ids.size()), seq = int64_t(ids[0].size());
     std::vector<int64_t> flat;
@@ -302,8 +306,8 @@ TEST_CASE("decode matches the decoder compiled without a cache, fused and "
       sequence.push_back((3 * step + 5) % kVocab);
       RunResult cached = copy.step(*cachedModel(), {{sequence.back()}}, {past});
       REQUIRE(cached.ok());
-      RunResult whole =
-          full->runOk({HostTensor::i64({1, int64_t(sequence.size())}, sequence)});
+      RunResult whole = full->runOk(
+          {HostTensor::i64({1, int64_t(sequence.size())}, sequence)});
       checkRow(logitsRow(cached["logits"], 0, 0),
                logitsRow(whole["logits"], 0, past),
                std::string(fuse ? "fused" : "unfused") + " at position " +
@@ -356,9 +360,10 @@ TEST_CASE("a cache overflow returns the status code and writes nothing",
   const Model &model = *cachedModel();
   Random rng(5);
   Session session(2);
-  REQUIRE(session.step(model, {rng.ids(4, 0, kVocab - 1),
-                               rng.ids(4, 0, kVocab - 1)},
-                       {0, 0})
+  REQUIRE(session
+              .step(model,
+                    {rng.ids(4, 0, kVocab - 1), rng.ids(4, 0, kVocab - 1)},
+                    {0, 0})
               .ok());
   const std::vector<unsigned char> kBefore = session.inputs[2].bytes,
                                    vBefore = session.inputs[3].bytes;
@@ -408,8 +413,8 @@ TEST_CASE("GPT-2 from transformers: prefill and greedy decode steps match "
     std::vector<double> ref(all.begin() + step * vocab,
                             all.begin() + (step + 1) * vocab);
     checkRow(row, ref, "logits choosing token " + std::to_string(step));
-    tokens.push_back(int64_t(std::max_element(row.begin(), row.end()) -
-                             row.begin()));
+    tokens.push_back(
+        int64_t(std::max_element(row.begin(), row.end()) - row.begin()));
     if (step + 1 == decode.shape[0])
       break;
     int64_t past = int64_t(tokens.size()) - 1;
@@ -428,8 +433,8 @@ TEST_CASE("GPT-2 from transformers: prefill and greedy decode steps match "
   batch.inputs[1] = HostTensor::i64({ids.shape[0]}, {0, 0});
   RunResult full = model->run(batch.inputs);
   REQUIRE(full.ok());
-  Comparison c = allClose(full["logits"], logits.shape, logits.toDoubles(),
-                          1e-4, 1e-4);
+  Comparison c =
+      allClose(full["logits"], logits.shape, logits.toDoubles(), 1e-4, 1e-4);
   INFO(c.message);
   CHECK(c.ok);
 }

@@ -77,7 +77,8 @@ HostTensor HostTensor::f32(std::vector<int64_t> shape,
 
 HostTensor HostTensor::f32(std::vector<int64_t> shape,
                            const std::vector<double> &values) {
-  return f32(std::move(shape), std::vector<float>(values.begin(), values.end()));
+  return f32(std::move(shape),
+             std::vector<float>(values.begin(), values.end()));
 }
 
 HostTensor HostTensor::f64(std::vector<int64_t> shape,
@@ -131,12 +132,23 @@ std::vector<double> HostTensor::toDoubles() const {
     }
   };
   switch (dtype) {
-  case TFM_DTYPE_F32: convert(float()); break;
-  case TFM_DTYPE_F64: convert(double()); break;
-  case TFM_DTYPE_I32: convert(int32_t()); break;
-  case TFM_DTYPE_I64: convert(int64_t()); break;
-  case TFM_DTYPE_BOOL: convert(uint8_t()); break;
-  default: throw std::logic_error("HostTensor: invalid dtype");
+  case TFM_DTYPE_F32:
+    convert(float());
+    break;
+  case TFM_DTYPE_F64:
+    convert(double());
+    break;
+  case TFM_DTYPE_I32:
+    convert(int32_t());
+    break;
+  case TFM_DTYPE_I64:
+    convert(int64_t());
+    break;
+  case TFM_DTYPE_BOOL:
+    convert(uint8_t());
+    break;
+  default:
+    throw std::logic_error("HostTensor: invalid dtype");
   }
   return out;
 }
@@ -412,8 +424,8 @@ RunResult Model::run(const std::vector<HostTensor> &inputs,
     return result;
   }
   for (tfm_tensor &t : out) {
-    HostTensor h = HostTensor::zeros(t.dtype,
-                                     std::vector<int64_t>(t.shape, t.shape + t.rank));
+    HostTensor h = HostTensor::zeros(
+        t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank));
     // Poison float outputs with NaN so that an element the model never writes
     // cannot pass as a correct 0.
     if (h.dtype == TFM_DTYPE_F32)
@@ -441,7 +453,8 @@ RunResult Model::run(const std::vector<HostTensor> &inputs,
   return result;
 }
 
-RunResult Model::runNamed(const std::map<std::string, HostTensor> &inputs) const {
+RunResult
+Model::runNamed(const std::map<std::string, HostTensor> &inputs) const {
   std::vector<HostTensor> ordered;
   for (const std::string &name : inputNames()) {
     auto it = inputs.find(name);
@@ -468,7 +481,8 @@ RunResult Model::runOk(const std::vector<HostTensor> &inputs,
   return checked(run(inputs, exec));
 }
 
-RunResult Model::runOkNamed(const std::map<std::string, HostTensor> &inputs) const {
+RunResult
+Model::runOkNamed(const std::map<std::string, HostTensor> &inputs) const {
   return checked(runNamed(inputs));
 }
 
@@ -517,14 +531,14 @@ Comparison allClose(const std::vector<double> &got,
     }
   }
   c.ok = c.failures == 0;
-  os << std::scientific << "max abs err " << c.maxAbsError
-     << ", max rel err " << c.maxRelError << " (rtol " << rtol << ", atol "
-     << atol << ") over " << c.count << " values";
+  os << std::scientific << "max abs err " << c.maxAbsError << ", max rel err "
+     << c.maxRelError << " (rtol " << rtol << ", atol " << atol << ") over "
+     << c.count << " values";
   if (!c.ok) {
     os.precision(8);
     os << ": " << c.failures << " MISMATCH; worst at flat index "
-       << c.worstIndex << ": got " << got[size_t(c.worstIndex)]
-       << ", expected " << ref[size_t(c.worstIndex)];
+       << c.worstIndex << ": got " << got[size_t(c.worstIndex)] << ", expected "
+       << ref[size_t(c.worstIndex)];
   }
   c.message = os.str();
   return c;

@@ -95,8 +95,7 @@ public:
   std::vector<float> integers(int64_t n, int lo, int hi);
   std::vector<int64_t> ids(int64_t n, int64_t lo, int64_t hi);
   Weight weight(std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f);
-  HostTensor f32(std::vector<int64_t> shape, float lo = -1.0f,
-                 float hi = 1.0f);
+  HostTensor f32(std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f);
 
 private:
   std::mt19937 gen;

@@ -79,10 +79,9 @@ std::shared_ptr<Model> example(const std::string &family, bool fuse) {
     BuildOptions options;
     options.fuseAttention = fuse;
     options.remarks = fuse;
-    model = Model::buildFiles(sourceDir() + "/examples/" + family + "/" +
-                                  family + ".tfm",
-                              fixtureDir(family) + "/model.safetensors",
-                              options);
+    model = Model::buildFiles(
+        sourceDir() + "/examples/" + family + "/" + family + ".tfm",
+        fixtureDir(family) + "/model.safetensors", options);
     if (fuse) {
       const std::string &remarks = model->diagnostics();
       size_t fused = 0;
@@ -98,16 +97,16 @@ std::shared_ptr<Model> example(const std::string &family, bool fuse) {
   return model;
 }
 
-void checkClose(const HostTensor &got, const HostTensor &expected,
-                double rtol, double atol, const std::string &what) {
+void checkClose(const HostTensor &got, const HostTensor &expected, double rtol,
+                double atol, const std::string &what) {
   Comparison c =
       allClose(got, expected.shape, expected.toDoubles(), rtol, atol);
   INFO(what << ": " << c.message);
   CHECK(c.ok);
 }
 
-void checkClose(const HostTensor &got, const ref::Array &expected,
-                double rtol, double atol, const std::string &what) {
+void checkClose(const HostTensor &got, const ref::Array &expected, double rtol,
+                double atol, const std::string &what) {
   Comparison c = allClose(got, expected.shape, expected.data, rtol, atol);
   INFO(what << " vs float64: " << c.message);
   CHECK(c.ok);
@@ -148,11 +147,10 @@ TEST_CASE("hf: the float64 references reproduce transformers' fixtures",
                  bert.sentenceEmbedding.data, 1e-4, 1e-5)
             .ok);
   HostTensor input = fixture("gpt2", "input_ids");
-  ref::Array logits = ref::gpt2LMHeadModel(checkpoint("gpt2"),
-                                           readConfig("gpt2"), input.shape[0],
-                                           input.shape[1], ids(input));
-  CHECK(allClose(fixture("gpt2", "logits").toDoubles(), logits.data, 1e-4,
-                 1e-4)
+  ref::Array logits =
+      ref::gpt2LMHeadModel(checkpoint("gpt2"), readConfig("gpt2"),
+                           input.shape[0], input.shape[1], ids(input));
+  CHECK(allClose(fixture("gpt2", "logits").toDoubles(), logits.data, 1e-4, 1e-4)
             .ok);
 }
 
@@ -160,9 +158,9 @@ TEST_CASE("hf: BertModel checkpoint matches transformers", "[hf]") {
   for (bool fuse : {true, false}) {
     DYNAMIC_SECTION(fusionName(fuse)) {
       std::shared_ptr<Model> model = example("bert", fuse);
-      CHECK(model->inputNames() ==
-            std::vector<std::string>{"input_ids", "token_type_ids",
-                                     "attention_mask"});
+      CHECK(model->inputNames() == std::vector<std::string>{"input_ids",
+                                                            "token_type_ids",
+                                                            "attention_mask"});
       RunResult r = model->runOkNamed(
           {{"input_ids", fixture("bert", "input_ids")},
            {"token_type_ids", fixture("bert", "token_type_ids")},
@@ -211,8 +209,8 @@ TEST_CASE("hf: BertModel at other batch and sequence sizes", "[hf]") {
                1e-5, "row 1 of sentence_embedding");
   }
 
-  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 13}, {1, 1},
-                            {2, 64}}) {
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{3, 13}, {1, 1}, {2, 64}}) {
     DYNAMIC_SECTION("random ids and padding, batch " << batch << ", seq "
                                                      << seq) {
       Random rng(uint32_t(batch * 100 + seq));
@@ -244,10 +242,10 @@ TEST_CASE("hf: BertModel at other batch and sequence sizes", "[hf]") {
 
   SECTION("a sequence longer than max_position_embeddings is an error") {
     std::vector<int64_t> zeros(65, 0), ones(65, 1);
-    RunResult r = model->runNamed(
-        {{"input_ids", HostTensor::i64({1, 65}, zeros)},
-         {"token_type_ids", HostTensor::i64({1, 65}, zeros)},
-         {"attention_mask", HostTensor::i64({1, 65}, ones)}});
+    RunResult r =
+        model->runNamed({{"input_ids", HostTensor::i64({1, 65}, zeros)},
+                         {"token_type_ids", HostTensor::i64({1, 65}, zeros)},
+                         {"attention_mask", HostTensor::i64({1, 65}, ones)}});
     CHECK(r.code == TFM_STATUS_RUNTIME_ERROR);
   }
 }
@@ -279,8 +277,8 @@ TEST_CASE("hf: GPT2LMHeadModel greedy decoding by recomputation matches "
   std::vector<double> want = decode.toDoubles();
   for (int64_t step = 0; step < steps; ++step) {
     int64_t seq = int64_t(tokens.size());
-    RunResult r = model->runOkNamed(
-        {{"input_ids", HostTensor::i64({1, seq}, tokens)}});
+    RunResult r =
+        model->runOkNamed({{"input_ids", HostTensor::i64({1, seq}, tokens)}});
     std::vector<double> all = r["logits"].toDoubles();
     std::vector<double> last(all.end() - vocab, all.end());
     std::vector<double> ref(want.begin() + step * vocab,
@@ -289,8 +287,8 @@ TEST_CASE("hf: GPT2LMHeadModel greedy decoding by recomputation matches "
     INFO("decode step " << step << " (sequence of " << seq
                         << "): " << c.message);
     CHECK(c.ok);
-    tokens.push_back(int64_t(std::max_element(last.begin(), last.end()) -
-                             last.begin()));
+    tokens.push_back(
+        int64_t(std::max_element(last.begin(), last.end()) - last.begin()));
   }
   CHECK(tokens == expected);
 }
@@ -298,17 +296,17 @@ TEST_CASE("hf: GPT2LMHeadModel greedy decoding by recomputation matches "
 TEST_CASE("hf: GPT2LMHeadModel at other batch and sequence sizes", "[hf]") {
   std::shared_ptr<Model> model = example("gpt2", true);
   ref::TransformerConfig config = readConfig("gpt2");
-  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 17}, {1, 1},
-                            {1, 64}}) {
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{3, 17}, {1, 1}, {1, 64}}) {
     DYNAMIC_SECTION("random ids, batch " << batch << ", seq " << seq) {
       Random rng(uint32_t(batch * 1000 + seq));
       std::vector<int64_t> in = rng.ids(batch * seq, 0, 502);
       RunResult r =
           model->runOkNamed({{"input_ids", HostTensor::i64({batch, seq}, in)}});
-      checkClose(r["logits"],
-                 ref::gpt2LMHeadModel(checkpoint("gpt2"), config, batch, seq,
-                                      in),
-                 1e-4, 1e-4, "logits");
+      checkClose(
+          r["logits"],
+          ref::gpt2LMHeadModel(checkpoint("gpt2"), config, batch, seq, in),
+          1e-4, 1e-4, "logits");
     }
   }
   SECTION("a sequence longer than n_positions is an error") {

@@ -35,7 +35,8 @@ std::vector<int64_t> tokenIds(Random &rng, int64_t seq, int64_t num) {
 /// The sinusoidal argument p * w is formed in float32 (as PyTorch's recipe
 /// does), so its rounding error, and that of sin/cos, grows with the
 /// position p: allow 4 float32 ulps of p on top of the usual atol.
-std::vector<double> positionSlack(int64_t rowsBefore, int64_t seq, int64_t dim) {
+std::vector<double> positionSlack(int64_t rowsBefore, int64_t seq,
+                                  int64_t dim) {
   std::vector<double> slack;
   for (int64_t b = 0; b < rowsBefore; ++b)
     for (int64_t p = 0; p < seq; ++p)
@@ -139,7 +140,8 @@ output ab, ac, ar, aw, cb, aa, outer
 )",
                        w);
   }();
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {2, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {2, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 19 + seq));
@@ -147,15 +149,16 @@ output ab, ac, ar, aw, cb, aa, outer
                  c = rng.f32({batch, 1, 8}), rr = rng.f32({8}),
                  col = rng.f32({seq, 1}), row = rng.f32({1, seq});
       RunResult r = fx.model->runOk({a, b, c, rr, col, row});
-      Array A = ref::fromTensor(a), B = ref::fromTensor(b), C = ref::fromTensor(c),
-            R = ref::fromTensor(rr);
+      Array A = ref::fromTensor(a), B = ref::fromTensor(b),
+            C = ref::fromTensor(c), R = ref::fromTensor(rr);
       E2E_CHECK_CLOSE(r["ab"], ref::add(A, B));
       E2E_CHECK_CLOSE(r["ac"], ref::add(A, C));
       E2E_CHECK_CLOSE(r["ar"], ref::add(R, A));
       E2E_CHECK_CLOSE(r["aw"], ref::add(A, fx.w("bias")));
       E2E_CHECK_CLOSE(r["cb"], ref::add(C, B));
       E2E_CHECK_CLOSE(r["aa"], ref::add(A, A));
-      E2E_CHECK_CLOSE(r["outer"], ref::add(ref::fromTensor(col), ref::fromTensor(row)));
+      E2E_CHECK_CLOSE(r["outer"],
+                      ref::add(ref::fromTensor(col), ref::fromTensor(row)));
     }
   }
 }
@@ -175,9 +178,11 @@ output x, y, z
   for (int64_t seq : {1, 3, 17, 1031}) {
     DYNAMIC_SECTION("seq " << seq) {
       Random rng(static_cast<uint32_t>(seq * 3));
-      HostTensor a = rng.f32({seq, 3}), b = rng.f32({seq, 5}), c = rng.f32({2, seq, 4});
+      HostTensor a = rng.f32({seq, 3}), b = rng.f32({seq, 5}),
+                 c = rng.f32({2, seq, 4});
       RunResult r = fx.model->runOk({a, b, c});
-      Array A = ref::fromTensor(a), B = ref::fromTensor(b), C = ref::fromTensor(c);
+      Array A = ref::fromTensor(a), B = ref::fromTensor(b),
+            C = ref::fromTensor(c);
       E2E_CHECK_CLOSE(r["x"], ref::concat({A, B}, -1), 0.0, 0.0);
       E2E_CHECK_CLOSE(r["y"], ref::concat({A, B, A}, 1), 0.0, 0.0);
       E2E_CHECK_CLOSE(r["z"], ref::concat({C, C}, 0), 0.0, 0.0);
@@ -208,11 +213,13 @@ output y, n, v, mm
 )",
                        w);
   }();
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {1, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {1, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 23 + seq));
-      HostTensor x = rng.f32({batch, seq, 16}), u = rng.f32({16}), m = rng.f32({seq, 16});
+      HostTensor x = rng.f32({batch, seq, 16}), u = rng.f32({16}),
+                 m = rng.f32({seq, 16});
       RunResult r = fx.model->runOk({x, u, m});
       Array W = fx.w("W"), b = fx.w("b");
       E2E_CHECK_CLOSE(r["y"], ref::linear(ref::fromTensor(x), W, &b));
@@ -266,7 +273,8 @@ TEST_CASE("linear over F16 and BF16 checkpoint weights", "[layers]") {
     DYNAMIC_SECTION("seq " << seq) {
       HostTensor x = rng.f32({seq, in});
       RunResult r = model->runOk({x});
-      E2E_CHECK_CLOSE(r["y"], ref::gelu(ref::linear(ref::fromTensor(x), W, &b)));
+      E2E_CHECK_CLOSE(r["y"],
+                      ref::gelu(ref::linear(ref::fromTensor(x), W, &b)));
     }
   }
 }
@@ -295,7 +303,8 @@ output am, aw, ab, cb, dm, db, eb
 )",
                        w);
   }();
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {1, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {1, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 29 + seq));
@@ -303,8 +312,9 @@ output am, aw, ab, cb, dm, db, eb
                  b = rng.f32({batch, 6, seq}), c = rng.f32({seq, 6}),
                  d = rng.f32({2, batch, seq, 6}), e = rng.f32({1, seq, 6});
       RunResult r = fx.model->runOk({a, m, b, c, d, e});
-      Array A = ref::fromTensor(a), M = ref::fromTensor(m), B = ref::fromTensor(b),
-            C = ref::fromTensor(c), D = ref::fromTensor(d), E = ref::fromTensor(e);
+      Array A = ref::fromTensor(a), M = ref::fromTensor(m),
+            B = ref::fromTensor(b), C = ref::fromTensor(c),
+            D = ref::fromTensor(d), E = ref::fromTensor(e);
       E2E_CHECK_CLOSE(r["am"], ref::matmul(A, M));
       E2E_CHECK_CLOSE(r["aw"], ref::matmul(A, fx.w("W")));
       E2E_CHECK_CLOSE(r["ab"], ref::matmul(A, B));
@@ -336,7 +346,8 @@ l = softmax(x)
 output t, u, s, r, d, n, p, q, l
 )",
                                         {});
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {2, 3}, {3, 17}, {2, 1031}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {1, 1}, {2, 3}, {3, 17}, {2, 1031}};
   for (auto [batch, seq] : shapes) {
     DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
       Random rng(static_cast<uint32_t>(batch * 37 + seq));
@@ -408,10 +419,13 @@ output y
   std::shared_ptr<Model> m2 = Model::build(source, w2);
   HostTensor x = rng.f32({3, 4});
   Array X = ref::fromTensor(x);
-  E2E_CHECK_CLOSE(m1->runOk({x})["y"], ref::linear(X, ref::fromWeight(w1["W"])));
-  E2E_CHECK_CLOSE(m2->runOk({x})["y"], ref::linear(X, ref::fromWeight(w2["W"])));
+  E2E_CHECK_CLOSE(m1->runOk({x})["y"],
+                  ref::linear(X, ref::fromWeight(w1["W"])));
+  E2E_CHECK_CLOSE(m2->runOk({x})["y"],
+                  ref::linear(X, ref::fromWeight(w2["W"])));
   m1.reset(); // unloading one must not disturb the other
-  E2E_CHECK_CLOSE(m2->runOk({x})["y"], ref::linear(X, ref::fromWeight(w2["W"])));
+  E2E_CHECK_CLOSE(m2->runOk({x})["y"],
+                  ref::linear(X, ref::fromWeight(w2["W"])));
 }
 
 TEST_CASE("float64 models", "[layers]") {
@@ -429,17 +443,20 @@ output y, p, s
     DYNAMIC_SECTION("seq " << seq) {
       Random rng(static_cast<uint32_t>(seq));
       std::vector<float> qv = rng.uniform(seq * 4), kv = rng.uniform(seq * 4);
-      HostTensor q = HostTensor::f64({seq, 4}, std::vector<double>(qv.begin(), qv.end()));
-      HostTensor k = HostTensor::f64({seq, 4}, std::vector<double>(kv.begin(), kv.end()));
+      HostTensor q =
+          HostTensor::f64({seq, 4}, std::vector<double>(qv.begin(), qv.end()));
+      HostTensor k =
+          HostTensor::f64({seq, 4}, std::vector<double>(kv.begin(), kv.end()));
       RunResult r = fx.model->runOk({q, k});
       CHECK(r["y"].dtype == TFM_DTYPE_F64);
       Array Q = ref::fromTensor(q), K = ref::fromTensor(k);
       E2E_CHECK_CLOSE(r["y"], ref::sdpa(Q, K, K), 1e-12, 1e-13);
-      E2E_CHECK_CLOSE(r["p"],
-                      ref::softmax(ref::scale(ref::matmul(Q, ref::transpose(K, 0, 1)),
-                                              1 / std::sqrt(3.0)),
-                                   -1),
-                      1e-12, 1e-13);
+      E2E_CHECK_CLOSE(
+          r["p"],
+          ref::softmax(ref::scale(ref::matmul(Q, ref::transpose(K, 0, 1)),
+                                  1 / std::sqrt(3.0)),
+                       -1),
+          1e-12, 1e-13);
       E2E_CHECK_CLOSE(r["s"], ref::add(Q, K), 0.0, 0.0);
     }
   }
@@ -479,16 +496,19 @@ output y, e, a
     DYNAMIC_SECTION("seq " << seq) {
       Random rng(static_cast<uint32_t>(seq));
       std::vector<float> xv = rng.uniform(seq * 4);
-      HostTensor x = HostTensor::f64({seq, 4}, std::vector<double>(xv.begin(), xv.end()));
+      HostTensor x =
+          HostTensor::f64({seq, 4}, std::vector<double>(xv.begin(), xv.end()));
       std::vector<int64_t> ids = tokenIds(rng, seq, 6);
       RunResult r = fx.model->runOk({x, HostTensor::i64({seq}, ids)});
       Array X = ref::fromTensor(x), b = fx.w("b");
       E2E_CHECK_CLOSE(r["y"], ref::linear(X, fx.w("W"), &b), 1e-12, 1e-13);
-      E2E_CHECK_CLOSE(r["e"], ref::add(ref::embedding({seq}, ids, fx.w("E")), X), 0.0, 0.0);
+      E2E_CHECK_CLOSE(
+          r["e"], ref::add(ref::embedding({seq}, ids, fx.w("E")), X), 0.0, 0.0);
       Array inB = fx.w("mha.in_proj_bias"), outB = fx.w("mha.out_proj.bias");
-      ref::MhaWeights mw = ref::MhaWeights::packed(fx.w("mha.in_proj_weight"), &inB,
-                                                   fx.w("mha.out_proj.weight"), &outB);
-      E2E_CHECK_CLOSE(r["a"], ref::multiHeadAttention(X, X, X, 2, mw), 1e-12, 1e-13);
+      ref::MhaWeights mw = ref::MhaWeights::packed(
+          fx.w("mha.in_proj_weight"), &inB, fx.w("mha.out_proj.weight"), &outB);
+      E2E_CHECK_CLOSE(r["a"], ref::multiHeadAttention(X, X, X, 2, mw), 1e-12,
+                      1e-13);
     }
   }
 }
@@ -557,7 +577,8 @@ output a, b, c, d, e
   Array X = ref::fromTensor(x), M = ref::fromTensor(m);
   E2E_CHECK_CLOSE(r["a"], ref::scale(X, 0.25));
   E2E_CHECK_CLOSE(r["b"], ref::add(ref::scale(X, -1), X));
-  E2E_CHECK_CLOSE(r["c"], ref::add(ref::matmul(X, M), ref::linear(X, fx.w("W"))));
+  E2E_CHECK_CLOSE(r["c"],
+                  ref::add(ref::matmul(X, M), ref::linear(X, fx.w("W"))));
   E2E_CHECK_CLOSE(r["d"], ref::add(X, ref::positionalEncoding(5, 4)));
   E2E_CHECK_CLOSE(r["e"], ref::softmax(X, -1));
 }

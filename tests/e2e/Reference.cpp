@@ -67,7 +67,8 @@ int64_t broadcastOffset(const std::vector<int64_t> &index,
 }
 
 /// Unflattens `flat` into an index of `shape`.
-std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) {
+std::vector<int64_t> unflatten(int64_t flat,
+                               const std::vector<int64_t> &shape) {
   std::vector<int64_t> index(shape.size());
   for (size_t i = shape.size(); i-- > 0;) {
     index[i] = shape[i] ? flat % shape[i] : 0;
@@ -83,7 +84,8 @@ Array::Array(std::vector<int64_t> shape, std::vector<double> data)
 }
 
 Array::Array(std::vector<int64_t> shape)
-    : shape(std::move(shape)), data(size_t(product(this->shape, 0, this->shape.size()))) {}
+    : shape(std::move(shape)),
+      data(size_t(product(this->shape, 0, this->shape.size()))) {}
 
 int64_t Array::numel() const { return product(shape, 0, shape.size()); }
 
@@ -200,8 +202,9 @@ Array add(const Array &a, const Array &b) {
   Array c(shape);
   for (int64_t flat = 0; flat < c.numel(); ++flat) {
     std::vector<int64_t> index = unflatten(flat, shape);
-    c.data[size_t(flat)] = a.data[size_t(broadcastOffset(index, shape, a.shape))] +
-                           b.data[size_t(broadcastOffset(index, shape, b.shape))];
+    c.data[size_t(flat)] =
+        a.data[size_t(broadcastOffset(index, shape, a.shape))] +
+        b.data[size_t(broadcastOffset(index, shape, b.shape))];
   }
   return c;
 }
@@ -304,7 +307,8 @@ Array positionalEncoding(int64_t seq, int64_t dim) {
       int64_t even = j - j % 2;
       double w = std::exp(-double(even) * std::log(10000.0) / double(dim));
       double angle = double(p) * w;
-      pe.data[size_t(p * dim + j)] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
+      pe.data[size_t(p * dim + j)] =
+          j % 2 == 0 ? std::sin(angle) : std::cos(angle);
     }
   return pe;
 }
@@ -345,8 +349,9 @@ Array rows(const Array &x, int64_t begin, int64_t count) {
   std::vector<int64_t> shape = x.shape;
   shape[0] = count;
   int64_t inner = product(x.shape, 1, x.shape.size());
-  return Array(shape, std::vector<double>(x.data.begin() + begin * inner,
-                                          x.data.begin() + (begin + count) * inner));
+  return Array(shape,
+               std::vector<double>(x.data.begin() + begin * inner,
+                                   x.data.begin() + (begin + count) * inner));
 }
 
 MhaWeights MhaWeights::packed(const Array &inProjWeight,

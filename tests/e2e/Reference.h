@@ -78,9 +78,8 @@ struct MhaWeights {
   std::optional<Array> bq, bk, bv, bo;
   /// Splits nn.MultiheadAttention's in_proj_weight [3E, E] (and bias) into
   /// rows [0, E), [E, 2E), [2E, 3E).
-  static MhaWeights packed(const Array &inProjWeight,
-                           const Array *inProjBias, const Array &outWeight,
-                           const Array *outBias);
+  static MhaWeights packed(const Array &inProjWeight, const Array *inProjBias,
+                           const Array &outWeight, const Array *outBias);
 };
 /// nn.MultiheadAttention(E, heads, batch_first=True) forward on [batch, L, E]
 /// or unbatched [L, E] inputs (no masks, no dropout): heads split the

@@ -70,10 +70,11 @@ BertOutputs bertModel(const std::map<std::string, Array> &w,
     return layerNorm(x, &W(p + ".weight"), &W(p + ".bias"), config.eps);
   };
   std::vector<int64_t> shape = {batch, seq};
-  Array x = add(add(embedding(shape, ids, W("embeddings.word_embeddings.weight")),
-                    embedding(shape, types,
-                              W("embeddings.token_type_embeddings.weight"))),
-                positions(W("embeddings.position_embeddings.weight"), seq));
+  Array x =
+      add(add(embedding(shape, ids, W("embeddings.word_embeddings.weight")),
+              embedding(shape, types,
+                        W("embeddings.token_type_embeddings.weight"))),
+          positions(W("embeddings.position_embeddings.weight"), seq));
   x = norm(x, "embeddings.LayerNorm");
 
   int64_t heads = config.heads;

@@ -1,4 +1,5 @@
-//===- ReferenceHuggingFace.h - float64 BertModel and GPT2LMHeadModel -*- C++ -*-===//
+//===- ReferenceHuggingFace.h - float64 BertModel and GPT2LMHeadModel -*- C++
+//-*-===//
 //
 // Hugging Face's BertModel and GPT2LMHeadModel forward passes in float64,
 // written from transformers' modeling_bert.py / modeling_gpt2.py over the

@@ -85,10 +85,11 @@ void checkFixture(const json &fixture, bool fuse) {
       options);
   if (options.remarks) {
     const std::string &remarks = model->diagnostics();
-    bool fused = remarks.find("remark: fused attention chain") !=
-                 std::string::npos;
+    bool fused =
+        remarks.find("remark: fused attention chain") != std::string::npos;
     bool notFused = remarks.find("attention not fused") != std::string::npos;
-    INFO(name << ": expected attention " << attention << "; the compiler said:\n"
+    INFO(name << ": expected attention " << attention
+              << "; the compiler said:\n"
               << remarks);
     if (attention == "fused")
       CHECK((fused && !notFused));

@@ -25,8 +25,9 @@ static cl::opt<std::string>
     weightsPath("weights", cl::desc("Weights (.safetensors, PyTorch names)"),
                 cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string>
-    outputPath("o", cl::desc("Output: OUT.so, OUT.o, OUT.h, or a text stage "
-                             "('-' for stdout)"),
+    outputPath("o",
+               cl::desc("Output: OUT.so, OUT.o, OUT.h, or a text stage "
+                        "('-' for stdout)"),
                cl::value_desc("OUT"), cl::init("-"), cl::cat(category));
 static cl::opt<std::string>
     headerPath("header", cl::desc("Also write the model's C header here"),
@@ -74,9 +75,10 @@ static cl::opt<bool>
     remarks("remarks",
             cl::desc("Report each attention chain fused, or why not"),
             cl::cat(category));
-static cl::opt<bool> printWeights("print-weights",
-                                  cl::desc("Print weights in full in IR stages"),
-                                  cl::cat(category));
+static cl::opt<bool>
+    printWeights("print-weights",
+                 cl::desc("Print weights in full in IR stages"),
+                 cl::cat(category));
 
 static cl::OptionCategory mlirCategory("MLIR options (as in mlir-opt)");
 

@@ -6,11 +6,13 @@
 //     Qt = scale * Q[i0 : i0+Bq, :]^T               (packed once per task)
 //     m = -inf, l = 0, acc = 0                      (per query, as vectors)
 //     for j0 in key blocks of keyVectors*W keys (causal: up to the diagonal)
-//       St = K[j0 : j0+Bk, :] Qt                    (micro-keys x query vectors FMA tile)
-//       St = masks, causal -> -inf                  (queries run along the lanes)
-//       mNew = max(m, colmax St); Pt = exp(St - mNew); alpha = exp(m - mNew)
-//       l = l*alpha + colsum Pt; acc = acc*alpha + Pt^T V[j0 : j0+Bk, :]
-//     O[i0 : i0+Bq, :] = acc / l                    (0 where every key was masked)
+//       St = K[j0 : j0+Bk, :] Qt                    (micro-keys x query vectors
+//       FMA tile) St = masks, causal -> -inf                  (queries run
+//       along the lanes) mNew = max(m, colmax St); Pt = exp(St - mNew); alpha =
+//       exp(m - mNew) l = l*alpha + colsum Pt; acc = acc*alpha + Pt^T V[j0 :
+//       j0+Bk, :]
+//     O[i0 : i0+Bq, :] = acc / l                    (0 where every key was
+//     masked)
 //
 // Over a key/value cache (`kv_length`, `query_offset`), the key loop of
 // sequence b stops at its valid keys: kv_length[b], and with causal masking
@@ -25,8 +27,8 @@
 // turned into polynomials by this pass so that LLVM never scalarizes them into
 // expf calls.
 //
-#include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
+#include "compiler/Conversion/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -82,7 +84,6 @@ Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
       ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
 }
 
-
 /// Emits the loop nest for one attention op. Builder helpers keep the
 /// arithmetic readable; every value is an index unless named otherwise.
 class FlashAttentionEmitter {
@@ -120,8 +121,7 @@ private:
   /// vmaxps instead of max, compare-unordered and blend.
   Value runningMax(Value x, Value y) {
     return arith::MaximumFOp::create(
-        b, loc, x, y,
-        arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+        b, loc, x, y, arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
   }
   Value loadVector(Value memref, ValueRange indices) {
     return vector::LoadOp::create(b, loc, vectorType, memref, indices);
@@ -171,15 +171,15 @@ private:
 
   Type elementType;
   VectorType vectorType;
-  Value q, k, v, o;        // [BH, S, D] views
-  Value sq, sk;            // sequence lengths
+  Value q, k, v, o; // [BH, S, D] views
+  Value sq, sk;     // sequence lengths
   // Over a cache: the buffers of kv_length and query_offset (null when
   // absent), the query heads per sequence, and for the query block being
   // emitted the keys it may read and its queries' position offset.
   Value kvLengthArg, queryOffsetArg, headsPerSequence;
   Value keyLimit, queryOffset;
-  int64_t headDim = 0;     // Dk
-  int64_t valueDim = 0;    // Dv
+  int64_t headDim = 0;      // Dk
+  int64_t valueDim = 0;     // Dv
   int64_t valueVectors = 0; // ceil(Dv / lanes)
 
   // Mask addressing: element (bh, i, j) of the flattened mask is at
@@ -239,9 +239,10 @@ LogicalResult FlashAttentionEmitter::analyzeMask() {
       int64_t qDim = d + qRank - rank;
       if (shape[d] != 1)
         maskLeadingStrides[qDim] = stride;
-      stride = mul(stride, ShapedType::isDynamic(shape[d])
-                               ? Value(memref::DimOp::create(b, loc, maskArg, d))
-                               : idx(shape[d]));
+      stride =
+          mul(stride, ShapedType::isDynamic(shape[d])
+                          ? Value(memref::DimOp::create(b, loc, maskArg, d))
+                          : idx(shape[d]));
     }
   }
   Value flat = maskArg;
@@ -263,9 +264,8 @@ void FlashAttentionEmitter::allocateTiles() {
   b.setInsertionPointToStart(&task.getBody().front());
   int64_t bq = tiling.blockQ, bk = tiling.blockK();
   auto tile = [&](ArrayRef<int64_t> shape) {
-    return memref::AllocaOp::create(
-        b, loc, MemRefType::get(shape, elementType),
-        b.getI64IntegerAttr(64));
+    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, elementType),
+                                    b.getI64IntegerAttr(64));
   };
   queriesT = tile({headDim, bq});
   // The scores micro-kernel writes whole groups of micro-rows keys, so the
@@ -309,8 +309,8 @@ Value FlashAttentionEmitter::countTasks() {
   Value q3 = viewAs3D(b, loc, op.getQuery());
   Value batch = memref::DimOp::create(b, loc, q3, 0);
   Value queries = memref::DimOp::create(b, loc, q3, 1);
-  Value blocks = arith::CeilDivSIOp::create(b, loc, queries,
-                                            idx(tiling.blockQ));
+  Value blocks =
+      arith::CeilDivSIOp::create(b, loc, queries, idx(tiling.blockQ));
   return mul(batch, blocks);
 }
 
@@ -366,8 +366,8 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   Value blocks = arith::CeilDivSIOp::create(b, loc, sq, idx(tiling.blockQ));
   forLoop(args[numOperands], args[numOperands + 1], idx(1), [&](Value t) {
     Value bh = arith::DivUIOp::create(b, loc, t, blocks);
-    Value i0 = mul(arith::RemUIOp::create(b, loc, t, blocks),
-                   idx(tiling.blockQ));
+    Value i0 =
+        mul(arith::RemUIOp::create(b, loc, t, blocks), idx(tiling.blockQ));
     emitQueryBlock(bh, i0);
   });
   func::ReturnOp::create(b, loc);
@@ -405,8 +405,8 @@ void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
   emitPackQueries(bh, i0);
 
   // Causal: keys past the block's last query row are masked for every row.
-  Value keyEnd =
-      op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows))) : keyLimit;
+  Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
+                                : keyLimit;
   forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
     emitScores(bh, j0, validKeys);
@@ -457,8 +457,8 @@ void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
               Value key = splat(memref::LoadOp::create(
                   b, loc, k, ValueRange{bh, keyRows[r], d}));
               for (int64_t n = 0; n < nq; ++n)
-                next.push_back(
-                    vector::FMAOp::create(b, loc, key, queries[n], c[r * nq + n]));
+                next.push_back(vector::FMAOp::create(b, loc, key, queries[n],
+                                                     c[r * nq + n]));
             }
             scf::YieldOp::create(b, loc, next);
           });
@@ -564,8 +564,8 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
     // exp gives 0 rather than NaN.
     Value allMasked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                             maxNew, negInfVector);
-    Value pivot = arith::SelectOp::create(b, loc, allMasked,
-                                          splat(fconst(0.0)), maxNew);
+    Value pivot =
+        arith::SelectOp::create(b, loc, allMasked, splat(fconst(0.0)), maxNew);
     Value correction = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
     auto sumLoop = scf::ForOp::create(
@@ -606,8 +606,7 @@ void FlashAttentionEmitter::emitAccumulate(Value bh, Value i0, Value j0,
             splat(memref::LoadOp::create(b, loc, rowScale, ValueRange{row}));
         for (int64_t n = 0; n < nv; ++n)
           init.push_back(arith::MulFOp::create(
-              b, loc,
-              loadVector(acc, {row, idx((c0 + n) * tiling.lanes)}),
+              b, loc, loadVector(acc, {row, idx((c0 + n) * tiling.lanes)}),
               correction));
       }
       auto loop = scf::ForOp::create(
@@ -751,10 +750,9 @@ struct ConvertAttentionToCPUPass
     // Vector exponentials as polynomials: LLVM would scalarize them into
     // expf calls otherwise.
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == "exp" || name == math::ExpOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "exp" || name == math::ExpOp::getOperationName();
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

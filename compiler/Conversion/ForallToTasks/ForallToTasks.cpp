@@ -53,8 +53,7 @@ SmallVector<Value> tripCounts(OpBuilder &b, Location loc, scf::ForallOp loop,
     Value upper = materialize(b, loc, ub, mapping);
     Value stride = materialize(b, loc, step, mapping);
     Value extent = b.createOrFold<arith::SubIOp>(loc, upper, lower);
-    counts.push_back(
-        b.createOrFold<arith::CeilDivSIOp>(loc, extent, stride));
+    counts.push_back(b.createOrFold<arith::CeilDivSIOp>(loc, extent, stride));
   }
   return counts;
 }
@@ -86,10 +85,9 @@ struct ConvertForallToTasksPass
     Location loc = loop.getLoc();
     llvm::SetVector<Value> used;
     getUsedValuesDefinedAbove(loop.getRegion(), used);
-    for (OpFoldResult bound :
-         llvm::concat<OpFoldResult>(loop.getMixedLowerBound(),
-                                    loop.getMixedUpperBound(),
-                                    loop.getMixedStep()))
+    for (OpFoldResult bound : llvm::concat<OpFoldResult>(
+             loop.getMixedLowerBound(), loop.getMixedUpperBound(),
+             loop.getMixedStep()))
       if (auto value = dyn_cast<Value>(bound))
         used.insert(value);
     // Constants are rebuilt inside the task, where they fold; the rest is
@@ -126,8 +124,7 @@ struct ConvertForallToTasksPass
   /// `task(captured..., begin, end)`: for r in [begin, end), the forall's
   /// body at the r-th iteration in row-major order.
   func::FuncOp createTask(ModuleOp module, scf::ForallOp loop,
-                          ArrayRef<Value> captured,
-                          ArrayRef<Value> constants) {
+                          ArrayRef<Value> captured, ArrayRef<Value> constants) {
     MLIRContext *ctx = module.getContext();
     Location loc = loop.getLoc();
     OpBuilder b(ctx);

@@ -51,7 +51,8 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
     return block;
   };
   Block *detect = newBlock(), *readXcr0 = newBlock(), *decide = newBlock({i32});
-  Block *readEnv = newBlock(), *store = newBlock({i32}), *done = newBlock({i32});
+  Block *readEnv = newBlock(), *store = newBlock({i32}),
+        *done = newBlock({i32});
 
   auto c32 = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
@@ -77,11 +78,11 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   // entry: the cached level, once known.
   b.setInsertionPointToStart(entry);
   Value cache = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelCache);
-  Value cached = LLVM::LoadOp::create(b, loc, i32, cache, 4, false, false,
-                                      false, false,
-                                      LLVM::AtomicOrdering::monotonic);
-  Value known = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, cached,
-                                     c32(0));
+  Value cached =
+      LLVM::LoadOp::create(b, loc, i32, cache, 4, false, false, false, false,
+                           LLVM::AtomicOrdering::monotonic);
+  Value known =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, cached, c32(0));
   LLVM::CondBrOp::create(b, loc, known, done, ValueRange{cached}, detect,
                          ValueRange{});
 
@@ -89,8 +90,8 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   b.setInsertionPointToStart(detect);
   Value maxLeaf = field(cpuid(0), 0);
   Value ecx1 = field(cpuid(1), 2);
-  Value has7 = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, maxLeaf,
-                                    c32(7));
+  Value has7 =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, maxLeaf, c32(7));
   Value ebx7 = LLVM::SelectOp::create(b, loc, has7, field(cpuid(7), 1), c32(0));
   Value osxsave = allBits(ecx1, 1u << 27);
   LLVM::CondBrOp::create(b, loc, osxsave, readXcr0, ValueRange{}, decide,
@@ -98,13 +99,13 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
 
   b.setInsertionPointToStart(readXcr0);
   auto pair = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32});
-  Value xcr0 = field(LLVM::InlineAsmOp::create(
-                         b, loc, pair, ValueRange{c32(0)}, "xgetbv",
-                         "={ax},={dx},{cx}", true, false,
-                         LLVM::tailcallkind::TailCallKind::None,
-                         LLVM::AsmDialectAttr(), ArrayAttr())
-                         .getResult(0),
-                     0);
+  Value xcr0 =
+      field(LLVM::InlineAsmOp::create(b, loc, pair, ValueRange{c32(0)},
+                                      "xgetbv", "={ax},={dx},{cx}", true, false,
+                                      LLVM::tailcallkind::TailCallKind::None,
+                                      LLVM::AsmDialectAttr(), ArrayAttr())
+                .getResult(0),
+            0);
   LLVM::BrOp::create(b, loc, ValueRange{xcr0}, decide);
 
   b.setInsertionPointToStart(decide);
@@ -123,9 +124,11 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
           allBits(ebx7, (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31))),
       allBits(os, 0xE6));
   Value level = LLVM::SelectOp::create(
-      b, loc, avx512, c32(3), LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)));
+      b, loc, avx512, c32(3),
+      LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)));
   Value name = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelEnv);
-  Value env = LLVM::CallOp::create(b, loc, getenv, ValueRange{name}).getResult();
+  Value env =
+      LLVM::CallOp::create(b, loc, getenv, ValueRange{name}).getResult();
   Value noEnv = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, env,
                                      LLVM::ZeroOp::create(b, loc, ptr));
   LLVM::CondBrOp::create(b, loc, noEnv, store, ValueRange{level}, readEnv,
@@ -133,17 +136,16 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
 
   // readEnv: TFM_CPU_LEVEL=1|2|3 lowers the level (never raises it).
   b.setInsertionPointToStart(readEnv);
-  Value digit = LLVM::SExtOp::create(b, loc, i32,
-                                     LLVM::LoadOp::create(b, loc, i8, env));
+  Value digit =
+      LLVM::SExtOp::create(b, loc, i32, LLVM::LoadOp::create(b, loc, i8, env));
   Value cap = LLVM::SubOp::create(b, loc, digit, c32('0'));
   Value valid = LLVM::AndOp::create(
       b, loc,
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, cap, c32(1)),
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, cap, level));
-  LLVM::BrOp::create(b, loc,
-                     ValueRange{LLVM::SelectOp::create(b, loc, valid, cap,
-                                                       level)},
-                     store);
+  LLVM::BrOp::create(
+      b, loc, ValueRange{LLVM::SelectOp::create(b, loc, valid, cap, level)},
+      store);
 
   b.setInsertionPointToStart(store);
   LLVM::StoreOp::create(b, loc, store->getArgument(0), cache, 4, false, false,
@@ -175,9 +177,8 @@ void mlir::tfm::setKernelTarget(func::FuncOp task,
   if (variant.features.empty())
     return;
   // func-to-llvm carries the attribute over to llvm.func's target_features.
-  task->setAttr("target_features",
-                LLVM::TargetFeaturesAttr::get(task.getContext(),
-                                              variant.features));
+  task->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
+                                       task.getContext(), variant.features));
 }
 
 void mlir::tfm::emitVariantSwitch(
@@ -189,14 +190,14 @@ void mlir::tfm::emitVariantSwitch(
     return;
   }
   LLVM::LLVMFuncOp cpuLevel = getOrCreateCpuLevel(module);
-  Value level = LLVM::CallOp::create(b, loc, cpuLevel, ValueRange{}).getResult();
-  Value index =
-      arith::IndexCastOp::create(b, loc, b.getIndexType(), level);
+  Value level =
+      LLVM::CallOp::create(b, loc, cpuLevel, ValueRange{}).getResult();
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), level);
   SmallVector<int64_t> cases;
   for (const KernelVariant &v : variants.drop_front())
     cases.push_back(v.level);
-  auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
-                                             cases, cases.size());
+  auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index, cases,
+                                             cases.size());
   auto fill = [&](Region &region, const KernelVariant &variant) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&region.emplaceBlock());

@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
+#include "compiler/Conversion/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -47,11 +47,11 @@ using namespace mlir::tfm;
 
 namespace {
 struct GemmTiling {
-  int64_t lanes;         ///< f32 lanes per vector register
-  int64_t panelVectors;  ///< vectors per packed panel (nr / lanes)
-  int64_t microRows;     ///< mr: rows of A per micro-kernel
-  int64_t blockRows;     ///< Mc: rows per task
-  int64_t blockK;        ///< Kc: depth of one B chunk (kept in L1)
+  int64_t lanes;        ///< f32 lanes per vector register
+  int64_t panelVectors; ///< vectors per packed panel (nr / lanes)
+  int64_t microRows;    ///< mr: rows of A per micro-kernel
+  int64_t blockRows;    ///< Mc: rows per task
+  int64_t blockK;       ///< Kc: depth of one B chunk (kept in L1)
   int64_t maxPanelsPerTask;
 };
 
@@ -196,8 +196,7 @@ void GemmEmitter::emitCall() {
   }
   subPanels = panelWidth / kernelWidth;
   vectorType = VectorType::get({tiling.lanes}, b.getF32Type());
-  maskColumns =
-      ShapedType::isDynamic(staticN) || staticN % kernelWidth != 0;
+  maskColumns = ShapedType::isDynamic(staticN) || staticN % kernelWidth != 0;
 
   std::string key = taskKey();
   func::FuncOp task = tasks.lookup(key);
@@ -276,8 +275,8 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
         staticK ? idx(std::max<int64_t>(*staticK, 1)) : max(k, idx(1));
     forLoop(idx(0), chunksEnd, idx(tiling.blockK), [&](Value k0) {
       Value kc = min(idx(tiling.blockK), sub(k, k0));
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          k0, idx(0));
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
       Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                          add(k0, kc), k);
       forLoop(p0, pEnd, idx(1), [&](Value p) {
@@ -288,8 +287,8 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
           SmallVector<int64_t> cases;
           for (int64_t r = 1; r < tiling.microRows; ++r)
             cases.push_back(r);
-          auto dispatch = scf::IndexSwitchOp::create(
-              b, loc, TypeRange{}, rows, cases, cases.size());
+          auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
+                                                     cases, cases.size());
           auto fill = [&](Region &region, int64_t r) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(&region.emplaceBlock());
@@ -320,23 +319,21 @@ Value GemmEmitter::columnMask(Value p, int64_t v) {
   return vector::CreateMaskOp::create(b, loc, maskType, ValueRange{valid});
 }
 
-Value GemmEmitter::loadTile(Value buffer, Value row, Value column,
-                            Value mask) {
+Value GemmEmitter::loadTile(Value buffer, Value row, Value column, Value mask) {
   if (!mask)
     return vector::LoadOp::create(b, loc, vectorType, buffer,
                                   ValueRange{row, column});
-  return vector::MaskedLoadOp::create(b, loc, vectorType, buffer,
-                                      ValueRange{row, column}, mask,
-                                      splat(0.0));
+  return vector::MaskedLoadOp::create(
+      b, loc, vectorType, buffer, ValueRange{row, column}, mask, splat(0.0));
 }
 
-void GemmEmitter::storeTile(Value value, Value buffer, Value row,
-                            Value column, Value mask) {
+void GemmEmitter::storeTile(Value value, Value buffer, Value row, Value column,
+                            Value mask) {
   if (!mask)
     vector::StoreOp::create(b, loc, value, buffer, ValueRange{row, column});
   else
-    vector::MaskedStoreOp::create(b, loc, buffer, ValueRange{row, column},
-                                  mask, value);
+    vector::MaskedStoreOp::create(b, loc, buffer, ValueRange{row, column}, mask,
+                                  value);
 }
 
 Value GemmEmitter::applyEpilogue(Value acc, Value row, Value p, int64_t v,
@@ -355,20 +352,20 @@ Value GemmEmitter::applyEpilogue(Value acc, Value row, Value p, int64_t v,
     Value erf = math::ErfOp::create(
         b, loc, arith::MulFOp::create(b, loc, x, splat(M_SQRT1_2)));
     Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
-    x = arith::MulFOp::create(
-        b, loc, half, arith::AddFOp::create(b, loc, erf, splat(1.0)));
+    x = arith::MulFOp::create(b, loc, half,
+                              arith::AddFOp::create(b, loc, erf, splat(1.0)));
   } else if (activation == "gelu_tanh") {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value cube = arith::MulFOp::create(
-        b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value cube =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
     Value inner = arith::AddFOp::create(
         b, loc, x, arith::MulFOp::create(b, loc, cube, splat(0.044715)));
     Value tanh = math::TanhOp::create(
         b, loc,
         arith::MulFOp::create(b, loc, inner, splat(std::sqrt(2.0 / M_PI))));
     Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
-    x = arith::MulFOp::create(
-        b, loc, half, arith::AddFOp::create(b, loc, tanh, splat(1.0)));
+    x = arith::MulFOp::create(b, loc, half,
+                              arith::AddFOp::create(b, loc, tanh, splat(1.0)));
   }
   if (residual)
     x = arith::AddFOp::create(b, loc, x, loadTile(residual, row, column, mask));
@@ -426,8 +423,8 @@ void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value p, Value k0,
           Value broadcast =
               vector::BroadcastOp::create(b, loc, vectorType, scalar);
           for (int64_t v = 0; v < vectors; ++v)
-            next.push_back(vector::FMAOp::create(
-                b, loc, broadcast, weights[v], acc[r * vectors + v]));
+            next.push_back(vector::FMAOp::create(b, loc, broadcast, weights[v],
+                                                 acc[r * vectors + v]));
         }
         scf::YieldOp::create(b, loc, next);
       });
@@ -487,7 +484,7 @@ struct ConvertLinearToCPUPass
       }
       for (Value operand : op->getOperands())
         if (!isGemmReadable(cast<MemRefType>(operand.getType()),
-                               operand == op.getPackedWeight())) {
+                            operand == op.getPackedWeight())) {
           op.emitOpError("needs contiguous buffers to lower to CPU");
           return signalPassFailure();
         }
@@ -499,22 +496,20 @@ struct ConvertLinearToCPUPass
                             tiling.microRows = microRows;
                           if (blockK > 0)
                             tiling.blockK = blockK;
-                          tiling.blockRows = llvm::alignTo(tiling.blockRows,
-                                                           tiling.microRows);
-                          GemmEmitter(op, tiling, variant, tasks, b)
-                              .emitCall();
+                          tiling.blockRows =
+                              llvm::alignTo(tiling.blockRows, tiling.microRows);
+                          GemmEmitter(op, tiling, variant, tasks, b).emitCall();
                         });
       op.erase();
     }
     // Activations as polynomials on vectors, in the tasks alone: LLVM would
     // scalarize them into libm calls otherwise.
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == "erf" || name == "tanh" ||
-                 name == math::ErfOp::getOperationName() ||
-                 name == math::TanhOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "erf" || name == "tanh" ||
+             name == math::ErfOp::getOperationName() ||
+             name == math::TanhOp::getOperationName();
+    });
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto &entry : tasks)
       if (failed(applyPatternsGreedily(entry.second, frozen)))

@@ -49,9 +49,11 @@ struct MatmulToLinalg : OpRewritePattern<MatmulOp> {
       return getBroadcastMap(ctx, shape.drop_back(2), result.drop_back(2),
                              numLoops);
     };
-    AffineMap lhsMap = batchMap(lhs).insertResult(d(rank - 2), lhs.size() - 2)
+    AffineMap lhsMap = batchMap(lhs)
+                           .insertResult(d(rank - 2), lhs.size() - 2)
                            .insertResult(d(rank), lhs.size() - 1);
-    AffineMap rhsMap = batchMap(rhs).insertResult(d(rank), rhs.size() - 2)
+    AffineMap rhsMap = batchMap(rhs)
+                           .insertResult(d(rank), rhs.size() - 2)
                            .insertResult(d(rank - 1), rhs.size() - 1);
     AffineMap outMap =
         AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank);
@@ -64,8 +66,8 @@ struct MatmulToLinalg : OpRewritePattern<MatmulOp> {
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{resultType},
         ValueRange{op.getLhs(), op.getRhs()}, ValueRange{init},
-        ArrayRef<AffineMap>{lhsMap, rhsMap, outMap},
-        contractionIterators(rank), multiplyAccumulate);
+        ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, contractionIterators(rank),
+        multiplyAccumulate);
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }
@@ -110,8 +112,8 @@ struct LinearToLinalg : OpRewritePattern<LinearOp> {
       inputExprs.push_back(d(i));
     inputExprs.push_back(d(rank));
     AffineMap inputMap = AffineMap::get(numLoops, 0, inputExprs, ctx);
-    AffineMap weightMap = AffineMap::get(numLoops, 0, {d(rank - 1), d(rank)},
-                                         ctx);
+    AffineMap weightMap =
+        AffineMap::get(numLoops, 0, {d(rank - 1), d(rank)}, ctx);
     AffineMap outMap =
         AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank);
     auto generic = linalg::GenericOp::create(
@@ -140,11 +142,9 @@ struct TransposeToLinalg : OpRewritePattern<TransposeOp> {
     SmallVector<DimSource> sources;
     for (int64_t p : permutation)
       sources.push_back({op.getInput(), p});
-    Value init =
-        createEmptyTensor(rewriter, op.getLoc(), resultType, sources);
-    auto transpose = linalg::TransposeOp::create(rewriter, op.getLoc(),
-                                                 op.getInput(), init,
-                                                 permutation);
+    Value init = createEmptyTensor(rewriter, op.getLoc(), resultType, sources);
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, op.getLoc(), op.getInput(), init, permutation);
     rewriter.replaceOp(op, transpose->getResults());
     return success();
   }

@@ -111,8 +111,7 @@ LogicalResult TransposeOp::verify() {
   if (d0 < 0 || d1 < 0)
     return emitOpError("dimensions (")
            << int64_t(getDim0()) << ", " << int64_t(getDim1())
-           << ") out of range for input "
-           << formatShape(shapeOf(getInput()));
+           << ") out of range for input " << formatShape(shapeOf(getInput()));
   if (getInput().getType().getElementType() !=
       getResult().getType().getElementType())
     return emitOpError("result element type differs from the input's");
@@ -200,15 +199,15 @@ LogicalResult ConcatOp::verify() {
 LogicalResult MaskedFillOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput()), mask = shapeOf(getMask());
   if (mask.size() > input.size())
-    return emitOpError("mask ") << formatShape(mask)
-                                << " has more dimensions than the input "
-                                << formatShape(input);
+    return emitOpError("mask ")
+           << formatShape(mask) << " has more dimensions than the input "
+           << formatShape(input);
   for (size_t i = 0; i < mask.size(); ++i) {
     int64_t d = input[input.size() - mask.size() + i];
     if (mask[i] != 1 && !dimsAgree(mask[i], d))
-      return emitOpError("mask ") << formatShape(mask)
-                                  << " does not broadcast to the input "
-                                  << formatShape(input);
+      return emitOpError("mask ")
+             << formatShape(mask) << " does not broadcast to the input "
+             << formatShape(input);
   }
   if (getInput().getType() != getResult().getType())
     return emitOpError("result type must equal the input type");
@@ -513,17 +512,17 @@ LogicalResult AttentionOp::verify() {
                          "dimension ")
              << d;
   if (!dimsAgree(q.back(), k.back()))
-    return emitOpError("query ") << formatShape(q) << " and key "
-                                 << formatShape(k)
-                                 << " disagree on the head dimension";
+    return emitOpError("query ")
+           << formatShape(q) << " and key " << formatShape(k)
+           << " disagree on the head dimension";
   if (!dimsAgree(k[rank - 2], v[rank - 2]))
-    return emitOpError("key ") << formatShape(k) << " and value "
-                               << formatShape(v)
-                               << " disagree on the key sequence length";
+    return emitOpError("key ")
+           << formatShape(k) << " and value " << formatShape(v)
+           << " disagree on the key sequence length";
   if (!dimsAgree(o[rank - 2], q[rank - 2]) || !dimsAgree(o.back(), v.back()))
-    return emitOpError("init ") << formatShape(o) << " must be [..., "
-                                << formatDim(q[rank - 2]) << ", "
-                                << formatDim(v.back()) << "]";
+    return emitOpError("init ")
+           << formatShape(o) << " must be [..., " << formatDim(q[rank - 2])
+           << ", " << formatDim(v.back()) << "]";
   Type elementType = cast<ShapedType>(getQuery().getType()).getElementType();
   for (Value x : {getKey(), getValue(), getInit()})
     if (cast<ShapedType>(x.getType()).getElementType() != elementType)
@@ -552,11 +551,12 @@ LogicalResult AttentionOp::verify() {
   for (Value perSequence : {getKvLength(), getQueryOffset()}) {
     if (!perSequence)
       continue;
-    StringRef name = perSequence == getKvLength() ? "kv_length" : "query_offset";
+    StringRef name =
+        perSequence == getKvLength() ? "kv_length" : "query_offset";
     auto type = cast<ShapedType>(perSequence.getType());
     if (rank < 3)
-      return emitOpError() << name
-                           << " needs a leading batch dimension (rank 3 or more)";
+      return emitOpError()
+             << name << " needs a leading batch dimension (rank 3 or more)";
     if (type.getRank() != 1 || !type.getElementType().isInteger(64) ||
         !dimsAgree(type.getShape()[0], q[0]))
       return emitOpError() << name << " must be i64 [" << formatDim(q[0])
@@ -613,9 +613,9 @@ LogicalResult CacheAppendOp::verify() {
     return emitOpError("cache ")
            << formatShape(cache) << " needs a static capacity in dim " << dim;
   if (int64_t(rows.size()) != rank)
-    return emitOpError("rows ") << formatShape(rows) << " and cache "
-                                << formatShape(cache)
-                                << " must have the same rank";
+    return emitOpError("rows ")
+           << formatShape(rows) << " and cache " << formatShape(cache)
+           << " must have the same rank";
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim && !dimsAgree(rows[d], cache[d]))
       return emitOpError("rows ")
@@ -672,19 +672,19 @@ LogicalResult PackedLinearOp::verify() {
     return emitOpError("input and init must have the same rank, 1 or more");
   for (size_t d = 0; d + 1 < x.size(); ++d)
     if (!dimsAgree(x[d], o[d]))
-      return emitOpError("input ") << formatShape(x) << " and init "
-                                   << formatShape(o)
-                                   << " disagree in dimension " << d;
+      return emitOpError("input ")
+             << formatShape(x) << " and init " << formatShape(o)
+             << " disagree in dimension " << d;
   if (!dimsAgree(x.back(), w[1]))
-    return emitOpError("input ") << formatShape(x)
-                                 << " does not have the packed weight's "
-                                 << w[1] << " input features";
+    return emitOpError("input ")
+           << formatShape(x) << " does not have the packed weight's " << w[1]
+           << " input features";
   bool staticPanels = !ShapedType::isDynamic(w[0]);
   if (staticPanels && (ShapedType::isDynamic(o.back()) ||
                        llvm::divideCeilSigned(o.back(), w[2]) != w[0]))
-    return emitOpError("init ") << formatShape(o) << " needs "
-                                << w[0] * w[2] - w[2] + 1 << " to "
-                                << w[0] * w[2] << " static output features";
+    return emitOpError("init ")
+           << formatShape(o) << " needs " << w[0] * w[2] - w[2] + 1 << " to "
+           << w[0] * w[2] << " static output features";
   if (Value bias = getBias()) {
     if (!staticPanels)
       return emitOpError("a bias needs a packed weight of static shape");

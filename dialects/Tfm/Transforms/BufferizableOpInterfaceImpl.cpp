@@ -47,9 +47,10 @@ getOperandBuffers(Operation *op, RewriterBase &rewriter,
 /// Whether the CPU kernel of `op` reads operand `operandNumber` in place when
 /// it bufferizes to `type`. The attention kernel addresses its operands
 /// densely (a view at an offset, such as one layer of a cache, is dense), its
-/// mask through an identity layout; the GEMM (convert-linear-to-cpu) reads matrices through a row
-/// stride and indexes its packed weight directly, so it only needs the last
-/// dim contiguous, and a leading dim it cannot collapse only in matrices.
+/// mask through an identity layout; the GEMM (convert-linear-to-cpu) reads
+/// matrices through a row stride and indexes its packed weight directly, so it
+/// only needs the last dim contiguous, and a leading dim it cannot collapse
+/// only in matrices.
 bool kernelReadsInPlace(tfm::AttentionOp op, unsigned operandNumber,
                         MemRefType type) {
   if (op.getMask() &&

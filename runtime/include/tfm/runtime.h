@@ -185,11 +185,12 @@ tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 #define TFM_EXEC_DEFINED
 typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
 typedef struct tfm_exec {
-  uint32_t abi_version;   /* 1 */
-  uint32_t num_threads;   /* informational: how many threads parallel_for uses */
+  uint32_t abi_version; /* 1 */
+  uint32_t num_threads; /* informational: how many threads parallel_for uses */
   /* Runs task(args, b, e) over sub-ranges [b, e) covering [0, count), in any
    * order and on any threads, and returns when all are done. NULL: serial. */
-  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task, void *args);
+  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,
+                       void *args);
   void *context;
 } tfm_exec;
 #endif
@@ -218,10 +219,10 @@ void tfm_thread_pool_release(tfm_thread_pool *pool);
    thread (dynamic scheduling) and returns when all are done; a count <= 0
    returns at once and a count of 1 runs on the calling thread. Idle workers
    poll for the next call for about 100 microseconds before they sleep, as
-   a model's calls come back to back. It may be called from several threads at once: calls on one pool
-   take turns, each using every thread. A parallel_for called from inside a
-   task of the same pool runs its range serially on the calling thread. Tasks
-   must not throw C++ exceptions. */
+   a model's calls come back to back. It may be called from several threads at
+   once: calls on one pool take turns, each using every thread. A parallel_for
+   called from inside a task of the same pool runs its range serially on the
+   calling thread. Tasks must not throw C++ exceptions. */
 const tfm_exec *tfm_thread_pool_exec(tfm_thread_pool *pool);
 
 /*===----------------------------------------------------------------------===*\
@@ -413,8 +414,8 @@ tfm_status tfm_gpu_init(void);
 
 /* Device 0's name (NUL-terminated, truncated to `name_size` bytes) and
    compute capability. Any out pointer may be NULL. */
-tfm_status tfm_gpu_device_info(char *name, size_t name_size,
-                               int32_t *out_major, int32_t *out_minor);
+tfm_status tfm_gpu_device_info(char *name, size_t name_size, int32_t *out_major,
+                               int32_t *out_minor);
 
 /* Device memory: `*out_ptr` is NULL on failure. tfm_gpu_free(NULL) is a
    no-op. */

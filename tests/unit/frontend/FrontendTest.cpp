@@ -32,8 +32,8 @@ std::string signatureOf(ModuleOp module) {
 TEST_CASE("hand-written attention parses into tfm primitives", "[frontend]") {
   MLIRContext ctx;
   TableWeights weights;
-  weights.shapes = {{"W_q.weight", {2, 2}}, {"W_k.weight", {2, 2}},
-                    {"W_v.weight", {2, 2}}};
+  weights.shapes = {
+      {"W_q.weight", {2, 2}}, {"W_k.weight", {2, 2}}, {"W_v.weight", {2, 2}}};
   auto result = parse(ctx, R"(model self_attention
 input x: f32[batch, seq, 2]
 q = linear(x, weight = "W_q.weight")
@@ -70,7 +70,8 @@ TEST_CASE("every seed model parses against its weights", "[frontend]") {
     auto buffer = llvm::MemoryBuffer::getFile(dir + "/model.tfm");
     REQUIRE(buffer);
     std::string error;
-    auto file = ::tfm::SafeTensorsFile::open(dir + "/weights.safetensors", error);
+    auto file =
+        ::tfm::SafeTensorsFile::open(dir + "/weights.safetensors", error);
     INFO(seed << ": " << error);
     REQUIRE(file);
     mlir::tfm::SafeTensorsWeightShapes weights(*file);
@@ -142,8 +143,10 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
   const ErrorCase cases[] = {
       {"empty file", "\n# nothing\n", "3:1: empty model file"},
       {"no model line", "input x: f32[2]\n", "1:1: a model file starts with"},
-      {"bad dtype", "model m\ninput x: f16[2]\n", "2:10: expected an element type"},
-      {"bad dim", "model m\ninput x: f32[2, -1]\n", "2:17: expected a dimension"},
+      {"bad dtype", "model m\ninput x: f16[2]\n",
+       "2:10: expected an element type"},
+      {"bad dim", "model m\ninput x: f32[2, -1]\n",
+       "2:17: expected a dimension"},
       {"unknown name", "model m\ninput x: f32[2, 2]\ny = x @ z\noutput y\n",
        "3:9: unknown value 'z'"},
       {"unknown function",
@@ -152,18 +155,21 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
       {"named dims differ",
        "model m\ninput a: f32[seq, 4]\ninput b: f32[3, 4]\n"
        "y = a @ transpose(b)\ny2 = transpose(b) @ a\noutput y2\n",
-       "5:19: matmul: [4, 3] @ [seq, 4] contracts mismatched dimensions 3 and seq"},
+       "5:19: matmul: [4, 3] @ [seq, 4] contracts mismatched dimensions 3 and "
+       "seq"},
       {"unterminated string",
        "model m\ninput x: f32[2, 2]\ny = linear(x, weight = \"w)\noutput y\n",
        "3:24: expected an expression but the string is not closed"},
-      {"missing paren", "model m\ninput x: f32[2, 2]\ny = softmax(x\noutput y\n",
+      {"missing paren",
+       "model m\ninput x: f32[2, 2]\ny = softmax(x\noutput y\n",
        "4:1: expected ',' or ')'"},
       {"redefinition",
        "model m\ninput x: f32[2, 2]\nx = softmax(x)\noutput x\n",
        "3:1: 'x' is already defined"},
       {"no output", "model m\ninput x: f32[2, 2]\ny = softmax(x)\n",
        "no 'output' statement"},
-      {"softmax dim", "model m\ninput x: f32[2, 2]\ny = softmax(x, dim = 2)\noutput y\n",
+      {"softmax dim",
+       "model m\ninput x: f32[2, 2]\ny = softmax(x, dim = 2)\noutput y\n",
        "3:5: dimension 2 is out of range for [2, 2]"},
       {"tensor times a boolean",
        "model m\ninput x: f32[2, 2]\ny = x * true\noutput y\n",
@@ -186,7 +192,8 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
        "model m\ninput x: f32[2, 2]\ny = softmax(x, axis = 1)\noutput y\n",
        "3:23: softmax() has no argument 'axis'"},
       {"unknown weight",
-       "model m\ninput x: f32[2, 2]\ny = linear(x, weight = \"nope\")\noutput y\n",
+       "model m\ninput x: f32[2, 2]\ny = linear(x, weight = \"nope\")\noutput "
+       "y\n",
        "3:24: unknown weight 'nope'"},
       {"linear feature mismatch",
        "model m\nparam \"w\": f32[4, 3]\ninput x: f32[seq, 5]\n"
@@ -197,7 +204,8 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
        "model m\ninput x: f32[s, 6]\nparam \"in_proj_weight\": f32[18, 6]\n"
        "param \"out_proj.weight\": f32[6, 6]\n"
        "y = multi_head_attention(x, x, x, heads = 4, bias = false)\noutput y\n",
-       "5:5: multi_head_attention: embedding dimension 6 is not divisible by 4"},
+       "5:5: multi_head_attention: embedding dimension 6 is not divisible by "
+       "4"},
       {"stray character", "model m\ninput x: f32[2, 2] $\n",
        "2:20: expected the end of the statement but found '$'"},
       {"two models", "model a\nmodel b\n", "2:1: a file holds one model"},
@@ -211,7 +219,8 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
        "4:28: unknown weight 'w.0'"},
       {"loop bound", "model m\ninput x: f32[2]\nfor i in 0..x:\nend\n",
        "3:13: a loop bound must be an integer"},
-      {"inf is a constant", "model m\ninput x: f32[2, 2]\ninf = x\noutput inf\n",
+      {"inf is a constant",
+       "model m\ninput x: f32[2, 2]\ninf = x\noutput inf\n",
        "3:1: 'inf' is a constant and cannot be assigned"},
       {"float mask",
        "model m\ninput x: f32[2, 2]\ny = masked_fill(x, x, -inf)\noutput y\n",
@@ -224,7 +233,8 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
   for (const ErrorCase &c : cases) {
     MLIRContext ctx;
     auto result = tfmtest::parse(ctx, c.source);
-    INFO(c.name << "\n  got: " << result.error << "\n  expected: " << c.expected);
+    INFO(c.name << "\n  got: " << result.error
+                << "\n  expected: " << c.expected);
     CHECK_FALSE(result.module);
     CHECK(result.error.find(c.expected) != std::string::npos);
   }
@@ -234,8 +244,7 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
 // with a timeout (tests/unit/frontend/CMakeLists.txt). Locations used to be
 // found by scanning back to the start of the line, once per operator, which
 // made this 2 MB line take minutes; it now takes a fraction of a second.
-TEST_CASE("a 2 MB single-line model parses in linear time",
-          "[.][long-line]") {
+TEST_CASE("a 2 MB single-line model parses in linear time", "[.][long-line]") {
   const int terms = 1000000;
   std::string expr;
   expr.reserve(2 * terms + 2);
@@ -250,6 +259,6 @@ TEST_CASE("a 2 MB single-line model parses in linear time",
   // Columns stay exact at the far end of the line.
   auto bad = parse(ctx, "model m\ninput x: f32[seq, 4]\ny = x * (" + expr +
                             ") + nope\noutput y\n");
-  CHECK(bad.error == "3:" + std::to_string(9 + expr.size() + 5) +
-                         ": unknown value 'nope'");
+  CHECK(bad.error ==
+        "3:" + std::to_string(9 + expr.size() + 5) + ": unknown value 'nope'");
 }

@@ -1,4 +1,5 @@
-//===- FrontendTestUtils.h - Parse .tfm text and collect diagnostics -*- C++ -*-===//
+//===- FrontendTestUtils.h - Parse .tfm text and collect diagnostics -*- C++
+//-*-===//
 #ifndef TFM_TESTS_UNIT_FRONTEND_FRONTENDTESTUTILS_H
 #define TFM_TESTS_UNIT_FRONTEND_FRONTENDTESTUTILS_H
 
@@ -23,9 +24,9 @@ public:
     auto it = shapes.find(name.str());
     if (it == shapes.end())
       return std::nullopt;
-    return Info{mlir::Float32Type::get(ctx),
-                llvm::SmallVector<int64_t>(it->second.begin(),
-                                           it->second.end())};
+    return Info{
+        mlir::Float32Type::get(ctx),
+        llvm::SmallVector<int64_t>(it->second.begin(), it->second.end())};
   }
 };
 

@@ -373,8 +373,8 @@ TEST_CASE("errors of the entry point become statuses", "[model]") {
     std::string metadata = kAddMetadata;
     metadata.insert(metadata.rfind('}'), R"(, "errors": [{"code": "7"}])");
     tfm_model *model = nullptr;
-    Status status(tfm_model_create_from_symbols(metadata.c_str(),
-                                                failingEntry, &model));
+    Status status(
+        tfm_model_create_from_symbols(metadata.c_str(), failingEntry, &model));
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
     CHECK(status.message.find("\"errors\" entries need") != std::string::npos);
     tfm_model_release(model);
@@ -555,8 +555,8 @@ TEST_CASE("loading fails cleanly on files that are not artifacts",
   SECTION("a directory") {
     Status status(tfm_model_load(TFM_TEST_TMPDIR, &model));
     CHECK(status.code == TFM_STATUS_FORMAT_ERROR);
-    CHECK(status.message == std::string(TFM_TEST_TMPDIR) +
-                                ": not a regular file");
+    CHECK(status.message ==
+          std::string(TFM_TEST_TMPDIR) + ": not a regular file");
   }
   SECTION("a library without metadata") {
     Status status(tfm_model_load(TFM_TEST_NOT_AN_ARTIFACT, &model));
@@ -631,8 +631,8 @@ TEST_CASE("a model with bool inputs and outputs", "[model]") {
 
   SECTION("output shapes") {
     tfm_tensor inferred[2] = {};
-    Status status(tfm_model_infer_output_shapes(masked.model, inputs, 2,
-                                                inferred, 2));
+    Status status(
+        tfm_model_infer_output_shapes(masked.model, inputs, 2, inferred, 2));
     REQUIRE(status.code == TFM_STATUS_OK);
     CHECK(inferred[1].dtype == TFM_DTYPE_BOOL);
     CHECK(inferred[1].shape[0] == 3);

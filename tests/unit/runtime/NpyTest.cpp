@@ -6,10 +6,10 @@
 
 #include <cstring>
 #include <fstream>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <iterator>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -226,8 +226,7 @@ TEST_CASE("malformed npy files are errors", "[npy]") {
   // Header text in a message is cut short and its control characters
   // escaped, so the message stays one line (found by tfm-fuzz-npy:
   // tests/fuzz/corpus/tfm-fuzz-npy/regress-newline-in-key).
-  expectFormatError("newline-key.npy",
-                    npyFile("{'des }\n   \n' 1}", data),
+  expectFormatError("newline-key.npy", npyFile("{'des }\n   \n' 1}", data),
                     "expected ':' after key 'des }\\x0a   \\x0a'");
   expectFormatError("newline-descr.npy",
                     npyFile("{'descr': '<f4\n" + std::string(100, 'x') +

@@ -205,11 +205,11 @@ TEST_CASE("safetensors validation errors", "[safetensors]") {
   // A shape nested a hundred thousand levels deep: refused before anything
   // recurses, and never dumped into the message.
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": )" +
-                                             deep +
-                                             R"(, "data_offsets": [0, 16]})"),
-                              16),
-              "the header nests deeper than 16 levels");
+  expectError(
+      safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": )" + deep +
+                                     R"(, "data_offsets": [0, 16]})"),
+                      16),
+      "the header nests deeper than 16 levels");
   expectError(safeTensorsFile(entry("a", R"({"dtype": "F32", "shape": [[2], 2],
                                              "data_offsets": [0, 16]})"),
                               16),

@@ -21,7 +21,9 @@
 namespace {
 
 struct PoolDeleter {
-  void operator()(tfm_thread_pool *pool) const { tfm_thread_pool_release(pool); }
+  void operator()(tfm_thread_pool *pool) const {
+    tfm_thread_pool_release(pool);
+  }
 };
 using PoolPtr = std::unique_ptr<tfm_thread_pool, PoolDeleter>;
 
@@ -96,8 +98,7 @@ TEST_CASE("parallel_for runs every index exactly once", "[threads]") {
   }
 }
 
-TEST_CASE("parallel_for runs small ranges on the calling thread",
-          "[threads]") {
+TEST_CASE("parallel_for runs small ranges on the calling thread", "[threads]") {
   PoolPtr pool = makePool(4);
   const tfm_exec *exec = tfm_thread_pool_exec(pool.get());
   struct Record {
@@ -402,8 +403,7 @@ TEST_CASE("tfm_model_run_with_exec checks and passes on its exec",
   }
 }
 
-TEST_CASE("runs on several threads share one model and one pool",
-          "[threads]") {
+TEST_CASE("runs on several threads share one model and one pool", "[threads]") {
   ModelPtr rows(rowsEntry, kRowsMetadata);
   PoolPtr pool = makePool(3);
   const tfm_exec *exec = tfm_thread_pool_exec(pool.get());
@@ -435,8 +435,8 @@ TEST_CASE("the shared-library artifact runs on a pool", "[threads][load]") {
   tfm_tensor inputs[2] = {view(300, 2, x.data()), view(300, 2, y.data())};
   tfm_tensor output = view(300, 2, z.data());
   PoolPtr pool = makePool(2);
-  tfm_status status = tfm_model_run_with_exec(
-      add.model, inputs, 2, &output, 1, tfm_thread_pool_exec(pool.get()));
+  tfm_status status = tfm_model_run_with_exec(add.model, inputs, 2, &output, 1,
+                                              tfm_thread_pool_exec(pool.get()));
   INFO(tfm_status_message(status));
   CHECK(status == nullptr);
   tfm_status_free(status);
