@@ -692,6 +692,10 @@ struct ConvertAttentionToCPUPass
     }
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    // The exponentials that are not the kernels': only the kernels' become
+    // polynomials, so the rest of the module keeps its numerics.
+    DenseSet<Operation *> othersExps;
+    getOperation().walk([&](math::ExpOp exp) { othersExps.insert(exp); });
     for (AttentionOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op.emitOpError("must be bufferized before convert-attention-to-cpu");
@@ -747,13 +751,21 @@ struct ConvertAttentionToCPUPass
         return signalPassFailure();
       op.erase();
     }
-    // Vector exponentials as polynomials: LLVM would scalarize them into
-    // expf calls otherwise.
+    // The kernels' vector exponentials as polynomials: LLVM would scalarize
+    // them into expf calls otherwise.
+    SmallVector<Operation *> kernelExps;
+    getOperation().walk([&](math::ExpOp exp) {
+      if (!othersExps.contains(exp))
+        kernelExps.push_back(exp);
+    });
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == "exp" || name == math::ExpOp::getOperationName();
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(
+            applyOpPatternsGreedily(kernelExps, std::move(patterns), config)))
       signalPassFailure();
   }
 };

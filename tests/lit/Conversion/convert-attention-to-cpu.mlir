@@ -123,3 +123,25 @@ func.func @cached(%q: memref<?x4x?x16xf32>, %k: memref<?x4x32x16xf32, strided<[2
   tfm.attention ins(%q, %k, %k : memref<?x4x?x16xf32>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>, memref<?x4x32x16xf32, strided<[2048, 512, 16, 1], offset: ?>>) kv_length(%len : memref<?xi64>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x4x?x16xf32>) scale 0.25 {causal}
   return
 }
+
+// -----
+
+// Only the kernel's exponentials become polynomials: an exponential elsewhere
+// in the module (the unfused path's softmax, a model's own exp) keeps its
+// numerics.
+// CHECK-LABEL: func.func @other_exp
+// CHECK:         math.exp %{{.*}} : f32
+// CHECK-LABEL: func.func @other_exp_vector
+// CHECK:         math.exp %{{.*}} : vector<8xf32>
+func.func @other_exp(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  return %e : f32
+}
+func.func @other_exp_vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %e = math.exp %x : vector<8xf32>
+  return %e : vector<8xf32>
+}
+func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
+  tfm.attention ins(%q, %q, %q : memref<1x2x8x16xf32>, memref<1x2x8x16xf32>, memref<1x2x8x16xf32>) outs(%o : memref<1x2x8x16xf32>) scale 0.25
+  return
+}
