@@ -249,6 +249,7 @@ LogicalResult Compilation::lowerForCpu(ModuleOp module, EmitKind emit,
   pipeline.bindWeights =
       !(options.weightsPath.empty() && emit == EmitKind::Linalg);
   pipeline.fuseAttention = options.fuseAttention;
+  pipeline.tileAttention = options.tileAttention;
   pipeline.remarks = options.remarks;
   pipeline.vectorBits = getVectorBits(machine);
   pipeline.multiversion = portable;

@@ -78,6 +78,9 @@ struct CompileOptions {
   /// Fuse attention chains into tfm.attention (docs/compiler.md); off keeps
   /// the unfused path that materializes the scores.
   bool fuseAttention = true;
+  /// Tile tfm.attention into query tiles of this many rows before the CPU
+  /// lowering (0: off): the tiled form of tfm-tile-attention, for tests.
+  int64_t tileAttention = 0;
   /// Print a remark for each attention chain fused or left unfused.
   bool remarks = false;
   /// Called on each pass manager before it runs. A tool adds MLIR's

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -83,7 +84,14 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   if (options.packLinear)
     pm.addNestedPass<func::FuncOp>(createTfmPackMatmul(TfmPackMatmulOptions{
         options.vectorBits, options.multiversion, /*minRows=*/4}));
+  if (options.tileAttention > 0)
+    pm.addNestedPass<func::FuncOp>(createTfmTileAttention(
+        TfmTileAttentionOptions{/*batchTile=*/1, options.tileAttention,
+                                /*valueTile=*/0}));
   buildBufferizationPipeline(pm);
+  // Each tile's kernel spreads its work over the threads itself.
+  if (options.tileAttention > 0)
+    pm.addPass(createForallToForLoopPass());
   // Scratch in one allocation, buffers sharing bytes by lifetime, in the
   // caller's workspace when it gives one.
   if (options.planWorkspace) {

@@ -41,6 +41,14 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fuse attention chains into tfm.attention (off: the "
                      "unfused path, for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> tileAttention{
+      *this, "tile-attention",
+      llvm::cl::desc("Tile tfm.attention into an scf.forall of tiles of this "
+                     "many queries (tfm-tile-attention) before "
+                     "bufferization, the tiles run one after the other "
+                     "(0: off, the kernel tiles internally; the tiled form "
+                     "the GPU maps to blocks, checked on the CPU)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> multiversion{
       *this, "multiversion",
       llvm::cl::desc("Emit the GEMM and attention kernels for SSE, AVX2+FMA "

@@ -2,6 +2,7 @@
 #include "compiler/Registration/Registration.h"
 #include "dialects/Tfm/IR/TfmDialect.h"
 #include "dialects/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
+#include "dialects/Tfm/Transforms/TilingInterfaceImpl.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -17,6 +18,7 @@ void mlir::tfm::registerAllDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registry.insert<TfmDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
+  registerTilingInterfaceExternalModels(registry);
   // --target cuda: #nvvm.target serializes kernels (translating them to LLVM
   // IR inside a pass), and gpu.binary with its #gpu.select_object becomes the
   // embedded binary and its loader.

@@ -201,6 +201,48 @@ def TfmPackMatmul : Pass<"tfm-pack-matmul", "func::FuncOp"> {
                            "affine::AffineDialect", "tfm::TfmDialect"];
 }
 
+def TfmTileAttention : Pass<"tfm-tile-attention", "func::FuncOp"> {
+  let summary = "Tile tfm.attention on tensors into an scf.forall of smaller tfm.attention ops";
+  let description = [{
+    Tiles each `tfm.attention` on tensors through its `TilingInterface`
+    (`scf::tileUsingSCF`, an `scf.forall` of tiles): every leading (batch,
+    head) dim by `batch-tile`, the queries by `query-tile`, the value
+    columns by `value-tile` (0: not tiled). A tile is a `tfm.attention`
+    over slices: its queries, the whole keys and values of its sequence,
+    the mask's matching rows (broadcast dims stay whole), its sequences'
+    `kv_length`, and a `query_offset` moved by the tile's first query, so
+    causal visibility is that of the whole op. This is the tiled form a GPU
+    maps to blocks (one per batch-head and query tile) and the CPU lowering
+    also takes; the CPU pipeline runs it only with `tile-attention=N`
+    (its own kernel tiles internally).
+
+    Before:
+    ```mlir
+    %o = tfm.attention ins(%q, %k, %v : tensor<2x4x100x16xf32>, ...) outs(%init : tensor<2x4x100x16xf32>) scale 0.25 {causal}
+    ```
+    After (`query-tile=64`):
+    ```mlir
+    %o = scf.forall (%b, %h, %i) = (0, 0, 0) to (2, 4, 100) step (1, 1, 64) shared_outs(%out = %init) {
+      %qi = tensor.extract_slice %q[%b, %h, %i, 0] [1, 1, %n, 16] [1, 1, 1, 1]
+      ...
+      %ti = tfm.attention ins(%qi, %kb, %vb : ...) query_offset(%start : tensor<1xi64>) outs(%oi : ...) scale 0.25 {causal}
+      scf.forall.in_parallel { tensor.parallel_insert_slice %ti into %out[%b, %h, %i, 0] ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"batchTile", "batch-tile", "int64_t", /*default=*/"1",
+           "Tile size of every leading (batch, head) dim">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+           "Tile size of the query rows">,
+    Option<"valueTile", "value-tile", "int64_t", /*default=*/"0",
+           "Tile size of the value columns (0: not tiled)">,
+  ];
+  let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
+                           "linalg::LinalgDialect", "arith::ArithDialect",
+                           "affine::AffineDialect"];
+}
+
 def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
   let summary = "Lower linalg.softmax to max, exp-sum and divide generics";
   let description = [{

@@ -259,6 +259,8 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
     options.fuseAttention = *build.fuseAttention;
   else if (std::optional<std::string> env = envValue("TFM_E2E_FUSE_ATTENTION"))
     options.fuseAttention = *env != "0";
+  if (std::optional<std::string> env = envValue("TFM_E2E_TILE_ATTENTION"))
+    options.tileAttention = std::stoll(*env);
   if (build.cpu)
     options.cpu = *build.cpu;
   else if (std::optional<std::string> env = envValue("TFM_E2E_CPU"))
@@ -310,7 +312,8 @@ CompileResult compileFiles(const std::string &modelPath,
 
 std::string describeEnvironment() {
   std::string s;
-  for (const char *name : {"TFM_E2E_FUSE_ATTENTION", "TFM_E2E_CPU"})
+  for (const char *name :
+       {"TFM_E2E_FUSE_ATTENTION", "TFM_E2E_CPU", "TFM_E2E_TILE_ATTENTION"})
     if (std::optional<std::string> v = envValue(name))
       s += std::string(s.empty() ? "" : ", ") + name + "=" + *v;
   return s.empty() ? "driver defaults" : s;

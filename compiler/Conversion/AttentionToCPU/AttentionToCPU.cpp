@@ -71,10 +71,14 @@ Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
     return buffer;
   if (rank == 2) {
     SmallVector<int64_t> shape = {1, type.getShape()[0], type.getShape()[1]};
-    auto resultType = MemRefType::get(shape, type.getElementType());
-    return memref::ExpandShapeOp::create(
-        b, loc, resultType, buffer,
-        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    SmallVector<ReassociationIndices> reassociation = {{0, 1}, {2}};
+    // The view keeps the buffer's strides and offset (a slice of a larger
+    // buffer, as the tiles of tfm-tile-attention are).
+    FailureOr<MemRefType> resultType =
+        memref::ExpandShapeOp::computeExpandedType(type, shape, reassociation);
+    assert(succeeded(resultType) && "a unit dim expands any layout");
+    return memref::ExpandShapeOp::create(b, loc, *resultType, buffer,
+                                         reassociation);
   }
   ReassociationIndices batch;
   for (int64_t i = 0; i < rank - 2; ++i)
