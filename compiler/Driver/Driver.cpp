@@ -207,12 +207,10 @@ LogicalResult Compilation::renameModel(func::FuncOp model) {
     return fail("--name '" + name +
                 "' is not a C identifier (letters, digits and '_', not "
                 "starting with a digit)");
-  auto signature = model->getAttrOfType<DictionaryAttr>("tfm.signature");
+  mlir::tfm::SignatureAttr signature = mlir::tfm::getSignatureAttr(model);
   if (!signature)
     return fail("the model has no signature to rename");
-  NamedAttrList entries(signature);
-  entries.set("model", StringAttr::get(&context, name));
-  model->setAttr("tfm.signature", entries.getDictionary(&context));
+  mlir::tfm::setSignatureAttr(model, signature.withModel(name));
   return success();
 }
 
@@ -417,12 +415,9 @@ LogicalResult Compilation::run() {
     return failure();
   // The metadata and the header tell users (tfm-run, apps) that a GPU
   // artifact's buffers are device pointers.
-  if (auto dict = model->getAttrOfType<DictionaryAttr>("tfm.signature");
-      cuda && dict) {
-    NamedAttrList entries(dict);
-    entries.set("device", StringAttr::get(&context, "cuda"));
-    model->setAttr("tfm.signature", entries.getDictionary(&context));
-  }
+  if (mlir::tfm::SignatureAttr signature = mlir::tfm::getSignatureAttr(model);
+      cuda && signature)
+    mlir::tfm::setSignatureAttr(model, signature.withDevice("cuda"));
   FailureOr<Signature> signature = Signature::read(model);
   if (failed(signature))
     return failure();

@@ -60,19 +60,7 @@ TransformerEncoderLayerWeights::pytorch(StringRef prefix) {
 }
 
 namespace {
-StringRef dtypeName(Type t) {
-  if (t.isF32())
-    return "f32";
-  if (t.isF64())
-    return "f64";
-  if (t.isInteger(64))
-    return "i64";
-  if (t.isInteger(32))
-    return "i32";
-  if (t.isInteger(1))
-    return "bool";
-  return "";
-}
+StringRef dtypeName(Type t) { return TensorSpecAttr::dtypeName(t); }
 
 /// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
 /// names the tensor in the error.
@@ -163,12 +151,9 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
     }
   }
   inputNames.push_back(name.str());
-  inputSignature.push_back(builder.getDictionaryAttr({
-      builder.getNamedAttr("name", builder.getStringAttr(name)),
-      builder.getNamedAttr("dtype",
-                           builder.getStringAttr(dtypeName(elementType))),
-      builder.getNamedAttr("shape", builder.getArrayAttr(dims)),
-  }));
+  inputSignature.push_back(
+      TensorSpecAttr::get(builder.getContext(), builder.getStringAttr(name),
+                          elementType, builder.getArrayAttr(dims), false));
   Value arg =
       func.getBody().front().addArgument(typeOf(shape, elementType), loc);
   for (auto [i, d] : llvm::enumerate(shape))
@@ -185,10 +170,10 @@ FailureOr<Tensor> ModelBuilder::cache(StringRef name, Type elementType,
   if (!isa<FloatType>(elementType))
     return emitError(loc) << "cache '" << name << "' must hold floats";
   // The entry points take it like an input, flagged as written in place.
-  auto entry = cast<DictionaryAttr>(inputSignature.back());
-  SmallVector<NamedAttribute> fields(entry.getValue());
-  fields.push_back(builder.getNamedAttr("cache", builder.getBoolAttr(true)));
-  inputSignature.back() = builder.getDictionaryAttr(fields);
+  auto entry = cast<TensorSpecAttr>(inputSignature.back());
+  inputSignature.back() =
+      TensorSpecAttr::get(builder.getContext(), entry.getName(),
+                          entry.getElementType(), entry.getShape(), true);
   caches.push_back({name.str(), t->value, t->value});
   return t;
 }
@@ -356,13 +341,10 @@ LogicalResult ModelBuilder::output(StringRef name, const Tensor &value,
     else
       dims.push_back(builder.getI64IntegerAttr(d.size));
   }
-  StringRef dtype = dtypeName(value.elementType());
   outputNames.push_back(name.str());
-  outputSignature.push_back(builder.getDictionaryAttr({
-      builder.getNamedAttr("name", builder.getStringAttr(name)),
-      builder.getNamedAttr("dtype", builder.getStringAttr(dtype)),
-      builder.getNamedAttr("shape", builder.getArrayAttr(dims)),
-  }));
+  outputSignature.push_back(TensorSpecAttr::get(
+      builder.getContext(), builder.getStringAttr(name), value.elementType(),
+      builder.getArrayAttr(dims), false));
   outputs.push_back(value.value);
   return success();
 }
@@ -398,23 +380,22 @@ FailureOr<OwningOpRef<ModuleOp>> ModelBuilder::finish(Location loc) {
   SmallVector<Attribute> symbolAttrs;
   for (const std::string &s : symbols)
     symbolAttrs.push_back(builder.getStringAttr(s));
-  SmallVector<NamedAttribute> signature = {
-      builder.getNamedAttr("model", builder.getStringAttr(modelName)),
-      builder.getNamedAttr("symbols", builder.getArrayAttr(symbolAttrs)),
-      builder.getNamedAttr("inputs", builder.getArrayAttr(inputSignature)),
-      builder.getNamedAttr("outputs", builder.getArrayAttr(outputSignature)),
-  };
-  if (!errors.empty()) {
-    SmallVector<Attribute> list;
-    for (const auto &[code, message] : errors)
-      list.push_back(builder.getDictionaryAttr({
-          builder.getNamedAttr("code", builder.getI64IntegerAttr(code)),
-          builder.getNamedAttr("message", builder.getStringAttr(message)),
-      }));
-    signature.push_back(
-        builder.getNamedAttr("errors", builder.getArrayAttr(list)));
-  }
-  func->setAttr("tfm.signature", builder.getDictionaryAttr(signature));
+  SmallVector<Attribute> errorAttrs;
+  for (const auto &[code, message] : errors)
+    errorAttrs.push_back(SignatureErrorAttr::get(
+        builder.getContext(), code, builder.getStringAttr(message)));
+  // Checked: a name or dimension the checks above missed is reported, not
+  // carried into the artifact.
+  auto signature = SignatureAttr::getChecked(
+      [&] { return emitError(loc); }, builder.getContext(),
+      builder.getStringAttr(modelName), builder.getArrayAttr(symbolAttrs),
+      builder.getArrayAttr(inputSignature),
+      builder.getArrayAttr(outputSignature),
+      errorAttrs.empty() ? ArrayAttr() : builder.getArrayAttr(errorAttrs),
+      StringAttr());
+  if (!signature)
+    return failure();
+  setSignatureAttr(func, signature);
   if (failed(verify(*module)))
     return failure();
   return std::move(module);

@@ -1,5 +1,6 @@
 //===- HeaderEmitter.cpp - The per-model C header -------------------------===//
 #include "compiler/Target/HeaderEmitter.h"
+#include "compiler/Target/ExecDeclaration.inc"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -179,18 +180,9 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   if (usesBool)
     os << "#include <stdbool.h>\n";
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  os << "#ifndef TFM_EXEC_DEFINED\n#define TFM_EXEC_DEFINED\n"
-        "/* How a model runs its parallel work (docs/artifact.md); the same\n"
-        " * declaration as in tfm/runtime.h. */\n"
-        "typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);\n"
-        "typedef struct tfm_exec {\n"
-        "  uint32_t abi_version; /* 1 */\n"
-        "  uint32_t num_threads;\n"
-        "  void (*parallel_for)(void *context, int64_t count, tfm_task_fn "
-        "task,\n"
-        "                       void *args);\n"
-        "  void *context;\n"
-        "} tfm_exec;\n#endif\n\n";
+  // runtime/include/tfm/exec.h, copied in at build time: the generated
+  // header stands alone, and the two cannot drift apart.
+  os << kExecDeclaration << "\n";
   os << "/* Model '" << sig.model << "'.\n";
   if (!sig.symbols.empty())
     os << " * Symbolic dimensions (passed at run time): "

@@ -8,6 +8,7 @@
 
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/TaskFunctions.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -24,6 +25,8 @@ namespace {
 
 /// struct tfm_exec { uint32_t abi; uint32_t threads;
 ///                   void (*parallel_for)(...); void *context; }
+/// as runtime/include/tfm/exec.h declares it for C, the one declaration the
+/// generated header copies.
 LLVM::LLVMStructType execStructType(MLIRContext *ctx) {
   auto i32 = IntegerType::get(ctx, 32);
   auto ptr = LLVM::LLVMPointerType::get(ctx);
@@ -36,7 +39,7 @@ struct TfmDispatchTasksPass
     ModuleOp module = getOperation();
     SmallVector<LLVM::LLVMFuncOp> models;
     module.walk([&](LLVM::LLVMFuncOp f) {
-      if (f->hasAttr("tfm.signature"))
+      if (tfm::hasSignature(f))
         models.push_back(f);
     });
     for (LLVM::LLVMFuncOp model : models) {
@@ -44,7 +47,9 @@ struct TfmDispatchTasksPass
       SmallVector<LLVM::CallOp> calls;
       model.walk([&](LLVM::CallOp call) {
         std::optional<StringRef> callee = call.getCallee();
-        if (callee && callee->starts_with(tfm::kTaskPrefix))
+        Operation *fn =
+            callee ? module.lookupSymbol(StringRef(*callee)) : nullptr;
+        if (fn && tfm::isTaskFunction(fn))
           calls.push_back(call);
       });
       for (LLVM::CallOp call : calls)

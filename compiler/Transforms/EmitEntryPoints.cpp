@@ -56,7 +56,7 @@ struct TfmEmitEntryPointsPass
     ModuleOp module = getOperation();
     SmallVector<LLVM::LLVMFuncOp> models;
     module.walk([&](LLVM::LLVMFuncOp f) {
-      if (f->hasAttr("tfm.signature"))
+      if (tfm::hasSignature(f))
         models.push_back(f);
     });
     if (models.size() != 1) {

@@ -30,8 +30,7 @@ struct TfmMergeIdenticalTasksPass
     llvm::StringMap<StringAttr> canonical;
     SmallVector<std::pair<func::FuncOp, StringAttr>> duplicates;
     for (auto task : module.getOps<func::FuncOp>()) {
-      if (!task.isPrivate() || task.isExternal() ||
-          !task.getSymName().starts_with(tfm::kTaskPrefix))
+      if (!task.isPrivate() || task.isExternal() || !tfm::isTaskFunction(task))
         continue;
       auto [it, inserted] = canonical.try_emplace(
           tfm::printTaskForComparison(task), task.getSymNameAttr());

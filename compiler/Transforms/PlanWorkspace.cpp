@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -390,7 +391,7 @@ struct TfmPlanWorkspacePass
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     bool hasStatus =
         ret.getNumOperands() == 1 && ret.getOperand(0).getType().isInteger(32);
-    return func->hasAttr("tfm.signature") &&
+    return tfm::hasSignature(func) &&
            ret.getNumOperands() == (hasStatus ? 1u : 0u);
   }
 

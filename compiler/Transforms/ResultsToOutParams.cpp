@@ -1,5 +1,6 @@
 //===- ResultsToOutParams.cpp - Model results into caller memory ----------===//
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -18,7 +19,7 @@ struct TfmResultsToOutParamsPass
     : tfm::impl::TfmResultsToOutParamsBase<TfmResultsToOutParamsPass> {
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
-      if (!func->hasAttr("tfm.signature") || func.isExternal())
+      if (!tfm::hasSignature(func) || func.isExternal())
         return;
       if (failed(convert(func)))
         signalPassFailure();
@@ -44,25 +45,15 @@ struct TfmResultsToOutParamsPass
   /// the cache's argument: the caller's memory was written, and the result
   /// goes away. Anything else would lose the update.
   LogicalResult dropCacheResults(func::FuncOp func) {
-    // Only the inputs' cache flags matter here; the rest of the signature
-    // is checked where it is used (tfm-emit-entry-points).
-    auto dict = func->getAttrOfType<DictionaryAttr>("tfm.signature");
-    auto inputs = dict ? dict.getAs<ArrayAttr>("inputs") : nullptr;
-    auto outputs = dict ? dict.getAs<ArrayAttr>("outputs") : nullptr;
+    tfm::SignatureAttr signature = tfm::getSignatureAttr(func);
     SmallVector<std::pair<unsigned, StringRef>> caches;
-    for (auto [i, input] :
-         llvm::enumerate(inputs ? inputs.getValue() : ArrayRef<Attribute>())) {
-      auto entry = dyn_cast<DictionaryAttr>(input);
-      auto cache = entry ? entry.getAs<BoolAttr>("cache") : nullptr;
-      if (cache && cache.getValue()) {
-        auto name = entry.getAs<StringAttr>("name");
-        caches.push_back({unsigned(i), name ? name.getValue() : "?"});
-      }
-    }
+    for (auto [i, input] : llvm::enumerate(signature.getInputSpecs()))
+      if (input.getCache())
+        caches.push_back({unsigned(i), input.getName().getValue()});
     if (caches.empty())
       return success();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    size_t first = outputs ? outputs.size() : 0;
+    size_t first = signature.getOutputs().size();
     if (ret.getNumOperands() < first + caches.size())
       return func.emitError("expected the model to return its caches after "
                             "its outputs");

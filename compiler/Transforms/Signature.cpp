@@ -7,35 +7,24 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-static FailureOr<SmallVector<SignatureTensor>>
-readTensors(Operation *op, DictionaryAttr dict, StringRef key,
-            ArrayRef<std::string> symbols) {
-  auto list = dict.getAs<ArrayAttr>(key);
-  if (!list)
-    return op->emitError("tfm.signature needs an array '") << key << "'";
+/// The attribute's verifier checked what this conversion relies on: every
+/// symbol dimension is declared, every element type has a dtype name.
+template <typename Specs>
+static SmallVector<SignatureTensor> readTensors(Specs specs,
+                                                ArrayRef<std::string> symbols) {
   SmallVector<SignatureTensor> tensors;
-  for (Attribute a : list) {
-    auto entry = dyn_cast<DictionaryAttr>(a);
-    auto name = entry ? entry.getAs<StringAttr>("name") : nullptr;
-    auto dtype = entry ? entry.getAs<StringAttr>("dtype") : nullptr;
-    auto shape = entry ? entry.getAs<ArrayAttr>("shape") : nullptr;
-    if (!name || !dtype || !shape)
-      return op->emitError("tfm.signature '")
-             << key << "' entries need name, dtype and shape";
-    SignatureTensor tensor{name.str(), dtype.str(), {}};
-    if (auto cache = entry.getAs<BoolAttr>("cache"))
-      tensor.cache = cache.getValue();
-    for (Attribute d : shape) {
+  for (TensorSpecAttr spec : specs) {
+    SignatureTensor tensor{
+        spec.getName().str(),
+        TensorSpecAttr::dtypeName(spec.getElementType()).str(),
+        {}};
+    tensor.cache = spec.getCache();
+    for (Attribute d : spec.getShape()) {
       if (auto size = dyn_cast<IntegerAttr>(d)) {
         tensor.dims.push_back({size.getInt(), -1});
         continue;
       }
-      auto sym = dyn_cast<StringAttr>(d);
-      const std::string *it =
-          sym ? llvm::find(symbols, sym.str()) : symbols.end();
-      if (it == symbols.end())
-        return op->emitError("tfm.signature: dimension ")
-               << d << " of '" << name.str() << "' is not a declared symbol";
+      const std::string *it = llvm::find(symbols, cast<StringAttr>(d).str());
       tensor.dims.push_back({0, int64_t(it - symbols.begin())});
     }
     tensors.push_back(std::move(tensor));
@@ -43,51 +32,25 @@ readTensors(Operation *op, DictionaryAttr dict, StringRef key,
   return tensors;
 }
 
-FailureOr<Signature> Signature::read(Operation *op) {
-  auto dict = op->getAttrOfType<DictionaryAttr>("tfm.signature");
-  if (!dict)
-    return op->emitError("missing the tfm.signature attribute");
+Signature Signature::fromAttr(SignatureAttr attr) {
   Signature sig;
-  auto model = dict.getAs<StringAttr>("model");
-  auto symbols = dict.getAs<ArrayAttr>("symbols");
-  if (!model || !symbols)
-    return op->emitError("tfm.signature needs 'model' and 'symbols'");
-  sig.model = model.str();
-  for (Attribute s : symbols) {
-    auto str = dyn_cast<StringAttr>(s);
-    if (!str)
-      return op->emitError("tfm.signature symbols must be strings");
-    sig.symbols.push_back(str.str());
-  }
-  auto inputs = readTensors(op, dict, "inputs", sig.symbols);
-  if (failed(inputs))
-    return failure();
-  auto outputs = readTensors(op, dict, "outputs", sig.symbols);
-  if (failed(outputs))
-    return failure();
-  sig.inputs = std::move(*inputs);
-  sig.outputs = std::move(*outputs);
-  if (Attribute errors = dict.get("errors")) {
-    auto list = dyn_cast<ArrayAttr>(errors);
-    if (!list)
-      return op->emitError("tfm.signature 'errors' must be an array");
-    for (Attribute a : list) {
-      auto entry = dyn_cast<DictionaryAttr>(a);
-      auto code = entry ? entry.getAs<IntegerAttr>("code") : nullptr;
-      auto message = entry ? entry.getAs<StringAttr>("message") : nullptr;
-      if (!code || !message || code.getInt() == 0)
-        return op->emitError("tfm.signature 'errors' entries need a non-zero "
-                             "code and a message");
-      sig.errors.push_back({code.getInt(), message.str()});
-    }
-  }
-  if (Attribute device = dict.get("device")) {
-    auto name = dyn_cast<StringAttr>(device);
-    if (!name || name.getValue() != "cuda")
-      return op->emitError("tfm.signature 'device' must be \"cuda\"");
-    sig.device = name.str();
-  }
+  sig.model = attr.getModel().str();
+  for (auto s : attr.getSymbols().getAsRange<StringAttr>())
+    sig.symbols.push_back(s.str());
+  sig.inputs = readTensors(attr.getInputSpecs(), sig.symbols);
+  sig.outputs = readTensors(attr.getOutputSpecs(), sig.symbols);
+  for (SignatureErrorAttr e : attr.getErrorSpecs())
+    sig.errors.push_back({e.getCode(), e.getMessage().str()});
+  if (attr.getDevice())
+    sig.device = attr.getDevice().str();
   return sig;
+}
+
+FailureOr<Signature> Signature::read(Operation *op) {
+  SignatureAttr attr = getSignatureAttr(op);
+  if (!attr)
+    return op->emitError("missing the tfm.signature attribute");
+  return fromAttr(attr);
 }
 
 std::string Signature::toJson() const {

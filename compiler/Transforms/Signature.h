@@ -1,13 +1,15 @@
 //===- Signature.h - A model's ABI signature --------------------*- C++ -*-===//
 //
-// The `tfm.signature` attribute on a model function names its inputs and
-// outputs, their dtypes and shapes (static sizes or symbols). The entry-point
-// pass, the header emitter and the metadata JSON all read it from here.
+// The `tfm.signature` attribute (a #tfm.signature, dialects/Tfm/IR/
+// TfmAttrs.td) on a model function names its inputs and outputs, their
+// dtypes and shapes (static sizes or symbols). The entry-point pass, the
+// header emitter and the metadata JSON read it through the plain view below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_COMPILER_TRANSFORMS_SIGNATURE_H
 #define TFM_COMPILER_TRANSFORMS_SIGNATURE_H
 
+#include "dialects/Tfm/IR/TfmDialect.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
@@ -57,8 +59,10 @@ struct Signature {
   /// artifact, whose entry points take device pointers (docs/gpu.md).
   std::string device;
 
-  /// Reads the `tfm.signature` attribute of `op`, reporting errors at `op`.
+  /// Reads the `tfm.signature` attribute of `op`, reporting its absence at
+  /// `op` (its contents were checked by the attribute's verifier).
   static FailureOr<Signature> read(Operation *op);
+  static Signature fromAttr(SignatureAttr attr);
 
   /// The metadata JSON of docs/artifact.md.
   std::string toJson() const;

@@ -1,13 +1,15 @@
 //===- TaskFunctions.h - Outlined task functions ----------------*- C++ -*-===//
 //
-// The CPU lowerings outline parallel work into functions named
-// `__tfm_task_*` taking their operands then a [begin, end) range;
-// tfm-dispatch-tasks hands calls of them to the caller's threads.
+// The CPU lowerings outline parallel work into functions marked `tfm.task`
+// (named `__tfm_task_*` only for readable IR and symbols), taking their
+// operands then a [begin, end) range; tfm-dispatch-tasks hands calls of them
+// to the caller's threads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H
 #define TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H
 
+#include "dialects/Tfm/IR/TfmDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -15,6 +17,8 @@
 
 namespace mlir::tfm {
 
+/// The prefix of task function names. Passes recognise tasks by their
+/// `tfm.task` marker (isTaskFunction), never by this name.
 inline constexpr llvm::StringLiteral kTaskPrefix = "__tfm_task_";
 
 /// `task` printed under a fixed name: equal strings mean interchangeable

@@ -124,7 +124,7 @@ struct TileLinalgPass : tfm::impl::TfmTileLinalgBase<TileLinalgPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Outlined kernels (GEMM, attention) are already tiled by hand.
-    if (func.getSymName().starts_with(tfm::kTaskPrefix))
+    if (tfm::isTaskFunction(func))
       return;
     if (vectorLength < 1) {
       func.emitError("tfm-tile-linalg: vector-length must be positive");

@@ -335,6 +335,7 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
   task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
   task.setPrivate();
+  setTaskFunction(task);
   setKernelTarget(task, variant);
   Block *entry = task.addEntryBlock();
   b.setInsertionPointToStart(entry);

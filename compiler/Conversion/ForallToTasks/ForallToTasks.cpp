@@ -136,6 +136,7 @@ struct ConvertForallToTasksPass
     auto task = func::FuncOp::create(b, loc, "__tfm_task_forall",
                                      b.getFunctionType(types, {}));
     task.setPrivate();
+    setTaskFunction(task);
     Block *entry = task.addEntryBlock();
     b.setInsertionPointToStart(entry);
     IRMapping mapping;

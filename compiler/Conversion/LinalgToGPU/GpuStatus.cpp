@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,7 +31,7 @@ struct TfmGpuStatusPass : tfm::impl::TfmGpuStatusBase<TfmGpuStatusPass> {
     auto statusType = rewriter.getFunctionType({}, {i32});
     SmallVector<func::FuncOp> models;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("tfm.signature") && !func.isExternal())
+      if (tfm::hasSignature(func) && !func.isExternal())
         models.push_back(func);
     for (func::FuncOp func : models) {
       ArrayRef<Type> results = func.getFunctionType().getResults();

@@ -238,6 +238,7 @@ func::FuncOp GemmEmitter::createTask() {
   b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
   auto task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
   task.setPrivate();
+  setTaskFunction(task);
   setKernelTarget(task, variant);
   Block *entry = task.addEntryBlock();
   b.setInsertionPointToStart(entry);

@@ -21,8 +21,24 @@ def Tfm_Dialect : Dialect {
 
     Shapes follow PyTorch: a linear weight is `[out, in]` and computes
     `y = x W^T + b`; batch dimensions lead, features are innermost.
+
+    Two discardable attributes tie the compiler's levels together, checked by
+    the dialect wherever they appear: `tfm.signature` (a `#tfm.signature`) on
+    the model function, and `tfm.task` on the functions the CPU lowerings
+    outline for tfm-dispatch-tasks to hand to the caller's threads, and
+    `tfm.workspace_size` naming the function that sizes a model's workspace.
   }];
   let cppNamespace = "::mlir::tfm";
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
+  let discardableAttrs = (ins
+    "::mlir::tfm::SignatureAttr":$signature,
+    "::mlir::UnitAttr":$task,
+    "::mlir::FlatSymbolRefAttr":$workspace_size
+  );
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []>

@@ -2,6 +2,8 @@
 #include "dialects/Tfm/IR/TfmDialect.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -12,4 +14,28 @@ void TfmDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/Tfm/IR/TfmOps.cpp.inc"
       >();
+  registerAttributes();
+}
+
+/// The signature and the task marker describe functions, at every level
+/// (func.func, then llvm.func): anywhere else no pass would read them.
+LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == SignatureAttrHelper::getNameStr()) {
+    if (!isa<SignatureAttr>(attr.getValue()))
+      return op->emitError("'")
+             << name << "' must be a #tfm.signature, not " << attr.getValue();
+  } else if (name == TaskAttrHelper::getNameStr()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'") << name << "' must be a unit attribute";
+  } else if (name == WorkspaceSizeAttrHelper::getNameStr()) {
+    if (!isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitError("'") << name << "' must be a symbol reference";
+  } else {
+    return op->emitError("unknown tfm attribute '") << name << "'";
+  }
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError("'") << name << "' only applies to functions";
+  return success();
 }

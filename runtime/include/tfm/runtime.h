@@ -177,23 +177,7 @@ tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 |* Threads                                                                    *|
 \*===----------------------------------------------------------------------===*/
 
-/* How a model runs its parallel work (docs/artifact.md). Compiled code owns no
-   threads: it hands ranges of independent tasks to `parallel_for`. Generated
-   model headers declare the same types under the same guard, so both headers
-   can be included together. */
-#ifndef TFM_EXEC_DEFINED
-#define TFM_EXEC_DEFINED
-typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
-typedef struct tfm_exec {
-  uint32_t abi_version; /* 1 */
-  uint32_t num_threads; /* informational: how many threads parallel_for uses */
-  /* Runs task(args, b, e) over sub-ranges [b, e) covering [0, count), in any
-   * order and on any threads, and returns when all are done. NULL: serial. */
-  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,
-                       void *args);
-  void *context;
-} tfm_exec;
-#endif
+#include "tfm/exec.h"
 
 /* The abi_version this runtime fills in and accepts. */
 #define TFM_EXEC_ABI_VERSION 1

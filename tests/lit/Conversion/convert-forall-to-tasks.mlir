@@ -54,6 +54,7 @@ func.func @bounds_and_steps(%y: memref<?xf32>, %lo: index, %hi: index) {
 // CHECK:           memref.store %[[V]], %[[Y]][%[[I]], %[[J]]]
 
 // CHECK:       func.func private @__tfm_task_forall_1(%[[Y:.*]]: memref<?xf32>, %[[LO:.*]]: index, %{{.*}}: index, %[[BEGIN:.*]]: index, %[[END:.*]]: index)
+// CHECK-SAME:    attributes {tfm.task}
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
 // CHECK:         scf.for %[[R:.*]] = %[[BEGIN]] to %[[END]]
@@ -72,5 +73,5 @@ func.func @bounds_and_steps(%y: memref<?xf32>, %lo: index, %hi: index) {
 // MULTI-NEXT:      func.call @__tfm_task_forall_0_avx512(
 // MULTI:         default {
 // MULTI-NEXT:      func.call @__tfm_task_forall_0_sse(
-// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx2{{.*}}]>}
-// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx512f{{.*}}]>}
+// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx2{{.*}}]>, tfm.task}
+// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx512f{{.*}}]>, tfm.task}

@@ -9,7 +9,7 @@
 // CHECK:         %[[FAILED:.*]] = arith.cmpi ne, %[[CODE]], %{{.*}} : i32
 // CHECK:         %[[S:.*]] = arith.select %[[FAILED]], %[[CODE]], %[[GPU]] : i32
 // CHECK:         return %[[S]] : i32
-func.func @checked(%x: memref<4xf32>, %code: i32) -> i32 attributes {tfm.signature = {model = "m", symbols = [], inputs = [], outputs = []}} {
+func.func @checked(%x: memref<4xf32>, %code: i32) -> i32 attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   return %code : i32
 }
 
@@ -20,7 +20,7 @@ func.func @checked(%x: memref<4xf32>, %code: i32) -> i32 attributes {tfm.signatu
 // CHECK-SAME:    -> i32
 // CHECK:         %[[GPU:.*]] = call @tfm_gpu_status() : () -> i32
 // CHECK:         return %[[GPU]] : i32
-func.func @plain(%x: memref<4xf32>) attributes {tfm.signature = {model = "m", symbols = [], inputs = [], outputs = []}} {
+func.func @plain(%x: memref<4xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   return
 }
 

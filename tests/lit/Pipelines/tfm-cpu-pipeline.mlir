@@ -65,11 +65,11 @@
 // LINALG:       tensor.insert_slice %[[A]]
 // LINALG-NOT:   {{(= |^ *)tfm\.}}
 
-func.func @attn(%x: tensor<?x3xf32>) -> (tensor<?x4xf32>, tensor<?x2xf32>) attributes {tfm.signature = {
+func.func @attn(%x: tensor<?x3xf32>) -> (tensor<?x4xf32>, tensor<?x2xf32>) attributes {tfm.signature = #tfm.signature<
     model = "attn", symbols = ["seq"],
-    inputs = [{name = "x", dtype = "f32", shape = ["seq", 3]}],
-    outputs = [{name = "y", dtype = "f32", shape = ["seq", 4]},
-               {name = "h", dtype = "f32", shape = ["seq", 2]}]}} {
+    inputs = [#tfm.tensor<name = "x", elementType = f32, shape = ["seq", 3]>],
+    outputs = [#tfm.tensor<name = "y", elementType = f32, shape = ["seq", 4]>,
+               #tfm.tensor<name = "h", elementType = f32, shape = ["seq", 2]>]>} {
   %w = tfm.weight "linear.weight" : tensor<2x3xf32>
   %b = tfm.weight "linear.bias" : tensor<2xf32>
   %h = tfm.linear %x, %w, %b : tensor<?x3xf32>, tensor<2x3xf32>, tensor<2xf32> -> tensor<?x2xf32>

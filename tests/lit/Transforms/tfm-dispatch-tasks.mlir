@@ -50,10 +50,10 @@
 // Functions without tfm.signature keep their type.
 // CHECK-LABEL: llvm.func @helper()
 module {
-  llvm.func @__tfm_task_scale_0(%buf: !llvm.ptr, %n: i64, %begin: i64, %end: i64) {
+  llvm.func @__tfm_task_scale_0(%buf: !llvm.ptr, %n: i64, %begin: i64, %end: i64) attributes {tfm.task} {
     llvm.return
   }
-  llvm.func @model(%buf: !llvm.ptr, %n: i64) attributes {tfm.signature = {model = "model", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @model(%buf: !llvm.ptr, %n: i64) attributes {tfm.signature = #tfm.signature<model = "model", symbols = [], inputs = [], outputs = []>} {
     %c2 = llvm.mlir.constant(2 : i64) : i64
     %c10 = llvm.mlir.constant(10 : i64) : i64
     llvm.call @__tfm_task_scale_0(%buf, %n, %c2, %c10) : (!llvm.ptr, i64, i64, i64) -> ()
@@ -72,7 +72,7 @@ module {
 // CHECK-SAME:    %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // CHECK-NEXT:    llvm.return
 module {
-  llvm.func @no_tasks(%n: i64) attributes {tfm.signature = {model = "no_tasks", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @no_tasks(%n: i64) attributes {tfm.signature = #tfm.signature<model = "no_tasks", symbols = [], inputs = [], outputs = []>} {
     llvm.return
   }
 }
@@ -80,10 +80,10 @@ module {
 // -----
 
 module {
-  llvm.func @__tfm_task_bad(%begin: i32, %end: i32) {
+  llvm.func @__tfm_task_bad(%begin: i32, %end: i32) attributes {tfm.task} {
     llvm.return
   }
-  llvm.func @bad_range() attributes {tfm.signature = {model = "bad_range", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @bad_range() attributes {tfm.signature = #tfm.signature<model = "bad_range", symbols = [], inputs = [], outputs = []>} {
     %c0 = llvm.mlir.constant(0 : i32) : i32
     // expected-error @+1 {{task ranges must be i64}}
     llvm.call @__tfm_task_bad(%c0, %c0) : (i32, i32) -> ()
@@ -94,10 +94,10 @@ module {
 // -----
 
 module {
-  llvm.func @__tfm_task_no_range() {
+  llvm.func @__tfm_task_no_range() attributes {tfm.task} {
     llvm.return
   }
-  llvm.func @no_range() attributes {tfm.signature = {model = "no_range", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @no_range() attributes {tfm.signature = #tfm.signature<model = "no_range", symbols = [], inputs = [], outputs = []>} {
     // expected-error @+1 {{malformed task call}}
     llvm.call @__tfm_task_no_range() : () -> ()
     llvm.return

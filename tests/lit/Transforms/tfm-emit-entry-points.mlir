@@ -79,10 +79,10 @@
 
 module {
   llvm.func @tiny(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xs1: i64, %xt0: i64, %xt1: i64,
-                  %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64, %ys0: i64, %yt0: i64) attributes {tfm.signature = {
+                  %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64, %ys0: i64, %yt0: i64) attributes {tfm.signature = #tfm.signature<
       model = "tiny", symbols = ["seq"],
-      inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]}],
-      outputs = [{name = "y", dtype = "f32", shape = ["seq"]}]}} {
+      inputs = [#tfm.tensor<name = "x", elementType = f32, shape = ["seq", 2]>],
+      outputs = [#tfm.tensor<name = "y", elementType = f32, shape = ["seq"]>]>} {
     llvm.return
   }
 }
@@ -109,8 +109,8 @@ module {
     %0 = llvm.call @expf(%x) : (f32) -> f32
     llvm.return %0 : f32
   }
-  llvm.func @with_helpers() attributes {tfm.signature = {
-      model = "with_helpers", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @with_helpers() attributes {tfm.signature = #tfm.signature<
+      model = "with_helpers", symbols = [], inputs = [], outputs = []>} {
     llvm.return
   }
 }
@@ -129,10 +129,10 @@ module {
 // CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) -> i32
 module {
   llvm.func @static_model(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
-                          %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64) attributes {tfm.signature = {
+                          %ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64) attributes {tfm.signature = #tfm.signature<
       model = "static_model", symbols = [],
-      inputs = [{name = "ids", dtype = "i64", shape = [4]}],
-      outputs = [{name = "s", dtype = "f64", shape = []}]}} {
+      inputs = [#tfm.tensor<name = "ids", elementType = i64, shape = [4]>],
+      outputs = [#tfm.tensor<name = "s", elementType = f64, shape = []>]>} {
     llvm.return
   }
 }
@@ -153,8 +153,8 @@ module {
 // CHECK:         llvm.call @with_exec(%[[X]], %[[X]], %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]])
 module {
   llvm.func @with_exec(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64, %exec: !llvm.ptr)
-      attributes {tfm.signature = {model = "with_exec", symbols = [],
-                  inputs = [{name = "x", dtype = "f32", shape = [4]}], outputs = []}} {
+      attributes {tfm.signature = #tfm.signature<model = "with_exec", symbols = [],
+                  inputs = [#tfm.tensor<name = "x", elementType = f32, shape = [4]>], outputs = []>} {
     llvm.return
   }
 }
@@ -172,10 +172,10 @@ module {
 
 // expected-error @+1 {{expected exactly one function with tfm.signature, found 2}}
 module {
-  llvm.func @a() attributes {tfm.signature = {model = "a", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @a() attributes {tfm.signature = #tfm.signature<model = "a", symbols = [], inputs = [], outputs = []>} {
     llvm.return
   }
-  llvm.func @b() attributes {tfm.signature = {model = "b", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @b() attributes {tfm.signature = #tfm.signature<model = "b", symbols = [], inputs = [], outputs = []>} {
     llvm.return
   }
 }
@@ -184,8 +184,8 @@ module {
 
 module {
   // expected-error @+1 {{model function takes 1 arguments but its signature describes 5 (inputs and outputs as memref descriptors)}}
-  llvm.func @arity(%x: !llvm.ptr) attributes {tfm.signature = {
-      model = "arity", symbols = [], inputs = [{name = "x", dtype = "f32", shape = [2]}], outputs = []}} {
+  llvm.func @arity(%x: !llvm.ptr) attributes {tfm.signature = #tfm.signature<
+      model = "arity", symbols = [], inputs = [#tfm.tensor<name = "x", elementType = f32, shape = [2]>], outputs = []>} {
     llvm.return
   }
 }
@@ -194,8 +194,8 @@ module {
 
 module {
   // expected-error @+1 {{model function must return its results through out-parameters (and nothing or an i32 status)}}
-  llvm.func @returns_value() -> f32 attributes {tfm.signature = {
-      model = "returns_value", symbols = [], inputs = [], outputs = []}} {
+  llvm.func @returns_value() -> f32 attributes {tfm.signature = #tfm.signature<
+      model = "returns_value", symbols = [], inputs = [], outputs = []>} {
     %0 = llvm.mlir.constant(0.0 : f32) : f32
     llvm.return %0 : f32
   }
@@ -215,50 +215,11 @@ module {
 // CHECK:         %[[STATUS:.*]] = llvm.call @checked(
 // CHECK-NEXT:    llvm.return %[[STATUS]] : i32
 module {
-  llvm.func @checked(%a: !llvm.ptr, %b: !llvm.ptr, %o: i64, %s: i64, %t: i64) -> i32 attributes {tfm.signature = {
-      model = "checked", symbols = [], inputs = [{name = "ids", dtype = "i64", shape = [3]}], outputs = [],
-      errors = [{code = 1, message = "embedding 'E': a token id is outside [0, 6)"}]}} {
+  llvm.func @checked(%a: !llvm.ptr, %b: !llvm.ptr, %o: i64, %s: i64, %t: i64) -> i32 attributes {tfm.signature = #tfm.signature<
+      model = "checked", symbols = [], inputs = [#tfm.tensor<name = "ids", elementType = i64, shape = [3]>], outputs = [],
+      errors = [#tfm.error<code = 1, message = "embedding 'E': a token id is outside [0, 6)">]>} {
     %0 = llvm.mlir.constant(1 : i32) : i32
     llvm.return %0 : i32
-  }
-}
-
-// -----
-
-module {
-  // expected-error @+1 {{tfm.signature needs 'model' and 'symbols'}}
-  llvm.func @no_model() attributes {tfm.signature = {symbols = [], inputs = [], outputs = []}} {
-    llvm.return
-  }
-}
-
-// -----
-
-module {
-  // expected-error @+1 {{tfm.signature: dimension "batch" of 'x' is not a declared symbol}}
-  llvm.func @undeclared_symbol(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64)
-      attributes {tfm.signature = {model = "m", symbols = [],
-                  inputs = [{name = "x", dtype = "f32", shape = ["batch"]}], outputs = []}} {
-    llvm.return
-  }
-}
-
-// -----
-
-module {
-  // expected-error @+1 {{tfm.signature 'outputs' entries need name, dtype and shape}}
-  llvm.func @bad_entry() attributes {tfm.signature = {model = "m", symbols = [],
-                  inputs = [], outputs = [{name = "y"}]}} {
-    llvm.return
-  }
-}
-
-// -----
-
-module {
-  // expected-error @+1 {{tfm.signature needs an array 'inputs'}}
-  llvm.func @no_inputs() attributes {tfm.signature = {model = "m", symbols = [], outputs = []}} {
-    llvm.return
   }
 }
 
@@ -339,8 +300,8 @@ module {
   }
   llvm.func @ws(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
                 %wa: !llvm.ptr, %wb: !llvm.ptr, %wo: i64, %wbytes: i64, %wt: i64, %exec: !llvm.ptr) -> i32
-      attributes {tfm.signature = {model = "ws", symbols = ["n"],
-                  inputs = [{name = "x", dtype = "f32", shape = ["n"]}], outputs = []},
+      attributes {tfm.signature = #tfm.signature<model = "ws", symbols = ["n"],
+                  inputs = [#tfm.tensor<name = "x", elementType = f32, shape = ["n"]>], outputs = []>,
                   tfm.workspace_size = @sized} {
     %0 = llvm.mlir.constant(0 : i32) : i32
     llvm.return %0 : i32
@@ -353,8 +314,8 @@ module {
   // expected-error @+1 {{tfm.workspace_size names @missing, which is not a defined function returning i64}}
   llvm.func @dangling(%xa: !llvm.ptr, %xb: !llvm.ptr, %xo: i64, %xs0: i64, %xt0: i64,
                       %wa: !llvm.ptr, %wb: !llvm.ptr, %wo: i64, %wbytes: i64, %wt: i64)
-      attributes {tfm.signature = {model = "m", symbols = [],
-                  inputs = [{name = "x", dtype = "f32", shape = [4]}], outputs = []},
+      attributes {tfm.signature = #tfm.signature<model = "m", symbols = [],
+                  inputs = [#tfm.tensor<name = "x", elementType = f32, shape = [4]>], outputs = []>,
                   tfm.workspace_size = @missing} {
     llvm.return
   }

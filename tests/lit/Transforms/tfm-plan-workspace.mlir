@@ -150,7 +150,7 @@ func.func @escaping_buffer_kept(%x: memref<4xf32>) -> memref<4xf32> {
 // CHECK:         %[[SREFUSED:.*]] = arith.ori %{{.*}}, %[[STOOBIG]] : i1
 // CHECK:         %[[SIZE:.*]] = arith.select %[[SREFUSED]], %c-2, %{{.*}} : index
 // CHECK-NEXT:    return %[[SIZE]] : index
-func.func @model(%x: memref<?x512xf32>, %y: memref<?x512xf32>) attributes {tfm.signature = {}} {
+func.func @model(%x: memref<?x512xf32>, %y: memref<?x512xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x512xf32>
   %a = memref.alloc(%n) : memref<?x512xf32>
@@ -165,7 +165,7 @@ func.func @model(%x: memref<?x512xf32>, %y: memref<?x512xf32>) attributes {tfm.s
 // CHECK:         %[[FAILSTATUS:.*]] = arith.select %{{.*}}, %c-4_i32, %c-2_i32 : i32
 // CHECK:         %[[STATUS:.*]] = arith.select %{{.*}}, %[[FAILSTATUS]], %c1_i32 : i32
 // CHECK:         return %[[STATUS]] : i32
-func.func @model_with_status(%x: memref<?xf32>, %y: memref<?xf32>) -> i32 attributes {tfm.signature = {}} {
+func.func @model_with_status(%x: memref<?xf32>, %y: memref<?xf32>) -> i32 attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
   %a = memref.alloc(%n) : memref<?xf32>
@@ -185,7 +185,7 @@ func.func @model_with_status(%x: memref<?xf32>, %y: memref<?xf32>) -> i32 attrib
 // CHECK-LABEL: func.func @static_model_workspace_size(
 // CHECK-NEXT:    %[[C64:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    return %[[C64]] : index
-func.func @static_model(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+func.func @static_model(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   %a = memref.alloc() : memref<4xf32>
   memref.copy %x, %a : memref<4xf32> to memref<4xf32>
   memref.copy %a, %y : memref<4xf32> to memref<4xf32>
@@ -196,10 +196,10 @@ func.func @static_model(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.si
 // A model without planned scratch keeps its signature and has no size
 // function (its entry points report 0 bytes).
 // CHECK-LABEL: func.func @no_scratch(
-// CHECK-SAME:    %{{[^:]*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) attributes {tfm.signature = {}} {
+// CHECK-SAME:    %{{[^:]*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
 // CHECK-NOT:     tfm.workspace_size
 // CHECK-NOT:     func.func @no_scratch_workspace_size
-func.func @no_scratch(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+func.func @no_scratch(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   return
 }
@@ -212,7 +212,7 @@ func.func @no_scratch(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.sign
 // CHECK-LABEL: func.func @huge_workspace_size(
 // CHECK-NEXT:    %[[REFUSED:.*]] = arith.constant -2 : index
 // CHECK-NEXT:    return %[[REFUSED]] : index
-func.func @huge(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = {}} {
+func.func @huge(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   %a = memref.alloc() : memref<1099511627776x1048576xf32>
   memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   memref.dealloc %a : memref<1099511627776x1048576xf32>

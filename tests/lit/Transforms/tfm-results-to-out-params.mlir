@@ -8,16 +8,16 @@
 // CHECK-LABEL: func.func @model
 // CHECK-SAME: (%[[X:.*]]: memref<?x2xf32>, %[[Y:.*]]: memref<?x2xf32>, %[[Z:.*]]: memref<3xf32>)
 // CHECK-NOT:  ->
-// CHECK-SAME: attributes {tfm.signature = {{{.*}}model = "model"
+// CHECK-SAME: attributes {tfm.signature = #tfm.signature<model = "model"
 // CHECK-NOT:  memref.alloc
 // CHECK:      linalg.fill ins(%{{.*}} : f32) outs(%[[Z]] : memref<3xf32>)
 // CHECK:      memref.copy %[[X]], %[[Y]] : memref<?x2xf32> to memref<?x2xf32>
 // CHECK-NEXT: return{{$}}
-func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attributes {tfm.signature = {
+func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attributes {tfm.signature = #tfm.signature<
     model = "model", symbols = ["seq"],
-    inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]}],
-    outputs = [{name = "y", dtype = "f32", shape = ["seq", 2]},
-               {name = "z", dtype = "f32", shape = [3]}]}} {
+    inputs = [#tfm.tensor<name = "x", elementType = f32, shape = ["seq", 2]>],
+    outputs = [#tfm.tensor<name = "y", elementType = f32, shape = ["seq", 2]>,
+               #tfm.tensor<name = "z", elementType = f32, shape = [3]>]>} {
   %a = memref.alloc() : memref<3xf32>
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%a : memref<3xf32>)
@@ -33,10 +33,10 @@ func.func @model(%x: memref<?x2xf32>) -> (memref<?x2xf32>, memref<3xf32>) attrib
 // CHECK:      %[[A:.*]] = memref.alloc() : memref<2xf32>
 // CHECK:      memref.copy %[[A]], %[[Y]]
 // CHECK-NEXT: memref.copy %[[A]], %[[Z]]
-func.func @twice() -> (memref<2xf32>, memref<2xf32>) attributes {tfm.signature = {
+func.func @twice() -> (memref<2xf32>, memref<2xf32>) attributes {tfm.signature = #tfm.signature<
     model = "twice", symbols = [], inputs = [],
-    outputs = [{name = "y", dtype = "f32", shape = [2]},
-               {name = "z", dtype = "f32", shape = [2]}]}} {
+    outputs = [#tfm.tensor<name = "y", elementType = f32, shape = [2]>,
+               #tfm.tensor<name = "z", elementType = f32, shape = [2]>]>} {
   %a = memref.alloc() : memref<2xf32>
   return %a, %a : memref<2xf32>, memref<2xf32>
 }
@@ -50,14 +50,14 @@ func.func @twice() -> (memref<2xf32>, memref<2xf32>) attributes {tfm.signature =
 // CHECK-SAME: (%[[X:.*]]: memref<4xi64>, %[[S:.*]]: i32, %[[Y:.*]]: memref<4xi64>) -> i32
 // CHECK:      memref.copy %[[X]], %[[Y]]
 // CHECK-NEXT: return %[[S]] : i32
-func.func @with_status(%x: memref<4xi64>, %s: i32) -> (memref<4xi64>, i32) attributes {tfm.signature = {}} {
+func.func @with_status(%x: memref<4xi64>, %s: i32) -> (memref<4xi64>, i32) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   return %x, %s : memref<4xi64>, i32
 }
 
 // -----
 
 // expected-error @+1 {{a model returns at most one i32 status}}
-func.func @two_statuses(%s: i32) -> (i32, i32) attributes {tfm.signature = {}} {
+func.func @two_statuses(%s: i32) -> (i32, i32) attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   return %s, %s : i32, i32
 }
 
@@ -72,19 +72,19 @@ func.func @two_statuses(%s: i32) -> (i32, i32) attributes {tfm.signature = {}} {
 func.func @helper(%x: memref<2xf32>) -> memref<2xf32> {
   return %x : memref<2xf32>
 }
-func.func private @declared(memref<2xf32>) -> memref<2xf32> attributes {tfm.signature = {}}
+func.func private @declared(memref<2xf32>) -> memref<2xf32> attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>}
 
 // -----
 
 // expected-error @+1 {{model results must be memrefs after bufferization (or its i32 status), got 'tensor<2xf32>'}}
-func.func @not_bufferized(%x: tensor<2xf32>) -> tensor<2xf32> attributes {tfm.signature = {}} {
+func.func @not_bufferized(%x: tensor<2xf32>) -> tensor<2xf32> attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   return %x : tensor<2xf32>
 }
 
 // -----
 
 // expected-error @+1 {{expected a single-block model function}}
-func.func @several_blocks(%x: memref<2xf32>, %c: i1) -> memref<2xf32> attributes {tfm.signature = {}} {
+func.func @several_blocks(%x: memref<2xf32>, %c: i1) -> memref<2xf32> attributes {tfm.signature = #tfm.signature<model = "m", symbols = [], inputs = [], outputs = []>} {
   cf.cond_br %c, ^a, ^b
 ^a:
   return %x : memref<2xf32>
@@ -103,11 +103,11 @@ func.func @several_blocks(%x: memref<2xf32>, %c: i1) -> memref<2xf32> attributes
 // CHECK-SAME: (%[[X:.*]]: memref<?x2xf32>, %[[C:.*]]: memref<4x2xf32>, %[[Y:.*]]: memref<?x2xf32>) -> i32
 // CHECK-NOT:  memref.copy %[[C]]
 // CHECK:      return %{{.*}} : i32
-func.func @cached(%x: memref<?x2xf32>, %c: memref<4x2xf32>) -> (memref<?x2xf32>, memref<4x2xf32>, i32) attributes {tfm.signature = {
+func.func @cached(%x: memref<?x2xf32>, %c: memref<4x2xf32>) -> (memref<?x2xf32>, memref<4x2xf32>, i32) attributes {tfm.signature = #tfm.signature<
     model = "cached", symbols = ["seq"],
-    inputs = [{name = "x", dtype = "f32", shape = ["seq", 2]},
-              {name = "c", dtype = "f32", shape = [4, 2], cache = true}],
-    outputs = [{name = "y", dtype = "f32", shape = ["seq", 2]}]}} {
+    inputs = [#tfm.tensor<name = "x", elementType = f32, shape = ["seq", 2]>,
+              #tfm.tensor<name = "c", elementType = f32, shape = [4, 2], cache = true>],
+    outputs = [#tfm.tensor<name = "y", elementType = f32, shape = ["seq", 2]>]>} {
   %zero = arith.constant 0 : i32
   return %x, %c, %zero : memref<?x2xf32>, memref<4x2xf32>, i32
 }
@@ -116,10 +116,10 @@ func.func @cached(%x: memref<?x2xf32>, %c: memref<4x2xf32>) -> (memref<?x2xf32>,
 
 // A cache whose update bufferization had to copy (it was read after being
 // appended to) would lose the update: an error.
-func.func @cache_copied(%c: memref<4x2xf32>) -> memref<4x2xf32> attributes {tfm.signature = {
+func.func @cache_copied(%c: memref<4x2xf32>) -> memref<4x2xf32> attributes {tfm.signature = #tfm.signature<
     model = "copied", symbols = [],
-    inputs = [{name = "c", dtype = "f32", shape = [4, 2], cache = true}],
-    outputs = []}} {
+    inputs = [#tfm.tensor<name = "c", elementType = f32, shape = [4, 2], cache = true>],
+    outputs = []>} {
   %a = memref.alloc() : memref<4x2xf32>
   memref.copy %c, %a : memref<4x2xf32> to memref<4x2xf32>
   // expected-error @+1 {{cache 'c' is not updated in place}}

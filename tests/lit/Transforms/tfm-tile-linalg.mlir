@@ -152,7 +152,7 @@ func.func @transpose_heads(%x: memref<1x?x8x64xf32>, %y: memref<1x8x?x64xf32>) {
 // CHECK-LABEL: func.func private @__tfm_task_kernel(
 // CHECK-NEXT:    linalg.copy
 
-func.func private @__tfm_task_kernel(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+func.func private @__tfm_task_kernel(%x: memref<?x64xf32>, %y: memref<?x64xf32>) attributes {tfm.task} {
   linalg.copy ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>)
   return
 }

@@ -82,8 +82,7 @@ output y
   });
   CHECK(count<CheckIndexOp>(m) == 1);
   CHECK(count<CheckSizeOp>(m) == 1);
-  auto errors = cast<DictionaryAttr>(f->getAttr("tfm.signature"))
-                    .getAs<ArrayAttr>("errors");
+  ArrayAttr errors = getSignatureAttr(f).getErrors();
   REQUIRE(errors);
   CHECK(errors.size() == 2);
 }
@@ -104,7 +103,7 @@ output z
   CHECK(f.getArgumentTypes()[1] ==
         RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
                               IntegerType::get(&ctx, 1)));
-  CHECK(!cast<DictionaryAttr>(f->getAttr("tfm.signature")).get("errors"));
+  CHECK(!getSignatureAttr(f).getErrors());
   ModuleOp m = *result.module;
   // dropout is the identity; layer_norm without weights has no operands but x.
   CHECK(count<LayerNormOp>(m) == 1);
@@ -146,10 +145,10 @@ output y, w, w2
   CHECK(succeeded(verify(m)));
   // Sequence first: the output keeps the layout, the weights are batch first
   // as PyTorch returns them.
-  auto sig = cast<DictionaryAttr>(modelOf(m)->getAttr("tfm.signature"));
+  SignatureAttr sig = getSignatureAttr(modelOf(m));
   std::string outputs;
   llvm::raw_string_ostream os(outputs);
-  os << sig.get("outputs");
+  os << sig.getOutputs();
   CHECK(outputs.find("shape = [\"sq\", \"batch\", 8]") != std::string::npos);
   CHECK(outputs.find("shape = [\"batch\", \"sq\", \"sk\"]") !=
         std::string::npos);

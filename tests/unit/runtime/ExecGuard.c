@@ -10,19 +10,8 @@
 #include "tfm/runtime.h"
 #endif
 
-/* What tfm-compile --header emits. */
-#include <stdint.h>
-#ifndef TFM_EXEC_DEFINED
-#define TFM_EXEC_DEFINED
-typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
-typedef struct tfm_exec {
-  uint32_t abi_version; /* 1 */
-  uint32_t num_threads;
-  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,
-                       void *args);
-  void *context;
-} tfm_exec;
-#endif
+/* What tfm-compile --header emits: tfm/exec.h's text, copied in. */
+#include "tfm/exec.h"
 int32_t tfm_m_run_packed(void *const *buffers, const int64_t *symbols,
                          const tfm_exec *exec);
 

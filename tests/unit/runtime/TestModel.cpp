@@ -11,17 +11,7 @@
 #include <cstdint>
 
 // What a generated header declares; artifacts do not include tfm/runtime.h.
-#ifndef TFM_EXEC_DEFINED
-#define TFM_EXEC_DEFINED
-typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
-typedef struct tfm_exec {
-  uint32_t abi_version;
-  uint32_t num_threads;
-  void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,
-                       void *args);
-  void *context;
-} tfm_exec;
-#endif
+#include "tfm/exec.h"
 
 #define TFM_TEST_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -43,7 +43,6 @@ func.func @transpose(%x: tensor<?x?x24xf32>, %y: tensor<2x3xi64>)
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>)
 func.func @scale(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   // CHECK: %[[MUL:.*]] = tfm.scale %[[X]], 5.000000e-01 : tensor<?x?xf32>
-  // CHECK-NOT: divide
   %0 = tfm.scale %x, 0.5 : tensor<?x?xf32>
   // CHECK: %[[DIV:.*]] = tfm.scale %[[MUL]], 1.4142135623730951 {divide} : tensor<?x?xf32>
   %1 = tfm.scale %0, 1.4142135623730951 {divide} : tensor<?x?xf32>
@@ -125,7 +124,6 @@ func.func @sdpa(%q: tensor<?x24xf32>, %k: tensor<?x24xf32>, %v: tensor<?x28xf32>
                 %bq: tensor<2x4x8x16xf32>)
     -> (tensor<?x28xf32>, tensor<?x28xf32>, tensor<2x4x8x16xf32>) {
   // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[V]] : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
-  // CHECK-NOT: scale
   %0 = tfm.sdpa %q, %k, %v : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
   // CHECK: tfm.sdpa %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64} : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
   %1 = tfm.sdpa %q, %k, %v {scale = 0.125 : f64} : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32> -> tensor<?x28xf32>
