@@ -150,7 +150,10 @@ struct TfmBindWeightsPass
                                entry->byteSize));
     }
     OpBuilder builder(op);
-    Value constant = arith::ConstantOp::create(builder, op.getLoc(), data);
+    // The name travels with the constant to its global, where external
+    // weights take it as the tensor's name in the sidecar file.
+    Location loc = NameLoc::get(op.getNameAttr(), op.getLoc());
+    Value constant = arith::ConstantOp::create(builder, loc, data);
     op.replaceAllUsesWith(constant);
     op.erase();
     return success();

@@ -47,7 +47,18 @@ struct ConstantView {
     return raw[linear];
   }
   ArrayRef<float> raw;
+  /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
+  StringAttr name;
 };
+
+/// `loc` under the name of `view`'s weight with `suffix`, which names the
+/// derived constant in a sidecar of external weights.
+Location derivedLoc(Location loc, const ConstantView &view, StringRef suffix) {
+  if (!view.name)
+    return loc;
+  return NameLoc::get(
+      StringAttr::get(loc.getContext(), view.name.getValue() + suffix), loc);
+}
 
 std::optional<ConstantView> getConstantView(Value value) {
   if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
@@ -73,6 +84,13 @@ std::optional<ConstantView> getConstantView(Value value) {
   view.data = data;
   view.shape = llvm::to_vector(data.getType().getShape());
   view.offsets.assign(view.shape.size(), 0);
+  value.getDefiningOp()->getLoc()->walk([&](Location l) {
+    if (auto named = dyn_cast<NameLoc>(l)) {
+      view.name = named.getName();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
   if (!data.isSplat())
     view.raw = ArrayRef<float>(
         reinterpret_cast<const float *>(data.getRawData().data()),
@@ -172,14 +190,15 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
 
   rewriter.setInsertionPoint(last);
   Value packedWeight = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
+      rewriter, derivedLoc(loc, weight.view, ".packed"),
+      DenseElementsAttr::get(packedType, ArrayRef(packed)));
   Value biasValue;
   if (bias) {
     SmallVector<float> padded(panels * panelWidth, 0.0f);
     for (int64_t col = 0; col < n; ++col)
       padded[col] = biasAt(*bias, col);
     biasValue = arith::ConstantOp::create(
-        rewriter, loc,
+        rewriter, derivedLoc(loc, *bias, ".padded"),
         DenseElementsAttr::get(
             RankedTensorType::get({panels * panelWidth}, f32),
             ArrayRef(padded)));

@@ -61,6 +61,9 @@ public:
   const std::map<std::string, std::string> &metadata() const {
     return fileMetadata;
   }
+  /// The data section (every tensor's bytes, without gaps) in the mapping.
+  const void *dataSection() const { return dataBegin; }
+  size_t dataSectionSize() const { return dataSize; }
 
 private:
   SafeTensorsFile() = default;
@@ -70,7 +73,15 @@ private:
   size_t mappingSize = 0;
   std::vector<SafeTensorEntry> tensors;
   std::map<std::string, std::string> fileMetadata;
+  const void *dataBegin = nullptr;
+  size_t dataSize = 0;
 };
+
+/// A 64-bit hash of `size` bytes, the same in the compiler and the runtime:
+/// external weights record it at compile time and check it at load
+/// (docs/embedding.md). Four independent multiply-rotate lanes over 8-byte
+/// words, so that hashing is not the slow part of loading a model.
+uint64_t hashBytes(const void *data, size_t size);
 
 /// A tensor to write: `data` holds product(shape) elements of `dtype`.
 struct SafeTensorWriteEntry {
