@@ -225,8 +225,10 @@ LogicalResult Compilation::renameModel(func::FuncOp model) {
 
 LogicalResult Compilation::printIR(ModuleOp module) {
   OpPrintingFlags flags;
-  if (!options.printWeights)
+  if (!options.printWeights) {
     flags.elideLargeElementsAttrs(64);
+    flags.elideLargeResourceString(64);
+  }
   return writeText(options.outputPath, [&](raw_ostream &os) {
     module->print(os, flags);
     os << "\n";

@@ -439,8 +439,9 @@ def TfmWeightsAsBytes : Pass<"tfm-weights-as-bytes", "ModuleOp"> {
   let description = [{
     Every constant `memref.global` of at least 4 KB (the bound and packed
     weights) becomes a global of bytes, 64-byte aligned, with the same raw
-    data; each `memref.get_global` of it becomes a `memref.view` of the byte
-    global with the original type. LLVM then holds each weight as one byte
+    data (a `dense_resource` blob over the constant's storage, which lives as
+    long as the context, so not a copy); each `memref.get_global` of it
+    becomes a `memref.view` of the byte global with the original type. LLVM then holds each weight as one byte
     string that the object writer copies at once, instead of nested arrays
     of small float arrays (millions of uniqued constants for a BERT-base
     model, written element by element).
@@ -452,7 +453,7 @@ def TfmWeightsAsBytes : Pass<"tfm-weights-as-bytes", "ModuleOp"> {
     ```
     After:
     ```mlir
-    memref.global "private" constant @w : memref<2359296xi8> = dense<...> {alignment = 64}
+    memref.global "private" constant @w : memref<2359296xi8> = dense_resource<tfm_weight> {alignment = 64}
     %b = memref.get_global @w : memref<2359296xi8>
     %w = memref.view %b[%c0][] : memref<2359296xi8> to memref<24x768x32xf32>
     ```

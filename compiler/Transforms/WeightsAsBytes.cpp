@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tfm {
@@ -48,8 +49,13 @@ struct TfmWeightsAsBytesPass
         continue;
       OpBuilder b(global);
       auto byteType = RankedTensorType::get({bytes}, b.getI8Type());
-      auto raw =
-          DenseElementsAttr::getFromRawBuffer(byteType, data.getRawData());
+      // A blob over the typed attribute's storage, which lives as long as the
+      // context: the bytes are not copied again (a 340 MB model would
+      // otherwise hold them twice more in the context from here on).
+      ArrayRef<char> rawData = data.getRawData();
+      auto raw = DenseResourceElementsAttr::get(
+          byteType, "tfm_weight",
+          UnmanagedAsmResourceBlob::allocateWithAlign(rawData, /*align=*/1));
       auto alignment =
           std::max<uint64_t>(global.getAlignment().value_or(1), kAlignment);
       auto flat = memref::GlobalOp::create(
