@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ConstantData.h"
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/Signature.h"
 #include "tfm/safetensors.h"
@@ -81,7 +82,8 @@ std::string hex(uint64_t value) {
 
 struct Constant {
   LLVM::GlobalOp global;
-  DenseElementsAttr data;
+  ElementsAttr data;
+  ArrayRef<char> raw;
   std::string name;
   StringRef dtype;
   int64_t offset = 0;
@@ -126,7 +128,7 @@ struct TfmExternalizeWeightsPass
       if (int n = seen[c.name]++)
         c.name += "#" + std::to_string(n);
       c.offset = offset;
-      ArrayRef<char> raw = c.data.getRawData();
+      ArrayRef<char> raw = c.raw;
       c.hash = ::tfm::hashBytes(raw.data(), raw.size());
       offset += raw.size();
     }
@@ -149,14 +151,15 @@ struct TfmExternalizeWeightsPass
   static SmallVector<Constant> collect(ModuleOp module) {
     SmallVector<Constant> constants;
     for (auto global : module.getOps<LLVM::GlobalOp>()) {
-      auto data = dyn_cast_or_null<DenseElementsAttr>(global.getValueOrNull());
-      if (!global.getConstant() || !data || data.isSplat() ||
+      auto data = dyn_cast_or_null<ElementsAttr>(global.getValueOrNull());
+      std::optional<ArrayRef<char>> raw = mlir::tfm::getRawConstantData(data);
+      if (!global.getConstant() || !raw ||
           !data.getElementType().isIntOrFloat())
         continue;
       StringRef dtype = dtypeOf(data.getElementType());
       if (dtype.empty())
         continue;
-      constants.push_back({global, data, nameOf(global), dtype});
+      constants.push_back({global, data, *raw, nameOf(global), dtype});
       constants.back().order = constants.size();
     }
     return constants;
@@ -178,10 +181,9 @@ struct TfmExternalizeWeightsPass
       os << (i ? ", " : "") << "{\"name\": \"";
       os.write_escaped(c.name);
       os << "\", \"dtype\": \"" << c.dtype << "\", \"shape\": [";
-      llvm::interleave(c.data.getType().getShape(), os, ", ");
-      os << "], \"offset\": " << c.offset
-         << ", \"bytes\": " << c.data.getRawData().size() << ", \"hash\": \""
-         << hex(c.hash) << "\"}";
+      llvm::interleave(c.data.getShapedType().getShape(), os, ", ");
+      os << "], \"offset\": " << c.offset << ", \"bytes\": " << c.raw.size()
+         << ", \"hash\": \"" << hex(c.hash) << "\"}";
     }
     os << "]}";
     return json;
@@ -194,8 +196,8 @@ struct TfmExternalizeWeightsPass
       ::tfm::SafeTensorWriteEntry entry;
       entry.name = c.name;
       entry.dtype = c.dtype.str();
-      entry.shape = c.data.getType().getShape().vec();
-      entry.data = c.data.getRawData().data();
+      entry.shape = c.data.getShapedType().getShape().vec();
+      entry.data = c.raw.data();
       entries.push_back(std::move(entry));
     }
     std::string error;

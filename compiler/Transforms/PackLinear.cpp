@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ConstantData.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -33,14 +34,14 @@ namespace {
 /// A constant f32 matrix or vector, seen through static unit-stride slices
 /// (a packed `in_proj_weight` is sliced into its q, k and v rows).
 struct ConstantView {
-  DenseElementsAttr data;
-  SmallVector<int64_t> offsets; ///< of the view within `data`
+  SmallVector<int64_t> full;    ///< the shape of the whole constant
+  std::optional<float> splat;   ///< every element, for a splat
+  SmallVector<int64_t> offsets; ///< of the view within the constant
   SmallVector<int64_t> shape;   ///< of the view
 
   float at(ArrayRef<int64_t> index) const {
-    ArrayRef<int64_t> full = data.getType().getShape();
-    if (data.isSplat())
-      return data.getSplatValue<float>();
+    if (splat)
+      return *splat;
     int64_t linear = 0;
     for (size_t d = 0; d < full.size(); ++d)
       linear = linear * full[d] + offsets[d] + index[d];
@@ -77,13 +78,15 @@ std::optional<ConstantView> getConstantView(Value value) {
     source->shape = llvm::to_vector(slice.getType().getShape());
     return source;
   }
-  DenseElementsAttr data;
+  ElementsAttr data;
   if (!matchPattern(value, m_Constant(&data)) || !data.getElementType().isF32())
     return std::nullopt;
   ConstantView view;
-  view.data = data;
-  view.shape = llvm::to_vector(data.getType().getShape());
+  view.full = llvm::to_vector(data.getShapedType().getShape());
+  view.shape = view.full;
   view.offsets.assign(view.shape.size(), 0);
+  if (auto dense = dyn_cast<DenseElementsAttr>(data); dense && dense.isSplat())
+    view.splat = dense.getSplatValue<float>();
   value.getDefiningOp()->getLoc()->walk([&](Location l) {
     if (auto named = dyn_cast<NameLoc>(l)) {
       view.name = named.getName();
@@ -91,10 +94,13 @@ std::optional<ConstantView> getConstantView(Value value) {
     }
     return WalkResult::advance();
   });
-  if (!data.isSplat())
-    view.raw = ArrayRef<float>(
-        reinterpret_cast<const float *>(data.getRawData().data()),
-        data.getNumElements());
+  if (!view.splat) {
+    std::optional<ArrayRef<char>> raw = getRawConstantData(data);
+    if (!raw || int64_t(raw->size()) != data.getNumElements() * 4)
+      return std::nullopt;
+    view.raw = ArrayRef<float>(reinterpret_cast<const float *>(raw->data()),
+                               data.getNumElements());
+  }
   return view;
 }
 

@@ -15,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -297,4 +298,63 @@ TEST_CASE("external weights through the generated entry points",
   CHECK(run(ids.data(), y.data(), batch, seq) == -6);
   tfm_weights_release(mapped);
   ::dlclose(library);
+}
+
+// Weights of 4 KiB and more are bound as resource blobs: F32 ones over the
+// mapped file, F16/BF16 ones widened once into a blob of their own. An
+// embedding table (read in place) and a linear weight (packed) of each kind,
+// in both weights modes.
+TEST_CASE("large F16 and BF16 weights are widened once, in both modes",
+          "[weights][layers]") {
+  Random rng(9106);
+  const int64_t vocab = 50, dim = 40, out = 70;
+  std::vector<_Float16> table, weight;
+  std::vector<uint16_t> bias;
+  std::vector<float> tableValues, weightValues, biasValues;
+  for (float v : rng.uniform(vocab * dim)) {
+    float exact = std::round(v * 256.0f) / 256.0f; // 10 significant bits
+    table.push_back(static_cast<_Float16>(exact));
+    tableValues.push_back(exact);
+  }
+  for (float v : rng.uniform(out * dim)) {
+    float exact = std::round(v * 64.0f) / 64.0f;
+    weight.push_back(static_cast<_Float16>(exact));
+    weightValues.push_back(exact);
+  }
+  for (float v : rng.uniform(out)) {
+    float exact = std::round(v * 64.0f) / 64.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &exact, sizeof(bits));
+    bias.push_back(static_cast<uint16_t>(bits >> 16));
+    biasValues.push_back(exact);
+  }
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  std::string error;
+  REQUIRE(tfm::writeSafeTensors(dir + "/half.safetensors",
+                                {{"E", "F16", {vocab, dim}, table.data()},
+                                 {"W", "F16", {out, dim}, weight.data()},
+                                 {"b", "BF16", {out}, bias.data()}},
+                                error));
+  std::ofstream(dir + "/half.tfm")
+      << "model half\ninput ids: i64[seq]\n"
+      << "y = linear(embedding(ids, weight = \"E\"), weight = \"W\", "
+         "bias = \"b\")\noutput y\n";
+  Array E = ref::fromFloats({vocab, dim}, tableValues);
+  Array W = ref::fromFloats({out, dim}, weightValues);
+  Array b = ref::fromFloats({out}, biasValues);
+  for (bool external : {false, true}) {
+    DYNAMIC_SECTION((external ? "external" : "embedded")) {
+      BuildOptions options;
+      options.externalWeights = external;
+      std::shared_ptr<Model> model = Model::buildFiles(
+          dir + "/half.tfm", dir + "/half.safetensors", options);
+      for (int64_t seq : {1, 9}) {
+        std::vector<int64_t> ids = rng.ids(seq, 0, vocab - 1);
+        RunResult r = model->runOk({HostTensor::i64({seq}, ids)});
+        E2E_CHECK_CLOSE(r["y"],
+                        ref::linear(ref::embedding({seq}, ids, E), W, &b));
+      }
+    }
+  }
 }
