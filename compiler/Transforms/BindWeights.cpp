@@ -1,4 +1,5 @@
 //===- BindWeights.cpp - tfm.weight to constants from .safetensors --------===//
+#include "compiler/Transforms/MappedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 #include "tfm/safetensors.h"
@@ -118,6 +119,7 @@ struct TfmBindWeightsPass
       getOperation().emitError(error);
       return signalPassFailure();
     }
+    registerMappedWeights(file);
     bool failedAny = false;
     for (WeightOp op : weights)
       failedAny |= failed(bind(op, file));

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/ConstantData.h"
+#include "compiler/Transforms/MappedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -165,6 +166,11 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
     for (int64_t c = 0; c < k; ++c)
       packed[(p * k + c) * panelWidth + j] = weight.at(col, c);
   }
+  // The compiler is done with the unpacked weight's pages (for a blob over
+  // the mapped checkpoint; other memory is left alone).
+  releaseMappedWeightPages(
+      ArrayRef<char>(reinterpret_cast<const char *>(weight.view.raw.data()),
+                     weight.view.raw.size() * sizeof(float)));
   Location loc = op->getLoc();
   Type f32 = rewriter.getF32Type();
   auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
@@ -282,7 +288,8 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
   int64_t panelWidth;
 };
 
-struct TfmPackLinearPass : tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
+struct TfmPackLinearPass
+    : mlir::tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
   using Base::Base;
   void runOnOperation() override {
     // Two vectors per panel: the micro-kernel's width (docs/compiler.md).

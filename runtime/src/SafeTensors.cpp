@@ -22,6 +22,7 @@
 #include <string_view>
 #include <sys/mman.h>
 #include <tuple>
+#include <unistd.h>
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the safetensors header size is read as a host integer");
@@ -280,6 +281,20 @@ uint64_t hashBytes(const void *data, size_t size) {
   h *= kPrime2;
   h ^= h >> 29;
   return h;
+}
+
+bool SafeTensorsFile::dropPages(const void *data, size_t size) const {
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  auto base = reinterpret_cast<uintptr_t>(mapping);
+  if (!mapping || begin < base || begin - base > mappingSize ||
+      size > mappingSize - (begin - base))
+    return false;
+  auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (begin + page - 1) / page * page;
+  uintptr_t last = (begin + size) / page * page;
+  if (first < last)
+    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  return true;
 }
 
 SafeTensorsFile::~SafeTensorsFile() {

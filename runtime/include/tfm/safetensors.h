@@ -61,6 +61,12 @@ public:
   const std::map<std::string, std::string> &metadata() const {
     return fileMetadata;
   }
+  /// Lets the OS drop the mapped pages that lie wholly inside
+  /// [data, data + size) (madvise MADV_DONTNEED; the mapping is private and
+  /// read-only, so a later read faults them in from the file again). For a
+  /// reader done with a tensor: its pages then stop counting in the
+  /// process's memory. False when the range is not inside the mapping.
+  bool dropPages(const void *data, size_t size) const;
   /// The data section (every tensor's bytes, without gaps) in the mapping.
   const void *dataSection() const { return dataBegin; }
   size_t dataSectionSize() const { return dataSize; }
