@@ -2,6 +2,7 @@
 #
 #   tfm_add_model(<target> MODEL <model.tfm> [WEIGHTS <weights.safetensors>]
 #                 [NAME <name>] [CPU <cpu>] [TARGET <target>]
+#                 [WEIGHTS_MODE embedded|external]
 #                 [OPTIONS <tfm-compile flag>...])
 #
 # Runs tfm-compile when the project builds (and again whenever the model, the
@@ -10,6 +11,10 @@
 # of the object is tfm_<name>_..., so models with distinct names link into
 # one program. <name> defaults to the name on the model file's `model` line.
 # The object needs only libc and libm: no tfm runtime, no LLVM.
+# WEIGHTS_MODE external leaves the weights out of the object, in
+# <name>.weights.safetensors next to it (the target's property
+# TFM_MODEL_WEIGHTS_FILE), which the app maps and binds at run time with the
+# runtime's tfm_weights_open (docs/embedding.md).
 #
 # One implementation serves both the installed package (tfmConfig.cmake
 # includes this file) and the tfm source tree (the top-level CMakeLists.txt
@@ -36,13 +41,14 @@ function(_tfm_read_model_name model out)
 endfunction()
 
 function(tfm_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET;WEIGHTS_MODE"
                         "OPTIONS")
   set(where "tfm_add_model(${target})")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${where}: unknown arguments: ${unknown} (expected "
-                        "MODEL, WEIGHTS, NAME, CPU, TARGET, OPTIONS)")
+                        "MODEL, WEIGHTS, NAME, CPU, TARGET, WEIGHTS_MODE, "
+                        "OPTIONS)")
   endif()
   if(NOT arg_MODEL)
     message(FATAL_ERROR "${where}: MODEL <file.tfm> is required")
@@ -84,6 +90,13 @@ function(tfm_add_model target)
   if(arg_CPU)
     list(APPEND flags --cpu "${arg_CPU}")
   endif()
+  set(external OFF)
+  if(arg_WEIGHTS_MODE STREQUAL "external")
+    set(external ON)
+  elseif(arg_WEIGHTS_MODE AND NOT arg_WEIGHTS_MODE STREQUAL "embedded")
+    message(FATAL_ERROR "${where}: WEIGHTS_MODE '${arg_WEIGHTS_MODE}' is "
+                        "neither embedded nor external")
+  endif()
   if(arg_TARGET)
     list(APPEND flags --target "${arg_TARGET}")
   endif()
@@ -92,9 +105,15 @@ function(tfm_add_model target)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tfm-models/${target}")
   set(obj "${dir}/${name}.o")
   set(header "${dir}/${name}.h")
+  set(outputs "${obj}" "${header}")
+  if(external)
+    set(sidecar "${dir}/${name}.weights.safetensors")
+    list(APPEND flags --weights-mode external --weights-out "${sidecar}")
+    list(APPEND outputs "${sidecar}")
+  endif()
   file(MAKE_DIRECTORY "${dir}")
   add_custom_command(
-    OUTPUT "${obj}" "${header}"
+    OUTPUT ${outputs}
     COMMAND tfm::tfm-compile "${model}" -o "${obj}" --header "${header}"
             ${flags} ${arg_OPTIONS}
     DEPENDS ${depends} tfm::tfm-compile
@@ -118,4 +137,8 @@ function(tfm_add_model target)
   endif()
   set_target_properties(${target} PROPERTIES TFM_MODEL_NAME "${name}"
                                              TFM_MODEL_HEADER "${header}")
+  if(external)
+    set_target_properties(${target} PROPERTIES TFM_MODEL_WEIGHTS_FILE
+                                               "${sidecar}")
+  endif()
 endfunction()

@@ -174,6 +174,13 @@ private:
   LogicalResult lowerForCpu(ModuleOp module, EmitKind emit, bool portable,
                             llvm::TargetMachine &machine);
   LogicalResult lowerForCuda(ModuleOp module, EmitKind emit);
+  std::string sidecarPath() const {
+    if (!options.weightsOutputPath.empty())
+      return options.weightsOutputPath;
+    llvm::SmallString<128> path(options.outputPath);
+    llvm::sys::path::replace_extension(path, ".weights.safetensors");
+    return path.str().str();
+  }
   LogicalResult printPtx(ModuleOp module);
 
   const CompileOptions &options;
@@ -216,8 +223,10 @@ LogicalResult Compilation::renameModel(func::FuncOp model) {
 
 LogicalResult Compilation::printIR(ModuleOp module) {
   OpPrintingFlags flags;
-  if (!options.printWeights)
+  if (!options.printWeights) {
     flags.elideLargeElementsAttrs(64);
+    flags.elideLargeResourceString(64);
+  }
   return writeText(options.outputPath, [&](raw_ostream &os) {
     module->print(os, flags);
     os << "\n";
@@ -243,6 +252,11 @@ LogicalResult Compilation::lowerForCpu(ModuleOp module, EmitKind emit,
   CPUPipelineOptions pipeline;
   pipeline.weights = options.weightsPath;
   pipeline.exportArtifactMetadata = emit == EmitKind::SharedLibrary;
+  pipeline.externalWeights = options.externalWeights;
+  // Only a compilation that writes the artifact writes its weights file.
+  if (options.externalWeights &&
+      (emit == EmitKind::SharedLibrary || emit == EmitKind::Object))
+    pipeline.weightsFile = sidecarPath();
   // linalg can be looked at without weights: tfm.weight ops stay unbound.
   pipeline.bindWeights =
       !(options.weightsPath.empty() && emit == EmitKind::Linalg);
@@ -362,6 +376,13 @@ LogicalResult Compilation::run() {
                   *emit == EmitKind::Ptx;
   if (gpuStage && !cuda)
     return fail("--emit=gpu, nvvm and ptx need --target cuda");
+  if (options.externalWeights && cuda)
+    return fail("--weights-mode external is for CPU artifacts; --target "
+                "cuda embeds its weights");
+  if (options.externalWeights && options.outputPath == "-" &&
+      options.weightsOutputPath.empty() &&
+      (*emit == EmitKind::Object || *emit == EmitKind::SharedLibrary))
+    return fail("--weights-mode external needs -o or --weights-out");
   static constexpr llvm::StringLiteral kGpuArchs[] = {"sm_80", "sm_86", "sm_89",
                                                       "sm_90"};
   if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
@@ -423,7 +444,8 @@ LogicalResult Compilation::run() {
     return failure();
   auto writeHeader = [&](StringRef path) {
     return writeText(path, [&](raw_ostream &os) {
-      emitHeader(*signature, llvm::sys::path::filename(options.modelPath), os);
+      emitHeader(*signature, llvm::sys::path::filename(options.modelPath), os,
+                 options.externalWeights);
     });
   };
   if (*emit == EmitKind::Header)

@@ -73,6 +73,13 @@ struct CompileOptions {
   /// whose GEMM and attention kernels also come as AVX2+FMA and AVX-512
   /// variants, chosen at run time by the CPU's features.
   std::string cpu = "portable";
+  /// Leave the weights out of the artifact (`--weights-mode external`):
+  /// their final bytes go to `weightsOutputPath`, which the runtime maps and
+  /// checks at load (docs/embedding.md).
+  bool externalWeights = false;
+  /// The sidecar of external weights; empty: the output's path with its
+  /// extension replaced by `.weights.safetensors`.
+  std::string weightsOutputPath;
   /// Print large constants (weights) in IR stages in full.
   bool printWeights = false;
   /// Fuse attention chains into tfm.attention (docs/compiler.md); off keeps

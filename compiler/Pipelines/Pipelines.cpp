@@ -125,7 +125,9 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Weights as byte strings: one LLVM constant each, copied in one go.
-  pm.addPass(tfm::createTfmWeightsAsBytes());
+  // External weights never become LLVM constants.
+  if (!options.externalWeights)
+    pm.addPass(tfm::createTfmWeightsAsBytes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -144,6 +146,9 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(tfm::createTfmDispatchTasks());
   pm.addPass(tfm::createTfmEmitEntryPoints(
       tfm::TfmEmitEntryPointsOptions{options.exportArtifactMetadata}));
+  if (options.externalWeights)
+    pm.addPass(tfm::createTfmExternalizeWeights(
+        tfm::TfmExternalizeWeightsOptions{options.weightsFile}));
 }
 
 void tfm::buildCPUPipeline(OpPassManager &pm,

@@ -81,6 +81,14 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Replace tfm.weight ops with the file's data (off: keep "
                      "them, for looking at the IR without weights)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> externalWeights{
+      *this, "external-weights",
+      llvm::cl::desc("Leave constant data out of the artifact: a sidecar "
+                     "file holds it, bound at load (tfm-externalize-weights)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> weightsFile{
+      *this, "weights-file",
+      llvm::cl::desc("With external-weights: where to write the sidecar")};
   PassOptions::Option<bool> exportArtifactMetadata{
       *this, "export-artifact-metadata",
       llvm::cl::desc("Define tfm_artifact_metadata() (shared libraries)"),

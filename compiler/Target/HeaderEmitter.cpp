@@ -147,7 +147,7 @@ static StringRef cType(StringRef dtype) {
 }
 
 void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
-                           llvm::raw_ostream &os) {
+                           llvm::raw_ostream &os, bool externalWeights) {
   CNames cName(sig);
   std::string prefix = "tfm_" + sig.model;
   std::string macro = llvm::StringRef(prefix).upper();
@@ -312,5 +312,21 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
         "workspace_bytes);\n\n";
   os << "/* JSON description of the model (docs/artifact.md). */\n";
   os << "const char *" << prefix << "_metadata(void);\n\n";
+  if (externalWeights)
+    os << "/* External weights (tfm-compile --weights-mode external,\n"
+          " * docs/embedding.md): the model reads its weights from a file\n"
+          " * mapped at load. Every _run returns -6 until they are bound.\n"
+          " * The manifest (JSON) lists the tensors the file must hold, with\n"
+          " * their content hashes; the runtime's tfm_weights_open maps a\n"
+          " * file and checks it against it. bind_weights takes the file's\n"
+          " * data section (tfm_weights_data): 64-byte aligned and of exactly\n"
+          " * the manifest's size, else it returns -3; NULL, 0 unbinds. The\n"
+          " * binding is one per program and the memory must outlive every\n"
+          " * run; do not bind while a run is in flight. */\n"
+          "#define "
+       << macro << "_EXTERNAL_WEIGHTS 1\n"
+       << "const char *" << prefix << "_weights_manifest(void);\n"
+       << "int32_t " << prefix
+       << "_bind_weights(const void *data, int64_t bytes);\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << macro << "_H */\n";
 }

@@ -12,9 +12,11 @@ namespace mlir::tfm {
 
 /// Writes the C header of a compiled model: its typed entry point, the
 /// packed one, the metadata function, and macros for ranks and element
-/// counts. `source` names the model file in the banner.
+/// counts. `source` names the model file in the banner. With
+/// `externalWeights`, also the functions that bind the weights file
+/// (`--weights-mode external`).
 void emitHeader(const Signature &signature, StringRef source,
-                llvm::raw_ostream &os);
+                llvm::raw_ostream &os, bool externalWeights = false);
 
 } // namespace mlir::tfm
 

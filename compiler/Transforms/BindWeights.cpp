@@ -1,10 +1,12 @@
 //===- BindWeights.cpp - tfm.weight to constants from .safetensors --------===//
+#include "compiler/Transforms/MappedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 #include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
 #include <vector>
@@ -18,6 +20,12 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
+/// Weights from this size on are bound as resource blobs instead of
+/// DenseElementsAttrs: f32 ones over the mapped file (no copy in the
+/// context), widened ones owning their f32 values. Smaller ones stay dense,
+/// readable in IR dumps and foldable.
+constexpr size_t kResourceBytes = 4096;
+
 /// The safetensors dtype that stores elements of `type`, or "" if none does.
 StringRef safetensorsDtypeFor(Type type) {
   if (type.isF32())
@@ -103,21 +111,25 @@ struct TfmBindWeightsPass
       return signalPassFailure();
     }
     std::string error;
-    std::unique_ptr<::tfm::SafeTensorsFile> file =
+    // Shared with the blobs that point into its mapping, which keep it
+    // mapped as long as the context holds them.
+    std::shared_ptr<::tfm::SafeTensorsFile> file =
         ::tfm::SafeTensorsFile::open(weightsPath, error);
     if (!file) {
       getOperation().emitError(error);
       return signalPassFailure();
     }
+    registerMappedWeights(file);
     bool failedAny = false;
     for (WeightOp op : weights)
-      failedAny |= failed(bind(op, *file));
+      failedAny |= failed(bind(op, file));
     if (failedAny)
       signalPassFailure();
   }
 
-  LogicalResult bind(WeightOp op, const ::tfm::SafeTensorsFile &file) {
-    const ::tfm::SafeTensorEntry *entry = file.find(op.getName().str());
+  LogicalResult bind(WeightOp op,
+                     const std::shared_ptr<::tfm::SafeTensorsFile> &file) {
+    const ::tfm::SafeTensorEntry *entry = file->find(op.getName().str());
     if (!entry)
       return op.emitOpError("weight '")
              << op.getName() << "' is not in " << weightsPath;
@@ -140,8 +152,26 @@ struct TfmBindWeightsPass
              << op.getName() << "' is " << formatShape(entry->shape) << " in "
              << weightsPath << " but the model expects "
              << formatShape(type.getShape());
-    DenseElementsAttr data;
-    if (widen) {
+    ElementsAttr data;
+    size_t elementBytes = widen ? 2 : ::tfm::safeTensorsDtypeSize(dtype);
+    bool aligned = reinterpret_cast<uintptr_t>(entry->data) % elementBytes == 0;
+    if (entry->byteSize / elementBytes * 4 >= kResourceBytes && widen) {
+      auto values = std::make_shared<std::vector<float>>(widenToF32(*entry));
+      ArrayRef<char> bytes(reinterpret_cast<const char *>(values->data()),
+                           values->size() * sizeof(float));
+      data = DenseResourceElementsAttr::get(
+          type, op.getName(),
+          AsmResourceBlob(
+              bytes, alignof(float), [values](void *, size_t, size_t) {},
+              false));
+    } else if (entry->byteSize >= kResourceBytes && aligned && !widen) {
+      ArrayRef<char> bytes(static_cast<const char *>(entry->data),
+                           entry->byteSize);
+      data = DenseResourceElementsAttr::get(
+          type, op.getName(),
+          AsmResourceBlob(
+              bytes, elementBytes, [file](void *, size_t, size_t) {}, false));
+    } else if (widen) {
       std::vector<float> values = widenToF32(*entry);
       data = DenseElementsAttr::get(type, ArrayRef<float>(values));
     } else {
@@ -150,7 +180,10 @@ struct TfmBindWeightsPass
                                entry->byteSize));
     }
     OpBuilder builder(op);
-    Value constant = arith::ConstantOp::create(builder, op.getLoc(), data);
+    // The name travels with the constant to its global, where external
+    // weights take it as the tensor's name in the sidecar file.
+    Location loc = NameLoc::get(op.getNameAttr(), op.getLoc());
+    Value constant = arith::ConstantOp::create(builder, loc, type, data);
     op.replaceAllUsesWith(constant);
     op.erase();
     return success();

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ConstantData.h"
+#include "compiler/Transforms/MappedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -33,21 +35,32 @@ namespace {
 /// A constant f32 matrix or vector, seen through static unit-stride slices
 /// (a packed `in_proj_weight` is sliced into its q, k and v rows).
 struct ConstantView {
-  DenseElementsAttr data;
-  SmallVector<int64_t> offsets; ///< of the view within `data`
+  SmallVector<int64_t> full;    ///< the shape of the whole constant
+  std::optional<float> splat;   ///< every element, for a splat
+  SmallVector<int64_t> offsets; ///< of the view within the constant
   SmallVector<int64_t> shape;   ///< of the view
 
   float at(ArrayRef<int64_t> index) const {
-    ArrayRef<int64_t> full = data.getType().getShape();
-    if (data.isSplat())
-      return data.getSplatValue<float>();
+    if (splat)
+      return *splat;
     int64_t linear = 0;
     for (size_t d = 0; d < full.size(); ++d)
       linear = linear * full[d] + offsets[d] + index[d];
     return raw[linear];
   }
   ArrayRef<float> raw;
+  /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
+  StringAttr name;
 };
+
+/// `loc` under the name of `view`'s weight with `suffix`, which names the
+/// derived constant in a sidecar of external weights.
+Location derivedLoc(Location loc, const ConstantView &view, StringRef suffix) {
+  if (!view.name)
+    return loc;
+  return NameLoc::get(
+      StringAttr::get(loc.getContext(), view.name.getValue() + suffix), loc);
+}
 
 std::optional<ConstantView> getConstantView(Value value) {
   if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
@@ -66,17 +79,29 @@ std::optional<ConstantView> getConstantView(Value value) {
     source->shape = llvm::to_vector(slice.getType().getShape());
     return source;
   }
-  DenseElementsAttr data;
+  ElementsAttr data;
   if (!matchPattern(value, m_Constant(&data)) || !data.getElementType().isF32())
     return std::nullopt;
   ConstantView view;
-  view.data = data;
-  view.shape = llvm::to_vector(data.getType().getShape());
+  view.full = llvm::to_vector(data.getShapedType().getShape());
+  view.shape = view.full;
   view.offsets.assign(view.shape.size(), 0);
-  if (!data.isSplat())
-    view.raw = ArrayRef<float>(
-        reinterpret_cast<const float *>(data.getRawData().data()),
-        data.getNumElements());
+  if (auto dense = dyn_cast<DenseElementsAttr>(data); dense && dense.isSplat())
+    view.splat = dense.getSplatValue<float>();
+  value.getDefiningOp()->getLoc()->walk([&](Location l) {
+    if (auto named = dyn_cast<NameLoc>(l)) {
+      view.name = named.getName();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!view.splat) {
+    std::optional<ArrayRef<char>> raw = getRawConstantData(data);
+    if (!raw || int64_t(raw->size()) != data.getNumElements() * 4)
+      return std::nullopt;
+    view.raw = ArrayRef<float>(reinterpret_cast<const float *>(raw->data()),
+                               data.getNumElements());
+  }
   return view;
 }
 
@@ -141,6 +166,11 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
     for (int64_t c = 0; c < k; ++c)
       packed[(p * k + c) * panelWidth + j] = weight.at(col, c);
   }
+  // The compiler is done with the unpacked weight's pages (for a blob over
+  // the mapped checkpoint; other memory is left alone).
+  releaseMappedWeightPages(
+      ArrayRef<char>(reinterpret_cast<const char *>(weight.view.raw.data()),
+                     weight.view.raw.size() * sizeof(float)));
   Location loc = op->getLoc();
   Type f32 = rewriter.getF32Type();
   auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
@@ -172,14 +202,15 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
 
   rewriter.setInsertionPoint(last);
   Value packedWeight = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
+      rewriter, derivedLoc(loc, weight.view, ".packed"),
+      DenseElementsAttr::get(packedType, ArrayRef(packed)));
   Value biasValue;
   if (bias) {
     SmallVector<float> padded(panels * panelWidth, 0.0f);
     for (int64_t col = 0; col < n; ++col)
       padded[col] = biasAt(*bias, col);
     biasValue = arith::ConstantOp::create(
-        rewriter, loc,
+        rewriter, derivedLoc(loc, *bias, ".padded"),
         DenseElementsAttr::get(
             RankedTensorType::get({panels * panelWidth}, f32),
             ArrayRef(padded)));
@@ -257,7 +288,8 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
   int64_t panelWidth;
 };
 
-struct TfmPackLinearPass : tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
+struct TfmPackLinearPass
+    : mlir::tfm::impl::TfmPackLinearBase<TfmPackLinearPass> {
   using Base::Base;
   void runOnOperation() override {
     // Two vectors per panel: the micro-kernel's width (docs/compiler.md).

@@ -438,13 +438,52 @@ def TfmMergeIdenticalTasks : Pass<"tfm-merge-identical-tasks", "ModuleOp"> {
   }];
 }
 
+def TfmExternalizeWeights : Pass<"tfm-externalize-weights", "ModuleOp"> {
+  let summary = "Move constant data to a sidecar file read through one pointer";
+  let description = [{
+    `tfm-compile --weights-mode external`. Runs on the LLVM dialect after
+    tfm-emit-entry-points. Every constant `llvm.mlir.global` holding dense
+    elements (the bound, widened and packed weights) is written to the
+    sidecar `weights-file` (a .safetensors file whose data section starts
+    64-byte aligned; a tensor is named after its weight, from the
+    `NameLoc` of its location, else its symbol) and erased; each
+    `llvm.mlir.addressof` of it becomes the internal pointer
+    `__tfm_weights_base` plus the tensor's offset. The pass adds
+    `int32_t tfm_<m>_bind_weights(const void *data, int64_t bytes)`, which
+    sets that pointer (to the mapped data section: 64-byte aligned, exactly
+    the recorded size, else -3), `const char *tfm_<m>_weights_manifest()`,
+    JSON with each tensor's name, dtype, shape, offset, size and content
+    hash, and makes every `tfm_<m>_run*` entry point return -6 while no
+    weights are bound.
+
+    Before:
+    ```mlir
+    llvm.mlir.global internal constant @w(dense<...> : tensor<2x3xf32>) : !llvm.array<2 x array<3 x f32>>
+    %p = llvm.mlir.addressof @w : !llvm.ptr
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global internal @__tfm_weights_base() : !llvm.ptr
+    %s = llvm.mlir.addressof @__tfm_weights_base : !llvm.ptr
+    %p = llvm.load %s : !llvm.ptr -> !llvm.ptr
+    ```
+  }];
+  let options = [
+    Option<"weightsFile", "weights-file", "std::string", /*default=*/"",
+           "Where to write the sidecar; empty writes none (the manifest "
+           "still says what it would hold)">,
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def TfmWeightsAsBytes : Pass<"tfm-weights-as-bytes", "ModuleOp"> {
   let summary = "Store large constant buffers as flat byte arrays";
   let description = [{
     Every constant `memref.global` of at least 4 KB (the bound and packed
     weights) becomes a global of bytes, 64-byte aligned, with the same raw
-    data; each `memref.get_global` of it becomes a `memref.view` of the byte
-    global with the original type. LLVM then holds each weight as one byte
+    data (a `dense_resource` blob over the constant's storage, which lives as
+    long as the context, so not a copy); each `memref.get_global` of it
+    becomes a `memref.view` of the byte global with the original type. LLVM then holds each weight as one byte
     string that the object writer copies at once, instead of nested arrays
     of small float arrays (millions of uniqued constants for a BERT-base
     model, written element by element).
@@ -456,7 +495,7 @@ def TfmWeightsAsBytes : Pass<"tfm-weights-as-bytes", "ModuleOp"> {
     ```
     After:
     ```mlir
-    memref.global "private" constant @w : memref<2359296xi8> = dense<...> {alignment = 64}
+    memref.global "private" constant @w : memref<2359296xi8> = dense_resource<tfm_weight> {alignment = 64}
     %b = memref.get_global @w : memref<2359296xi8>
     %w = memref.view %b[%c0][] : memref<2359296xi8> to memref<24x768x32xf32>
     ```

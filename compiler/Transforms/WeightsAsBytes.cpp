@@ -8,11 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ConstantData.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tfm {
@@ -35,21 +37,25 @@ struct TfmWeightsAsBytesPass
     DenseMap<StringAttr, memref::GlobalOp> flattened;
     for (auto global :
          llvm::make_early_inc_range(module.getOps<memref::GlobalOp>())) {
-      auto data = dyn_cast_or_null<DenseElementsAttr>(
+      std::optional<ArrayRef<char>> rawData = mlir::tfm::getRawConstantData(
           global.getInitialValue().value_or(Attribute()));
       MemRefType type = global.getType();
-      if (!global.getConstant() || !data || data.isSplat() ||
-          !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      if (!global.getConstant() || !rawData || !type.hasStaticShape() ||
+          !type.getLayout().isIdentity() ||
           !type.getElementType().isIntOrFloat() ||
           type.getElementTypeBitWidth() % 8 != 0)
         continue;
       int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-      if (bytes < kMinBytes || int64_t(data.getRawData().size()) != bytes)
+      if (bytes < kMinBytes || int64_t(rawData->size()) != bytes)
         continue;
       OpBuilder b(global);
       auto byteType = RankedTensorType::get({bytes}, b.getI8Type());
-      auto raw =
-          DenseElementsAttr::getFromRawBuffer(byteType, data.getRawData());
+      // A blob over the typed attribute's (or blob's) storage, which lives
+      // as long as the context: the bytes are not copied again (a 340 MB
+      // model would otherwise hold them twice more in the context).
+      auto raw = DenseResourceElementsAttr::get(
+          byteType, "tfm_weight",
+          UnmanagedAsmResourceBlob::allocateWithAlign(*rawData, /*align=*/1));
       auto alignment =
           std::max<uint64_t>(global.getAlignment().value_or(1), kAlignment);
       auto flat = memref::GlobalOp::create(

@@ -1,9 +1,11 @@
 //===- Model.cpp - Loading, inspecting and running models -------*- C++ -*-===//
 
+#include "Json.h"
 #include "Library.h"
 #include "Signature.h"
 #include "Status.h"
 #include "Tensor.h"
+#include "Weights.h"
 
 #include <fmt/format.h>
 
@@ -67,6 +69,9 @@ struct tfm_model_t {
   /// Null for artifacts without them (tfm_model_create_from_symbols).
   tfm_run_packed_workspace_fn entryWithWorkspace = nullptr;
   tfm_workspace_size_fn workspaceSize = nullptr;
+  /// The binding of external weights, shared by every model of the
+  /// artifact. Declared after `library`, so released before it closes.
+  std::shared_ptr<void> weights;
 
   /// Slots not in use by a run. Runs are concurrent, so the model hands each
   /// its own and keeps as many as ever ran at once; a run's slot returns
@@ -131,8 +136,47 @@ tfm_status nullArgument(const char *function, const char *argument) {
       fmt::format("{}: argument '{}' is NULL", function, argument));
 }
 
+/// Binds the weights of an artifact compiled with external weights: from
+/// `weightsPath`, else from the file its manifest names, next to `path`.
+tfm_status loadWeights(const std::string &path, const char *weightsPath,
+                       tfm_model_t &model) {
+  std::string prefix = "tfm_" + model.signature.model;
+  using ManifestFn = const char *(*)();
+  auto manifest = reinterpret_cast<ManifestFn>(
+      model.library->symbol((prefix + "_weights_manifest").c_str()));
+  auto bind = reinterpret_cast<tfm_bind_weights_fn>(
+      model.library->symbol((prefix + "_bind_weights").c_str()));
+  if (!manifest || !bind) {
+    if (!weightsPath)
+      return nullptr;
+    return makeStatus(TFM_STATUS_INVALID_ARGUMENT,
+                      fmt::format("{}: the model's weights are embedded; it "
+                                  "takes no weights file ({})",
+                                  path, weightsPath));
+  }
+  std::string file;
+  if (weightsPath) {
+    file = weightsPath;
+  } else {
+    std::string name;
+    nlohmann::json json;
+    std::string error;
+    if (parseBoundedJson(manifest(), json, error) && json.is_object())
+      name = json.value("file", "");
+    if (name.empty())
+      return makeStatus(TFM_STATUS_FORMAT_ERROR,
+                        fmt::format("{}: its weights manifest names no file; "
+                                    "pass the weights file",
+                                    path));
+    size_t slash = path.rfind('/');
+    file = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + name;
+  }
+  return bindWeights(bind, file, manifest(), model.weights);
+}
+
 tfm_status loadModel(const std::string &path,
-                     std::unique_ptr<tfm_model_t> &model) {
+                     std::unique_ptr<tfm_model_t> &model,
+                     const char *weightsPath = nullptr) {
   // Tell a missing file from one that is not a library: dlerror does not.
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
@@ -189,7 +233,7 @@ tfm_status loadModel(const std::string &path,
     model->workspaceSize = reinterpret_cast<tfm_workspace_size_fn>(
         model->library->symbol(model->signature.workspaceSize.c_str()));
   }
-  return nullptr;
+  return loadWeights(path, weightsPath, *model);
 }
 
 const TensorSpec *spec(const tfm_model *model, bool input, size_t index) {
@@ -499,6 +543,24 @@ tfm_status tfm_model_load(const char *path, tfm_model **out_model) {
       return nullArgument("tfm_model_load", "path");
     std::unique_ptr<tfm_model_t> model;
     if (tfm_status status = loadModel(path, model))
+      return status;
+    *out_model = model.release();
+    return nullptr;
+  });
+}
+
+tfm_status tfm_model_load_with_weights(const char *path,
+                                       const char *weights_path,
+                                       tfm_model **out_model) {
+  const char *function = "tfm_model_load_with_weights";
+  return guard(function, [&]() -> tfm_status {
+    if (!out_model)
+      return nullArgument(function, "out_model");
+    *out_model = nullptr;
+    if (!path)
+      return nullArgument(function, "path");
+    std::unique_ptr<tfm_model_t> model;
+    if (tfm_status status = loadModel(path, model, weights_path))
       return status;
     *out_model = model.release();
     return nullptr;

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <sys/mman.h>
 #include <tuple>
+#include <unistd.h>
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the safetensors header size is read as a host integer");
@@ -235,6 +236,8 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                               covered, dataSize));
 
     const unsigned char *data = bytes + 8 + headerSize;
+    result->dataBegin = data;
+    result->dataSize = static_cast<size_t>(dataSize);
     for (RawEntry &entry : raw) {
       SafeTensorEntry tensor;
       tensor.name = std::move(entry.name);
@@ -251,6 +254,47 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
     error = fmt::format("{}: {}", path, e.what());
   }
   return nullptr;
+}
+
+uint64_t hashBytes(const void *data, size_t size) {
+  constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ULL;
+  constexpr uint64_t kPrime2 = 0xC2B2AE3D27D4EB4FULL;
+  auto rotate = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  auto mix = [&](uint64_t lane, uint64_t word) {
+    return rotate(lane + word * kPrime2, 31) * kPrime1;
+  };
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  uint64_t lanes[4] = {kPrime1 + kPrime2, kPrime2, 0, 0 - kPrime1};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      uint64_t word;
+      std::memcpy(&word, bytes + i + 8 * l, 8);
+      lanes[l] = mix(lanes[l], word);
+    }
+  uint64_t h = rotate(lanes[0], 1) + rotate(lanes[1], 7) +
+               rotate(lanes[2], 12) + rotate(lanes[3], 18) +
+               static_cast<uint64_t>(size);
+  for (; i < size; ++i)
+    h = rotate(h ^ (bytes[i] * kPrime1), 11) * kPrime2;
+  h ^= h >> 33;
+  h *= kPrime2;
+  h ^= h >> 29;
+  return h;
+}
+
+bool SafeTensorsFile::dropPages(const void *data, size_t size) const {
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  auto base = reinterpret_cast<uintptr_t>(mapping);
+  if (!mapping || begin < base || begin - base > mappingSize ||
+      size > mappingSize - (begin - base))
+    return false;
+  auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (begin + page - 1) / page * page;
+  uintptr_t last = (begin + size) / page * page;
+  if (first < last)
+    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  return true;
 }
 
 SafeTensorsFile::~SafeTensorsFile() {
@@ -302,10 +346,11 @@ bool writeSafeTensors(const std::string &path,
       offset += static_cast<uint64_t>(*bytes);
       chunks.push_back({entry.data, static_cast<size_t>(*bytes)});
     }
-    // Spaces pad the header so that the data section starts 8-byte aligned,
-    // as the reference writer does.
+    // Spaces pad the header so that the data section starts 64-byte aligned
+    // (the reference writer pads to 8): a mapped file's tensors then sit on
+    // cache lines, as compiled code that reads them in place wants.
     std::string text = header.dump();
-    text.append((8 - text.size() % 8) % 8, ' ');
+    text.append((64 - (8 + text.size()) % 64) % 64, ' ');
     std::string prefix(8, '\0');
     uint64_t headerSize = text.size();
     std::memcpy(prefix.data(), &headerSize, 8);

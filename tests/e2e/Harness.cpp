@@ -255,6 +255,11 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
   options.outputPath = result.libraryPath;
   options.headerPath = result.headerPath;
   options.remarks = build.remarks;
+  if (build.externalWeights) {
+    result.sidecarPath = result.dir + "/model.weights.safetensors";
+    options.externalWeights = true;
+    options.weightsOutputPath = result.sidecarPath;
+  }
   if (build.fuseAttention)
     options.fuseAttention = *build.fuseAttention;
   else if (std::optional<std::string> env = envValue("TFM_E2E_FUSE_ATTENTION"))

@@ -116,6 +116,9 @@ struct BuildOptions {
   bool remarks = false;
   /// Also write the C header (CompileResult::headerPath).
   bool header = false;
+  /// --weights-mode external: the weights go to model.weights.safetensors
+  /// next to model.so (CompileResult::sidecarPath).
+  bool externalWeights = false;
 };
 
 /// The environment's settings (see BuildOptions), for messages.
@@ -133,6 +136,8 @@ struct CompileResult {
   std::string dir, modelPath, weightsPath, libraryPath;
   /// The C header, when asked for.
   std::string headerPath;
+  /// The external weights, when asked for.
+  std::string sidecarPath;
 };
 
 /// Writes `source` (and `weights`, if any, as F32/F64 safetensors) into a fresh

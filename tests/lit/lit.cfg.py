@@ -59,6 +59,15 @@ llvm_config.add_tool_substitutions(
 
 # The hand-written artifacts of tests/unit/runtime that tfm-run is tested on.
 config.substitutions.append(
+    (
+        "%{seed}",
+        os.path.join(
+            config.test_source_root, "..", "..", "examples", "seeds",
+            "000_self_attention",
+        ),
+    )
+)
+config.substitutions.append(
     ("%{add-model}", os.path.join(config.tfm_lib_dir, "tfm_test_add_model.so"))
 )
 config.substitutions.append(

@@ -75,6 +75,18 @@ static cl::opt<bool>
     remarks("remarks",
             cl::desc("Report each attention chain fused, or why not"),
             cl::cat(category));
+static cl::opt<std::string> weightsMode(
+    "weights-mode",
+    cl::desc("'embedded' (the default): the weights are in the artifact; "
+             "'external': in a sidecar file (--weights-out) that the "
+             "runtime maps and checks at load"),
+    cl::value_desc("embedded|external"), cl::init("embedded"),
+    cl::cat(category));
+static cl::opt<std::string>
+    weightsOut("weights-out",
+               cl::desc("--weights-mode external: where to write the "
+                        "weights (default: OUT.weights.safetensors)"),
+               cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<bool>
     printWeights("print-weights",
                  cl::desc("Print weights in full in IR stages"),
@@ -118,6 +130,13 @@ int main(int argc, char **argv) {
   options.gpuArch = gpuArch;
   options.cudaPath = cudaPath;
   options.printWeights = printWeights;
+  if (weightsMode != "embedded" && weightsMode != "external") {
+    errs() << "tfm-compile: error: unknown --weights-mode '" << weightsMode
+           << "' (embedded, external)\n";
+    return 2;
+  }
+  options.externalWeights = weightsMode == "external";
+  options.weightsOutputPath = weightsOut;
   options.fuseAttention = !noFuseAttention;
   options.remarks = remarks;
   options.configurePassManager = [](mlir::PassManager &pm) {

@@ -2,7 +2,7 @@
 //
 // tfm-run ARTIFACT.so --input NAME=FILE.npy ... [--output NAME=FILE.npy ...]
 //         [--expected NAME=FILE.npy ...] [--rtol R] [--atol A] [--bench N]
-//         [--flops F] [--threads N] [--quiet]
+//         [--flops F] [--threads N] [--weights FILE] [--quiet]
 //
 // Exit codes: 0 success, 1 an output does not match --expected, 2 any other
 // error (usage, files, the model).
@@ -39,7 +39,7 @@ const char *const kUsage =
     "               [--output NAME=FILE.npy ...] [--expected NAME=FILE.npy "
     "...]\n"
     "               [--rtol R] [--atol A] [--bench N] [--flops F]\n"
-    "               [--threads N] [--quiet]\n"
+    "               [--threads N] [--weights FILE] [--quiet]\n"
     "\n"
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
@@ -54,6 +54,9 @@ const char *const kUsage =
     "GFLOP/s\n"
     "  --threads N           run the model's parallel work on N threads\n"
     "                        (default 1; 0: one per hardware thread)\n"
+    "  --weights FILE        the weights of an artifact compiled with\n"
+    "                        --weights-mode external (default: the file its\n"
+    "                        manifest names, next to the artifact)\n"
     "A GPU artifact (tfm-compile --target cuda) runs on CUDA device 0: the\n"
     "inputs are copied in once, outputs copied back after the run, and\n"
     "--bench reports device time (events around each run).\n"
@@ -114,6 +117,8 @@ struct Options {
   double flops = -1;
   /// 0: one per hardware thread.
   long threads = 1;
+  /// External weights; empty: the artifact's own (or the file next to it).
+  std::string weights;
   bool quiet = false;
 };
 
@@ -168,6 +173,8 @@ Options parseOptions(int argc, char **argv) {
       options.outputs.push_back(parseNamedFile(flag, value));
     else if (flag == "--expected")
       options.expected.push_back(parseNamedFile(flag, value));
+    else if (flag == "--weights")
+      options.weights = value;
     else if (flag == "--rtol")
       options.rtol = parseNumber(flag, value);
     else if (flag == "--atol")
@@ -429,7 +436,9 @@ int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
 
   tfm_model *rawModel = nullptr;
-  check(tfm_model_load(options.artifact.c_str(), &rawModel));
+  check(tfm_model_load_with_weights(
+      options.artifact.c_str(),
+      options.weights.empty() ? nullptr : options.weights.c_str(), &rawModel));
   ModelPtr model(rawModel);
 
   size_t inputCount = tfm_model_input_count(model.get());

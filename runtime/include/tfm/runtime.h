@@ -246,6 +246,20 @@ typedef int64_t (*tfm_workspace_size_fn)(const int64_t *symbols);
    file twice gives two independent models over one mapping of the library. */
 tfm_status tfm_model_load(const char *path, tfm_model **out_model);
 
+/* tfm_model_load for an artifact compiled with `--weights-mode external`,
+   with its weights file at `weights_path` (NULL: the file the manifest names,
+   in the artifact's directory, which is what tfm_model_load does). The file
+   is mapped read-only, never copied, and checked against the artifact's
+   manifest first (names, dtypes, shapes, offsets, a content hash of each
+   tensor): a file the model was not compiled with is refused with
+   TFM_STATUS_FORMAT_ERROR and a message naming the first difference. Models
+   of one artifact share one binding, which lives until the last of them is
+   released. For an artifact with embedded weights, `weights_path` must be
+   NULL. */
+tfm_status tfm_model_load_with_weights(const char *path,
+                                       const char *weights_path,
+                                       tfm_model **out_model);
+
 /* Makes a model of a statically linked artifact from its metadata JSON (which
    is copied) and its packed entry point. Ownership as for tfm_model_load.
    Callable from any thread; one artifact may back several models. */
@@ -261,6 +275,23 @@ tfm_status tfm_model_create_from_symbols_with_workspace(
     const char *metadata_json, tfm_run_packed_fn entry,
     tfm_run_packed_workspace_fn entry_with_workspace,
     tfm_workspace_size_fn workspace_size, tfm_model **out_model);
+
+/* External weights of a linked artifact (docs/embedding.md): maps the
+   .safetensors file at `path` read-only and checks it against the artifact's
+   manifest (`tfm_<m>_weights_manifest()`), as tfm_model_load_with_weights
+   does. Then `tfm_<m>_bind_weights(tfm_weights_data(w), tfm_weights_size(w))`
+   binds it; `w` must outlive every run, and release comes after unbinding.
+   Callable from any thread. */
+typedef struct tfm_weights_t tfm_weights;
+typedef int32_t (*tfm_bind_weights_fn)(const void *data, int64_t bytes);
+tfm_status tfm_weights_open(const char *path, const char *manifest_json,
+                            tfm_weights **out_weights);
+/* The mapped data section (64-byte aligned) and its size; NULL and 0 for a
+   NULL `weights`. */
+const void *tfm_weights_data(const tfm_weights *weights);
+int64_t tfm_weights_size(const tfm_weights *weights);
+/* Unmaps the file. NULL is a no-op. */
+void tfm_weights_release(tfm_weights *weights);
 
 /* Releases `model` and, for a loaded one, closes its library: every string
    the model returned becomes invalid. NULL is a no-op. Must not overlap any

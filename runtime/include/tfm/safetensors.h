@@ -61,6 +61,15 @@ public:
   const std::map<std::string, std::string> &metadata() const {
     return fileMetadata;
   }
+  /// Lets the OS drop the mapped pages that lie wholly inside
+  /// [data, data + size) (madvise MADV_DONTNEED; the mapping is private and
+  /// read-only, so a later read faults them in from the file again). For a
+  /// reader done with a tensor: its pages then stop counting in the
+  /// process's memory. False when the range is not inside the mapping.
+  bool dropPages(const void *data, size_t size) const;
+  /// The data section (every tensor's bytes, without gaps) in the mapping.
+  const void *dataSection() const { return dataBegin; }
+  size_t dataSectionSize() const { return dataSize; }
 
 private:
   SafeTensorsFile() = default;
@@ -70,7 +79,15 @@ private:
   size_t mappingSize = 0;
   std::vector<SafeTensorEntry> tensors;
   std::map<std::string, std::string> fileMetadata;
+  const void *dataBegin = nullptr;
+  size_t dataSize = 0;
 };
+
+/// A 64-bit hash of `size` bytes, the same in the compiler and the runtime:
+/// external weights record it at compile time and check it at load
+/// (docs/embedding.md). Four independent multiply-rotate lanes over 8-byte
+/// words, so that hashing is not the slow part of loading a model.
+uint64_t hashBytes(const void *data, size_t size);
 
 /// A tensor to write: `data` holds product(shape) elements of `dtype`.
 struct SafeTensorWriteEntry {
