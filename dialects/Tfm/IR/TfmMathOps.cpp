@@ -7,6 +7,7 @@
 
 #include "dialects/Tfm/IR/ShapeRules.h"
 #include "dialects/Tfm/IR/TfmOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -128,6 +129,24 @@ LogicalResult ReshapeOp::verify() {
            << formatShape(result.getShape())
            << " have different element counts";
   return success();
+}
+
+/// A reshape to the input's own type is the input when every dynamic size
+/// is the input's size in that dimension (a static shape has none).
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (input != getResult().getType())
+    return {};
+  unsigned next = 0;
+  for (auto [d, size] : llvm::enumerate(input.getShape())) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    auto dim = getSizes()[next++].getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!dim || dim.getSource() != getInput() || index != int64_t(d))
+      return {};
+  }
+  return getInput();
 }
 
 LogicalResult PermuteOp::verify() {

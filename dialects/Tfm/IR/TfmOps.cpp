@@ -120,6 +120,21 @@ LogicalResult TransposeOp::verify() {
   return verifyResultShape(*this, expected);
 }
 
+/// Swapping a dimension with itself leaves the tensor as it is.
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto [d0, d1] = getNormalizedDims();
+  if (d0 == d1 && getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+/// x * 1 and x / 1 are x, bit for bit.
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToDouble() == 1.0)
+    return getInput();
+  return {};
+}
+
 LogicalResult ScaleOp::verify() {
   double factor = getFactor().convertToDouble();
   if (!std::isfinite(factor))

@@ -82,6 +82,7 @@ def Tfm_TransposeOp : Tfm_Op<"transpose", [Pure]> {
     $input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
   let extraClassDeclaration = [{
     /// The swapped dimensions with negative values resolved.
     std::pair<int64_t, int64_t> getNormalizedDims();
@@ -105,6 +106,7 @@ def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = "$input `,` $factor attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
@@ -542,6 +544,7 @@ def Tfm_ReshapeOp : Tfm_Op<"reshape", [Pure]> {
     $input (`[` $sizes^ `]`)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tfm_PermuteOp : Tfm_Op<"permute", [Pure]> {
