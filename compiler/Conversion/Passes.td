@@ -182,6 +182,11 @@ def ConvertLinalgToGPU : Pass<"convert-linalg-to-gpu", "func::FuncOp"> {
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"128",
            "Threads per block">,
+    Option<"gemmThreadsM", "gemm-threads-m", "int64_t", /*default=*/"16",
+           "Tiled GEMM: thread rows per block, 4 rows of C each (0: "
+           "contractions get the one-thread-per-output kernel)">,
+    Option<"gemmThreadsN", "gemm-threads-n", "int64_t", /*default=*/"16",
+           "Tiled GEMM: thread columns per block, 4 columns of C each">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "affine::AffineDialect", "arith::ArithDialect",

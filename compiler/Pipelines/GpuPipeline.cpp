@@ -48,7 +48,7 @@ void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
       tfm::ConvertAttentionToGPUOptions{options.threads, 48 * 1024, 32, 0, 0}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
-      tfm::ConvertLinalgToGPUOptions{options.threads}));
+      tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());
   // Constants and index arithmetic into the kernels: loop bounds stay
