@@ -44,6 +44,22 @@ CASES = {
             linalg.yield %s : f32
         }}""",
         [11, 20], [6, 20], [11, 6], (0,), lambda a, b: a @ b.T),
+    # Over [batch, seq, K]: two M loops flattened into the GEMM's rows.
+    "linear_batched": (
+        """linalg.generic {{indexing_maps = [
+              affine_map<(b, s, n, k) -> (b, s, k)>,
+              affine_map<(b, s, n, k) -> (n, k)>,
+              affine_map<(b, s, n, k) -> (b, s, n)>],
+            iterator_types = ["parallel", "parallel", "parallel",
+                              "reduction"]}}
+            ins(%a, %b : {A}, {B}) outs(%c : {C}) {{
+          ^bb0(%x: f32, %w: f32, %acc: f32):
+            %p = arith.mulf %x, %w : f32
+            %s = arith.addf %acc, %p : f32
+            linalg.yield %s : f32
+        }}""",
+        [3, 5, 17], [9, 17], [3, 5, 9], (0, 1),
+        lambda a, b: a @ b.T),
 }
 
 
@@ -52,7 +68,10 @@ def run_case(tfm_opt, workdir, name, case, rng):
     a = rng.standard_normal(sa).astype(np.float32)
     b = rng.standard_normal(sb).astype(np.float32)
     c = rng.standard_normal(sc).astype(np.float32)
-    types = {k: memref_type(x.shape, dynamic) for k, x in
+    # Dynamic dims are those of A and C (B is a weight in the linear forms,
+    # static; in the matmuls its leading dims follow A's).
+    types = {k: memref_type(x.shape, dynamic if k != "B" or x.ndim == a.ndim
+                            else ()) for k, x in
              (("A", a), ("B", b), ("C", c))}
     source = f"""
 func.func @gemm(%a: {types['A']}, %b: {types['B']}, %c: {types['C']}) attributes {{llvm.emit_c_interface}} {{

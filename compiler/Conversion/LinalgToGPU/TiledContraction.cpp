@@ -84,6 +84,16 @@ private:
       b.clone(o, map);
     return map.lookup(block->getTerminator()->getOperand(0));
   }
+  /// Sets the M loops of `ivs` to row `row` of the flattened M loops.
+  void setRow(SmallVectorImpl<Value> &ivs, Value row) {
+    if (dims.m.size() == 1) {
+      ivs[dims.m.front()] = row;
+      return;
+    }
+    auto split = affine::AffineDelinearizeIndexOp::create(b, loc, row, mSizes);
+    for (auto [d, v] : llvm::zip(dims.m, split.getResults()))
+      ivs[d] = v;
+  }
   template <typename Fn> void stridedLoop(Value tid, int64_t count, Fn fn) {
     scf::ForOp::create(b, loc, tid, idx(count), idx(tm * tn), ValueRange{},
                        [&](OpBuilder &nested, Location, Value iv, ValueRange) {
@@ -99,6 +109,7 @@ private:
   linalg::ContractionDimensions dims;
   Location loc;
   int64_t tm, tn;
+  SmallVector<OpFoldResult> mSizes;
 };
 
 void TiledContractionEmitter::emit() {
@@ -106,9 +117,15 @@ void TiledContractionEmitter::emit() {
   auto size = [&](unsigned loop) {
     return getValueOrCreateConstantIndexOp(b, loc, ranges[loop].size);
   };
-  unsigned mLoop = dims.m.front(), nLoop = dims.n.front(),
-           kLoop = dims.k.front();
-  Value m = size(mLoop), n = size(nLoop), k = size(kLoop);
+  unsigned nLoop = dims.n.front(), kLoop = dims.k.front();
+  Value n = size(nLoop), k = size(kLoop);
+  // Several M loops (a linear layer over [batch, seq, K]) are one row
+  // index, delinearized where an operand is addressed.
+  Value m = idx(1);
+  for (unsigned d : dims.m) {
+    mSizes.push_back(ranges[d].size);
+    m = mul(m, size(d));
+  }
   SmallVector<OpFoldResult> batchSizes;
   Value batch = idx(1);
   for (unsigned d : dims.batch) {
@@ -174,7 +191,7 @@ void TiledContractionEmitter::emit() {
   SmallVector<Value> acc;
   for (int64_t i = 0; i < kPatch; ++i)
     for (int64_t j = 0; j < kPatch; ++j) {
-      ivs[mLoop] = rows[i];
+      setRow(ivs, rows[i]);
       ivs[nLoop] = cols[j];
       acc.push_back(ifLoad(arith::AndIOp::create(b, loc, rowOk[i], colOk[j]),
                            cOperand, ivs, element));
@@ -192,10 +209,14 @@ void TiledContractionEmitter::emit() {
           Value r = arith::DivUIOp::create(b, loc, e, idx(kBlockK));
           Value kk = arith::RemUIOp::create(b, loc, e, idx(kBlockK));
           SmallVector<Value> at(ivs);
-          at[mLoop] = add(m0, r);
-          at[kLoop] = add(k0, kk);
+          Value row = add(m0, r);
           Value ok =
-              arith::AndIOp::create(b, loc, lt(at[mLoop], m), lt(at[kLoop], k));
+              arith::AndIOp::create(b, loc, lt(row, m), lt(add(k0, kk), k));
+          // A row past M is not loaded: any in-range index will do.
+          setRow(at,
+                 arith::MinUIOp::create(
+                     b, loc, row, arith::SubIOp::create(b, loc, m, idx(1))));
+          at[kLoop] = add(k0, kk);
           memref::StoreOp::create(b, loc, ifLoad(ok, aOperand, at, element),
                                   aTile, ValueRange{add(mul(kk, idx(bm)), r)});
         });
@@ -242,7 +263,7 @@ void TiledContractionEmitter::emit() {
           b, loc, arith::AndIOp::create(b, loc, rowOk[i], colOk[j]), false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(store.thenBlock()->getTerminator());
-      ivs[mLoop] = rows[i];
+      setRow(ivs, rows[i]);
       ivs[nLoop] = cols[j];
       memref::StoreOp::create(b, loc, kLoopOp.getResult(i * kPatch + j),
                               cOperand.get(), indicesOf(cOperand, ivs));
@@ -262,7 +283,7 @@ FailureOr<bool> mlir::tfm::convertToTiledContraction(RewriterBase &rewriter,
     return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+  if (failed(dims) || dims->m.empty() || dims->n.size() != 1 ||
       dims->k.size() != 1)
     return false;
   for (AffineMap map : op.getIndexingMapsArray())

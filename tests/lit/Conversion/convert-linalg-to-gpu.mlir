@@ -174,3 +174,27 @@ func.func @batch_matmul(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref
   linalg.batch_matmul ins(%a, %b : memref<?x?x?xf32>, memref<?x?x?xf32>) outs(%c : memref<?x?x?xf32>)
   return
 }
+
+// -----
+
+// A linear layer over [batch, seq, K]: the two M loops are the GEMM's rows,
+// delinearized where x and y are addressed.
+// CHECK-LABEL: func.func @linear_batched(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x5x16xf32>
+// CHECK:         %[[B:.*]] = memref.dim %[[X]], %c0
+// CHECK:         %[[ROWS:.*]] = arith.muli %[[B]], %c5
+// CHECK:         arith.ceildivui %[[ROWS]], %c64
+// CHECK:         gpu.launch
+// CHECK:           %[[RC:.*]]:2 = affine.delinearize_index %{{.*}} into (%[[B]], 5)
+// CHECK:           memref.load %{{.*}}[%[[RC]]#0, %[[RC]]#1, %{{.*}}] : memref<?x5x8xf32>
+func.func @linear_batched(%x: memref<?x5x16xf32>, %w: memref<8x16xf32>, %y: memref<?x5x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (n, k)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x5x16xf32>, memref<8x16xf32>) outs(%y : memref<?x5x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
