@@ -182,10 +182,63 @@ def ConvertLinalgToGPU : Pass<"convert-linalg-to-gpu", "func::FuncOp"> {
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"128",
            "Threads per block">,
+    Option<"gemmThreadsM", "gemm-threads-m", "int64_t", /*default=*/"16",
+           "Tiled GEMM: thread rows per block, 4 rows of C each (0: "
+           "contractions get the one-thread-per-output kernel)">,
+    Option<"gemmThreadsN", "gemm-threads-n", "int64_t", /*default=*/"16",
+           "Tiled GEMM: thread columns per block, 4 columns of C each">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "memref::MemRefDialect"];
+}
+
+def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
+  let summary = "Lower bufferized tfm.attention to a flash-attention gpu.launch";
+  let description = [{
+    The GPU's form of `convert-attention-to-cpu`'s tasks: one block per
+    (batch*head, block of `blockQ` queries), the query block and each block
+    of `blockK` keys, then values, staged in shared memory (a workgroup
+    attribution of the launch), scores and the online softmax's running
+    max, sum and correction in shared memory, the output accumulator in
+    registers spread over the block's `threads` threads. Key blocks past
+    the block's last query are skipped under causal masking, and over a
+    cache (`kv_length`, `query_offset`) the keys past the sequence's valid
+    ones are never read. Masks broadcast as the op defines them. The tile
+    sizes follow from the head dimensions so that the shared memory fits
+    `shared-bytes` (docs/gpu.md).
+
+    Before:
+    ```mlir
+    tfm.attention ins(%q, %k, %v : memref<?x2x?x8xf32>, memref<?x2x?x8xf32>,
+                      memref<?x2x?x8xf32>)
+        outs(%o : memref<?x2x?x8xf32>) scale 0.35355339059327373 {causal}
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(%b, ...) in (%grid = max(%batch * 2 * ceildiv(%sq, 64), 1), ...)
+               threads(%t, ...) in (%block = 128, ...)
+               workgroup(%qs : memref<576xf32, #gpu.address_space<workgroup>>, ...) {
+      ... Q block to %qs; for each key block: K to shared, scores, softmax,
+          V to shared, accumulate; O = acc / sum ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "Threads per block">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"49152",
+           "Static shared memory a block may use">,
+    Option<"accumulators", "accumulators", "int64_t", /*default=*/"32",
+           "Output elements each thread accumulates in registers">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Queries per block (0: chosen from the head dimensions)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "Keys per shared-memory tile (0: chosen from the head dimensions)">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "affine::AffineDialect", "arith::ArithDialect",
+                           "math::MathDialect", "memref::MemRefDialect"];
 }
 
 def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {

@@ -33,20 +33,22 @@ void tfm::buildGPUTfmToLinalgPipeline(OpPassManager &pm,
   CPUPipelineOptions linalg;
   linalg.weights = options.weights;
   linalg.bindWeights = options.bindWeights;
-  // tfm.packed_linear's panels are laid out for CPU vector registers and
-  // tfm.attention lowers only to the CPU's flash loops so far: the GPU
-  // takes the linalg forms of both (docs/gpu.md).
+  // tfm.packed_linear's panels are laid out for CPU vector registers: the
+  // GPU takes the linalg form of linear layers. Attention is fused as on
+  // the CPU and becomes the flash-attention kernel (docs/gpu.md).
   linalg.packLinear = false;
-  linalg.fuseAttention = false;
+  linalg.fuseAttention = true;
   buildTfmToLinalgPipeline(pm, linalg);
 }
 
 void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   buildBufferizationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(tfm::createConvertAttentionToGPU(
+      tfm::ConvertAttentionToGPUOptions{options.threads, 48 * 1024, 32, 0, 0}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
-      tfm::ConvertLinalgToGPUOptions{options.threads}));
+      tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());
   // Constants and index arithmetic into the kernels: loop bounds stay

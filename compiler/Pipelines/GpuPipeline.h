@@ -48,8 +48,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// tfm layers to linalg on tensors, as for the CPU but without the CPU's
-/// packed GEMM and fused attention ops, which have no GPU lowering yet.
+/// tfm layers to linalg on tensors, as for the CPU (attention fused into
+/// tfm.attention) but without the CPU's packed GEMM.
 void buildGPUTfmToLinalgPipeline(OpPassManager &pm,
                                  const GPUPipelineOptions &options);
 

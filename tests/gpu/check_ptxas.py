@@ -2,7 +2,10 @@
 """Compiles every example model with tfm-compile --target cuda for one GPU
 architecture and assembles each kernel module with `ptxas -v`: every kernel
 must assemble with no spill stores or loads, at most 255 registers and
-static shared memory within the 48 KB a block gets without opting in.
+static shared memory within the 48 KB a block gets without opting in. The
+kernels that use shared memory (flash attention, the one kernel of each
+fused tfm.attention) are counted apart: at least one must be there, so that
+attention fusion on the GPU path cannot silently switch off.
 
 usage: check_ptxas.py TFM_COMPILE SOURCE_DIR ARCH [PTXAS]
 Exits 77 (ctest's SKIP_RETURN_CODE) when ptxas is not there.
@@ -113,6 +116,7 @@ def main():
         return SKIP
     models = example_models(source_dir)
     failures, total_kernels, registers, shared = 0, 0, 0, 0
+    tiled, tiled_registers = 0, 0
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = pool.map(
@@ -124,6 +128,10 @@ def main():
                 registers = max([registers] +
                                 [k["registers"] for k in kernels.values()])
                 shared = max([shared] + [k["shared"] for k in kernels.values()])
+                with_shared = [k for k in kernels.values() if k["shared"]]
+                tiled += len(with_shared)
+                tiled_registers = max([tiled_registers] +
+                                      [k["registers"] for k in with_shared])
             if problems:
                 failures += 1
                 print(f"FAIL {name}:")
@@ -131,7 +139,12 @@ def main():
                     print("  " + p.replace("\n", "\n  "))
     print(f"{arch}: {len(models)} models, {total_kernels} kernels assembled "
           f"by ptxas; at most {registers} registers and {shared} bytes of "
-          f"shared memory per kernel; {failures} models failed")
+          f"shared memory per kernel; {tiled} kernels use shared memory "
+          f"(at most {tiled_registers} registers); {failures} models failed")
+    if not tiled:
+        print("FAIL: no kernel uses shared memory: attention was not fused "
+              "into the flash-attention kernel")
+        return 1
     return 1 if failures else 0
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 
+from device import unusable
 from models import example_models
 
 SKIP = 77
@@ -68,23 +69,12 @@ def main():
         print(__doc__)
         return 2
     tfm_compile, tfm_run, source_dir, arch = sys.argv[1:]
+    if why := unusable(tfm_run, arch):
+        print(f"skipped: {why}")
+        return SKIP
     info = subprocess.run([tfm_run, "--gpu-info"], capture_output=True,
                           text=True)
-    if info.returncode != 0:
-        print(f"skipped: no usable GPU ({info.stderr.strip()})")
-        return SKIP
-    libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
-    if not os.path.exists(libdevice):
-        print(f"skipped: no CUDA toolkit ({libdevice}) to compile with")
-        return SKIP
     device = info.stdout.strip()
-    device_arch = int(device.rsplit("sm_", 1)[1])
-    wanted = int(arch.split("_")[1])
-    # A cubin runs on its own major architecture only (sm_80 on sm_86, not on
-    # sm_90, where the driver would JIT the PTX instead).
-    if wanted > device_arch or wanted // 10 != device_arch // 10:
-        print(f"skipped: {device} does not run {arch} cubins")
-        return SKIP
     print(f"device: {device}")
     failures, ran = 0, 0
     with tempfile.TemporaryDirectory() as workdir:

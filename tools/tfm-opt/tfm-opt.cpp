@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/AttentionToGPU/TestPasses.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Registration/Registration.h"
 
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfm::registerAllPassesAndPipelines();
+  mlir::tfm::registerTestGPUPasses();
 
   mlir::DialectRegistry registry;
   mlir::tfm::registerAllDialects(registry);

@@ -7,6 +7,7 @@
 // thread.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/LinalgToGPU/TiledContraction.h"
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -171,9 +172,18 @@ struct ConvertLinalgToGPUPass
     });
     if (unsupported)
       return signalPassFailure();
-    for (linalg::LinalgOp op : ops)
+    for (linalg::LinalgOp op : ops) {
+      if (gemmThreadsM > 0 && gemmThreadsN > 0) {
+        FailureOr<bool> tiled = tfm::convertToTiledContraction(
+            rewriter, op, gemmThreadsM, gemmThreadsN);
+        if (failed(tiled))
+          return signalPassFailure();
+        if (*tiled)
+          continue;
+      }
       if (failed(convertToLaunch(rewriter, op, threads)))
         return signalPassFailure();
+    }
   }
 };
 

@@ -123,3 +123,78 @@ func.func @copy(%x: memref<2x3xf32>, %y: memref<2x3xf32>) {
   memref.copy %x, %y : memref<2x3xf32> to memref<2x3xf32>
   return
 }
+
+// -----
+
+// Contractions become tiled GEMMs: 16 x 16 threads, a 64 x 64 tile of C per
+// block (4 x 4 per thread, in registers), A and B through shared memory in
+// slices of 16 along K, the op's own body accumulating.
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x48xf32>, %[[W:[^:]*]]: memref<40x48xf32>, %[[Y:[^:]*]]: memref<?x40xf32>)
+// CHECK:         %[[M:.*]] = memref.dim %[[X]], %c0
+// CHECK:         %[[GY:.*]] = arith.ceildivui %[[M]], %c64
+// CHECK:         %[[GRIDY:.*]] = arith.maxui %[[GY]], %c1
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{[^ ]*}} = %c1, %{{[^ ]*}} = %[[GRIDY]], %{{[^ ]*}} = %c1) threads({{.*}}) in (%{{[^ ]*}} = %c16, %{{[^ ]*}} = %c16, %{{[^ ]*}} = %c1)
+// CHECK-SAME:      workgroup(%[[AS:[^ ]*]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[BS:[^ ]*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-16:  memref.load %[[Y]]
+// CHECK:           scf.for %{{.*}} = %c0 to %c48 step %c16 iter_args(
+// CHECK:             memref.load %[[X]]
+// CHECK:             memref.store %{{.*}}, %[[AS]]
+// CHECK:             memref.load %[[W]]
+// CHECK:             memref.store %{{.*}}, %[[BS]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// CHECK-COUNT-4:       memref.load %[[AS]]
+// CHECK-COUNT-16:      arith.mulf
+// CHECK:             gpu.barrier
+// CHECK-COUNT-16:  memref.store %{{.*}}, %[[Y]]
+// THREADS-LABEL: func.func @linear(
+// THREADS:         gpu.launch {{.*}} threads({{.*}}) in (%{{[^ ]*}} = %c16, %{{[^ ]*}} = %c16,
+func.func @linear(%x: memref<?x48xf32>, %w: memref<40x48xf32>, %y: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x48xf32>, memref<40x48xf32>) outs(%y : memref<?x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Batched: the batch dims are the grid's z.
+// CHECK-LABEL: func.func @batch_matmul(
+// CHECK:         %[[B:.*]] = memref.dim %{{.*}}, %c0 : memref<?x?x?xf32>
+// CHECK:         %[[GRIDZ:.*]] = arith.maxui %[[B]], %c1
+// CHECK:         gpu.launch blocks(%{{[^,]*}}, %{{[^,]*}}, %[[BZ:[^)]*]]) in ({{.*}}, %{{[^ ]*}} = %[[GRIDZ]])
+// CHECK:           memref.load %{{.*}}[%[[BZ]],
+func.func @batch_matmul(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<?x?x?xf32>, memref<?x?x?xf32>) outs(%c : memref<?x?x?xf32>)
+  return
+}
+
+// -----
+
+// A linear layer over [batch, seq, K]: the two M loops are the GEMM's rows,
+// delinearized where x and y are addressed.
+// CHECK-LABEL: func.func @linear_batched(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x5x16xf32>
+// CHECK:         %[[B:.*]] = memref.dim %[[X]], %c0
+// CHECK:         %[[ROWS:.*]] = arith.muli %[[B]], %c5
+// CHECK:         arith.ceildivui %[[ROWS]], %c64
+// CHECK:         gpu.launch
+// CHECK:           %[[RC:.*]]:2 = affine.delinearize_index %{{.*}} into (%[[B]], 5)
+// CHECK:           memref.load %{{.*}}[%[[RC]]#0, %[[RC]]#1, %{{.*}}] : memref<?x5x8xf32>
+func.func @linear_batched(%x: memref<?x5x16xf32>, %w: memref<8x16xf32>, %y: memref<?x5x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (n, k)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x5x16xf32>, memref<8x16xf32>) outs(%y : memref<?x5x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -1,0 +1,557 @@
+//===- AttentionToGPU.cpp - Flash attention as one gpu.launch -------------===//
+//
+// Lowers bufferized tfm.attention to a flash-attention kernel: the CPU's
+// tasks (one per (batch*head, query block)) become the blocks of a grid,
+// and what the CPU keeps in stack tiles lives in shared memory:
+//
+//   block (bh, i0):                                   blockQ queries
+//     Qs = scale * Q[bh, i0 : i0+Bq, :]              (shared, zero past Sq)
+//     m = -inf, l = 0 (shared, per query); acc = 0   (registers, per thread)
+//     for j0 in key blocks of Bk keys (causal: up to the block's last query)
+//       Ks = K[bh, j0 : j0+Bk, :]                     (shared)    sync
+//       S[r][c] = Qs[r] . Ks[c], masked -> -inf       (one score a thread,
+//                                                      strided)   sync
+//       Vs = V[bh, j0 : j0+Bk, :] (into Ks's space);
+//       row r's thread: mNew = max(m, max S[r]); S[r] = exp(S[r] - mNew);
+//                       alpha[r] = exp(m - mNew); l = l*alpha + sum S[r]
+//                                                                  sync
+//       acc[r][c] = acc[r][c]*alpha[r] + S[r] . Vs[:, c]  (thread-owned
+//                                                      elements)   sync
+//     O[bh, i0 + r, c] = acc / l[r]                   (0 where every key
+//                                                      was masked)
+//
+// The accumulator [Bq, Dv] is spread over the block's threads, at most 32
+// elements each (consecutive threads own consecutive columns, so V's shared
+// tile is read without bank conflicts and O is written coalesced). Shared
+// rows are padded by one element so that threads walking different rows hit
+// different banks. Tile sizes are chosen at compile time from the head
+// dimensions so that the static shared memory stays within 48 KB.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/AttentionToGPU/AttentionToGPU.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialects/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_CONVERTATTENTIONTOGPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+int64_t tfm::FlashAttentionTiles::sharedFloats() const {
+  return blockQ * queryStride() + blockK * keyValueStride() +
+         blockQ * scoreStride() + 3 * blockQ;
+}
+
+FailureOr<tfm::FlashAttentionTiles>
+tfm::chooseFlashAttentionTiles(const FlashAttentionLimits &limits,
+                               int64_t headDim, int64_t valueDim) {
+  if (limits.threads < 1 || headDim < 1 || valueDim < 1)
+    return failure();
+  FlashAttentionTiles tiles;
+  tiles.threads = limits.threads;
+  tiles.headDim = headDim;
+  tiles.valueDim = valueDim;
+  auto fits = [&] {
+    return tiles.sharedFloats() * int64_t(sizeof(float)) <= limits.sharedBytes;
+  };
+  if (limits.blockQ > 0 || limits.blockK > 0) {
+    // Tiles as asked (tests): only checked.
+    tiles.blockQ = limits.blockQ > 0 ? limits.blockQ : 64;
+    tiles.blockK = limits.blockK > 0 ? limits.blockK : 64;
+    if (!fits() || tiles.accumulatorsPerThread() > limits.accumulators)
+      return failure();
+    return tiles;
+  }
+  // Each thread keeps at most `accumulators` output elements in registers,
+  // and each query row's softmax is one thread's (the block's other threads
+  // are idle then, so more rows than threads would serialize it).
+  // A decode step (one query, or a few) gets a block of its size, not 64
+  // rows of which most would idle.
+  tiles.blockQ = 64;
+  while (limits.queries > 0 && tiles.blockQ / 2 >= limits.queries)
+    tiles.blockQ /= 2;
+  while (tiles.blockQ > 1 &&
+         (tiles.blockQ > limits.threads ||
+          tiles.accumulatorsPerThread() > limits.accumulators))
+    tiles.blockQ /= 2;
+  tiles.blockK = 64;
+  while (!fits() && tiles.blockK > tiles.blockQ)
+    tiles.blockK /= 2;
+  while (!fits() && (tiles.blockK > 1 || tiles.blockQ > 1)) {
+    if (tiles.blockK >= tiles.blockQ && tiles.blockK > 1)
+      tiles.blockK /= 2;
+    else
+      tiles.blockQ /= 2;
+  }
+  if (!fits())
+    return failure();
+  return tiles;
+}
+
+bool tfm::flashAttentionTakesLayout(AttentionOp op) {
+  // The kernel indexes every operand by its own dims (any strided layout
+  // reads correctly), in tfm.attention's fixed [..., S, D] order. When the
+  // op gains indexing maps (permuted operands), only identity maps may come
+  // here: this is the place to say so.
+  return op.hasPureBufferSemantics();
+}
+
+namespace {
+
+/// Emits the kernel of one attention op. Every value is an index unless
+/// named otherwise.
+class FlashAttentionKernelEmitter {
+public:
+  FlashAttentionKernelEmitter(AttentionOp op, const FlashAttentionTiles &tiles,
+                              OpBuilder &b)
+      : op(op), t(tiles), b(b), loc(op.getLoc()) {}
+
+  void emit();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, idx(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, idx(y));
+  }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value fconst(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value load(Value memref, ValueRange indices) {
+    return memref::LoadOp::create(b, loc, memref, indices);
+  }
+  void store(Value value, Value memref, ValueRange indices) {
+    memref::StoreOp::create(b, loc, value, memref, indices);
+  }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// for (i = from; i < to; i += step) body(i)
+  template <typename Fn> void forLoop(Value from, Value to, Value step, Fn fn) {
+    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPointToStart(nested.getBlock());
+                         fn(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+  /// The block's threads over [0, count): thread t takes t, t + T, ...
+  template <typename Fn> void stridedLoop(int64_t count, Fn fn) {
+    forLoop(threadId, idx(count), idx(t.threads), fn);
+  }
+  /// A loop carrying values: fn(iv, carried) returns the next values.
+  template <typename Fn>
+  SmallVector<Value> forLoop(Value from, Value to, Value step, ValueRange init,
+                             Fn fn) {
+    auto loop = scf::ForOp::create(
+        b, loc, from, to, step, init,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          SmallVector<Value> next = fn(iv, carried);
+          scf::YieldOp::create(b, loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+  /// cond ? then() : otherwise, each built only in its branch.
+  template <typename Fn>
+  Value ifElse(Value cond, Type type, Fn then, Value otherwise) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, cond,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc, then());
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, otherwise);
+    }
+    return ifOp.getResult(0);
+  }
+  template <typename Fn> void ifThen(Value cond, Fn then) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    then();
+  }
+  /// Element (i, d) of batch*head `bh`'s [S, D] matrix of `buffer`.
+  SmallVector<Value> at(Value i, Value d) {
+    SmallVector<Value> indices(leading);
+    indices.append({i, d});
+    return indices;
+  }
+  /// Sequence `bh`'s value of kv_length or query_offset, clamped to [0, Sk].
+  Value perSequence(Value buffer) {
+    Value value = load(buffer, ValueRange{leading.front()});
+    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+    return arith::MaxSIOp::create(b, loc, min(index, sk), idx(0));
+  }
+
+  void emitBlock(Value bh, Value i0);
+  void emitLoadTile(Value source, Value tile, Value first, Value limit,
+                    int64_t rows, int64_t dim, int64_t stride, Value scale);
+  Value emitScore(Value r, Value c, Value i0, Value j0);
+  void emitSoftmaxRow(Value r);
+  SmallVector<Value> emitAccumulate(ValueRange acc);
+  void emitStore(ValueRange acc, Value i0);
+
+  AttentionOp op;
+  FlashAttentionTiles t;
+  OpBuilder &b;
+  Location loc;
+  int64_t rank = 0;
+  Value sq, sk, threadId;
+  SmallVector<Value> leading; // the block's (batch, head, ...) indices
+  Value keyLimit, queryOffset;
+  // Shared tiles: queries [Bq][Dk+1], keys then values [Bk][max(Dk,Dv)+1],
+  // scores then probabilities [Bq][Bk+1], per-query max, sum and
+  // correction [Bq].
+  Value qTile, kvTile, sTile, rowMax, rowSum, rowScale;
+};
+
+void FlashAttentionKernelEmitter::emit() {
+  Value q = op.getQuery(), k = op.getKey();
+  rank = cast<MemRefType>(q.getType()).getRank();
+  sq = memref::DimOp::create(b, loc, q, rank - 2);
+  sk = memref::DimOp::create(b, loc, k, rank - 2);
+  SmallVector<OpFoldResult> batchDims;
+  Value heads = idx(1);
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    Value dim = memref::DimOp::create(b, loc, q, d);
+    batchDims.push_back(dim);
+    heads = mul(heads, dim);
+  }
+  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, idx(t.blockQ));
+  Value blocks = mul(heads, queryBlocks);
+  // An empty problem still launches one (idle) block: a zero grid is an
+  // invalid launch.
+  Value grid = arith::MaxUIOp::create(b, loc, blocks, idx(1));
+
+  MLIRContext *ctx = b.getContext();
+  auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto tile = [&](int64_t floats) {
+    return MemRefType::get({floats}, b.getF32Type(),
+                           MemRefLayoutAttrInterface{}, shared);
+  };
+  SmallVector<Type> tiles = {tile(t.blockQ * t.queryStride()),
+                             tile(t.blockK * t.keyValueStride()),
+                             tile(t.blockQ * t.scoreStride()),
+                             tile(t.blockQ),
+                             tile(t.blockQ),
+                             tile(t.blockQ)};
+  Value one = idx(1);
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, idx(t.threads),
+                                      one, one, /*dynamicSharedMemorySize=*/
+                                      nullptr, /*asyncTokenType=*/nullptr,
+                                      ValueRange{}, tiles);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Operation *terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  ArrayRef<BlockArgument> workgroup = launch.getWorkgroupAttributions();
+  qTile = workgroup[0];
+  kvTile = workgroup[1];
+  sTile = workgroup[2];
+  rowMax = workgroup[3];
+  rowSum = workgroup[4];
+  rowScale = workgroup[5];
+  threadId = launch.getThreadIds().x;
+  Value block = launch.getBlockIds().x;
+  // The condition is the same for the whole block, so the barriers inside
+  // are reached by all of its threads or by none.
+  ifThen(lt(block, blocks), [&] {
+    Value bh = arith::DivUIOp::create(b, loc, block, queryBlocks);
+    Value i0 =
+        mul(arith::RemUIOp::create(b, loc, block, queryBlocks), idx(t.blockQ));
+    if (!batchDims.empty()) {
+      auto split =
+          affine::AffineDelinearizeIndexOp::create(b, loc, bh, batchDims);
+      leading.assign(split.getResults().begin(), split.getResults().end());
+    }
+    emitBlock(bh, i0);
+  });
+}
+
+void FlashAttentionKernelEmitter::emitLoadTile(Value source, Value tile,
+                                               Value first, Value limit,
+                                               int64_t rows, int64_t dim,
+                                               int64_t stride, Value scale) {
+  // Consecutive threads read consecutive elements of a row (coalesced);
+  // rows past `limit` are zeros, so that no garbage (a NaN) meets a zero
+  // weight later.
+  stridedLoop(rows * dim, [&](Value e) {
+    Value r = div(e, dim), d = rem(e, dim);
+    Value row = add(first, r);
+    Value value = ifElse(
+        lt(row, limit), b.getF32Type(),
+        [&] {
+          Value x = load(source, at(row, d));
+          return scale ? fmul(x, scale) : x;
+        },
+        fconst(0.0));
+    store(value, tile, ValueRange{add(mul(r, idx(stride)), d)});
+  });
+}
+
+void FlashAttentionKernelEmitter::emitBlock(Value bh, Value i0) {
+  (void)bh;
+  Value rows = min(idx(t.blockQ), sub(sq, i0));
+  keyLimit = op.getKvLength() ? perSequence(op.getKvLength()) : sk;
+  queryOffset = op.getQueryOffset() ? perSequence(op.getQueryOffset()) : idx(0);
+  // Causal: no query sees past the last one's position, and the keys there
+  // may not exist yet (a cache's unwritten rows): never read them.
+  if (op.getCausal())
+    keyLimit = min(keyLimit, add(queryOffset, sq));
+  Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
+                                : keyLimit;
+
+  emitLoadTile(op.getQuery(), qTile, i0, sq, t.blockQ, t.headDim,
+               t.queryStride(), fconst(op.getScale().convertToDouble()));
+  stridedLoop(t.blockQ, [&](Value r) {
+    store(fconst(-std::numeric_limits<double>::infinity()), rowMax,
+          ValueRange{r});
+    store(fconst(0.0), rowSum, ValueRange{r});
+  });
+  barrier();
+
+  SmallVector<Value> zeros(t.accumulatorsPerThread(), fconst(0.0));
+  SmallVector<Value> acc =
+      forLoop(idx(0), keyEnd, idx(t.blockK), zeros,
+              [&](Value j0, ValueRange carried) -> SmallVector<Value> {
+                emitLoadTile(op.getKey(), kvTile, j0, keyLimit, t.blockK,
+                             t.headDim, t.keyValueStride(), Value());
+                barrier();
+                stridedLoop(t.blockQ * t.blockK, [&](Value e) {
+                  Value r = div(e, t.blockK), c = rem(e, t.blockK);
+                  store(emitScore(r, c, i0, j0), sTile,
+                        ValueRange{add(mul(r, idx(t.scoreStride())), c)});
+                });
+                barrier();
+                // The keys are consumed: the values take their place while the
+                // row threads run the softmax.
+                emitLoadTile(op.getValue(), kvTile, j0, keyLimit, t.blockK,
+                             t.valueDim, t.keyValueStride(), Value());
+                stridedLoop(t.blockQ, [&](Value r) { emitSoftmaxRow(r); });
+                barrier();
+                SmallVector<Value> next = emitAccumulate(carried);
+                barrier();
+                return next;
+              });
+  emitStore(acc, i0);
+}
+
+Value FlashAttentionKernelEmitter::emitScore(Value r, Value c, Value i0,
+                                             Value j0) {
+  Value qRow = mul(r, idx(t.queryStride()));
+  Value kRow = mul(c, idx(t.keyValueStride()));
+  Value dot = forLoop(idx(0), idx(t.headDim), idx(1), ValueRange{fconst(0.0)},
+                      [&](Value d, ValueRange sum) -> SmallVector<Value> {
+                        Value x = load(qTile, ValueRange{add(qRow, d)});
+                        Value y = load(kvTile, ValueRange{add(kRow, d)});
+                        return {fadd(sum[0], fmul(x, y))};
+                      })
+                  .front();
+  Value i = add(i0, r), j = add(j0, c);
+  Value visible = lt(j, keyLimit);
+  if (op.getCausal())
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j,
+                              add(queryOffset, i)));
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  Value mask = op.getMask();
+  if (!mask)
+    return arith::SelectOp::create(b, loc, visible, dot, negInf);
+  // The mask is read only where the score exists (rows past Sq do not).
+  Value inside = arith::AndIOp::create(b, loc, visible, lt(i, sq));
+  return ifElse(
+      inside, b.getF32Type(),
+      [&] {
+        auto maskType = cast<MemRefType>(mask.getType());
+        int64_t maskRank = maskType.getRank();
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < maskRank; ++d) {
+          int64_t scoresDim = d + rank - maskRank;
+          if (maskType.getShape()[d] == 1)
+            indices.push_back(idx(0));
+          else if (scoresDim == rank - 1)
+            indices.push_back(j);
+          else if (scoresDim == rank - 2)
+            indices.push_back(i);
+          else
+            indices.push_back(leading[scoresDim]);
+        }
+        Value m = load(mask, indices);
+        if (maskType.getElementType().isInteger(1))
+          return arith::SelectOp::create(b, loc, m, negInf, dot).getResult();
+        return fadd(dot, m);
+      },
+      negInf);
+}
+
+void FlashAttentionKernelEmitter::emitSoftmaxRow(Value r) {
+  Value row = mul(r, idx(t.scoreStride()));
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  Value oldMax = load(rowMax, ValueRange{r});
+  Value tileMax =
+      forLoop(idx(0), idx(t.blockK), idx(1), ValueRange{negInf},
+              [&](Value c, ValueRange m) -> SmallVector<Value> {
+                return {fmax(m[0], load(sTile, ValueRange{add(row, c)}))};
+              })
+          .front();
+  Value newMax = fmax(oldMax, tileMax);
+  // A row with every key so far masked keeps a -inf max: subtracting 0
+  // instead keeps exp(-inf - -inf) from making NaNs (its weights are 0).
+  Value allMasked =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+  Value shift = arith::SelectOp::create(b, loc, allMasked, fconst(0.0), newMax);
+  Value alpha = exp(arith::SubFOp::create(b, loc, oldMax, shift));
+  Value sum = forLoop(idx(0), idx(t.blockK), idx(1), ValueRange{fconst(0.0)},
+                      [&](Value c, ValueRange s) -> SmallVector<Value> {
+                        Value at = add(row, c);
+                        Value p = exp(arith::SubFOp::create(
+                            b, loc, load(sTile, ValueRange{at}), shift));
+                        store(p, sTile, ValueRange{at});
+                        return {fadd(s[0], p)};
+                      })
+                  .front();
+  store(fadd(fmul(load(rowSum, ValueRange{r}), alpha), sum), rowSum,
+        ValueRange{r});
+  store(newMax, rowMax, ValueRange{r});
+  store(alpha, rowScale, ValueRange{r});
+}
+
+SmallVector<Value> FlashAttentionKernelEmitter::emitAccumulate(ValueRange acc) {
+  // Thread t owns elements t, t + T, ... of the [Bq, Dv] accumulator; an
+  // element past the end (when T does not divide Bq*Dv) computes on row
+  // Bq-1's last column and is never stored.
+  int64_t elements = t.blockQ * t.valueDim;
+  SmallVector<Value> scoreRows, columns, scaled;
+  for (auto [n, a] : llvm::enumerate(acc)) {
+    Value e = add(threadId, idx(int64_t(n) * t.threads));
+    if (int64_t(n + 1) * t.threads > elements)
+      e = min(e, idx(elements - 1));
+    Value r = div(e, t.valueDim);
+    scoreRows.push_back(mul(r, idx(t.scoreStride())));
+    columns.push_back(rem(e, t.valueDim));
+    scaled.push_back(fmul(a, load(rowScale, ValueRange{r})));
+  }
+  return forLoop(idx(0), idx(t.blockK), idx(1), scaled,
+                 [&](Value j, ValueRange sums) -> SmallVector<Value> {
+                   Value vRow = mul(j, idx(t.keyValueStride()));
+                   SmallVector<Value> next;
+                   for (auto [n, s] : llvm::enumerate(sums)) {
+                     Value p = load(sTile, ValueRange{add(scoreRows[n], j)});
+                     Value v = load(kvTile, ValueRange{add(vRow, columns[n])});
+                     next.push_back(fadd(s, fmul(p, v)));
+                   }
+                   return next;
+                 });
+}
+
+void FlashAttentionKernelEmitter::emitStore(ValueRange acc, Value i0) {
+  int64_t elements = t.blockQ * t.valueDim;
+  for (auto [n, value] : llvm::enumerate(acc)) {
+    Value a = value;
+    Value e = add(threadId, idx(int64_t(n) * t.threads));
+    auto body = [&] {
+      Value r = div(e, t.valueDim), c = rem(e, t.valueDim);
+      Value i = add(i0, r);
+      ifThen(lt(i, sq), [&] {
+        Value l = load(rowSum, ValueRange{r});
+        Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
+                                           fconst(0.0));
+        Value out = arith::SelectOp::create(
+            b, loc, seen, arith::DivFOp::create(b, loc, a, l), fconst(0.0));
+        store(out, op.getInit(), at(i, c));
+      });
+    };
+    if (int64_t(n + 1) * t.threads > elements)
+      ifThen(lt(e, idx(elements)), body);
+    else
+      body();
+  }
+}
+
+struct ConvertAttentionToGPUPass
+    : tfm::impl::ConvertAttentionToGPUBase<ConvertAttentionToGPUPass> {
+  using ConvertAttentionToGPUBase::ConvertAttentionToGPUBase;
+
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    OpBuilder b(&getContext());
+    for (AttentionOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitOpError("must be bufferized before convert-attention-to-gpu");
+        return signalPassFailure();
+      }
+      auto q = cast<MemRefType>(op.getQuery().getType());
+      auto v = cast<MemRefType>(op.getValue().getType());
+      if (!q.getElementType().isF32()) {
+        op.emitOpError("has no GPU kernel for ")
+            << q.getElementType() << " yet (f32 only)";
+        return signalPassFailure();
+      }
+      int64_t headDim = q.getShape().back(), valueDim = v.getShape().back();
+      if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim)) {
+        op.emitOpError("needs static head dimensions to lower to the GPU");
+        return signalPassFailure();
+      }
+      if (!flashAttentionTakesLayout(op)) {
+        op.emitOpError("has an operand layout the GPU kernel does not take");
+        return signalPassFailure();
+      }
+      FlashAttentionLimits limits;
+      limits.threads = threads;
+      limits.sharedBytes = sharedBytes;
+      limits.accumulators = accumulators;
+      limits.blockQ = blockQ;
+      limits.blockK = blockK;
+      int64_t queries = q.getShape()[q.getRank() - 2];
+      limits.queries = ShapedType::isDynamic(queries) ? 0 : queries;
+      FailureOr<FlashAttentionTiles> tiles =
+          chooseFlashAttentionTiles(limits, headDim, valueDim);
+      if (failed(tiles)) {
+        op.emitOpError("head dimensions ")
+            << headDim << " and " << valueDim << " leave no flash-attention "
+            << "tiles within " << int64_t(sharedBytes)
+            << " bytes of shared memory "
+            << "and " << int64_t(accumulators) << " accumulators per thread";
+        return signalPassFailure();
+      }
+      b.setInsertionPoint(op);
+      FlashAttentionKernelEmitter(op, *tiles, b).emit();
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,63 @@
+//===- AttentionToGPU.h - Flash attention kernel tiling ---------*- C++ -*-===//
+//
+// The flash-attention kernel's tile shapes, chosen from the head dimensions
+// and the shared memory a block may use; shared with the unit test that
+// replays the kernel's schedule on the CPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H
+#define TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace mlir::tfm {
+class AttentionOp;
+
+/// One block of `threads` threads computes `blockQ` query rows, visiting
+/// the keys `blockK` at a time.
+struct FlashAttentionTiles {
+  int64_t threads = 128;
+  int64_t blockQ = 64;
+  int64_t blockK = 64;
+  int64_t headDim = 0;  ///< Dk
+  int64_t valueDim = 0; ///< Dv
+
+  /// Shared rows are padded by one float against bank conflicts.
+  int64_t queryStride() const { return headDim + 1; }
+  int64_t keyValueStride() const {
+    return (headDim > valueDim ? headDim : valueDim) + 1;
+  }
+  int64_t scoreStride() const { return blockK + 1; }
+  /// Accumulator elements [blockQ, valueDim] held by each thread.
+  int64_t accumulatorsPerThread() const {
+    return (blockQ * valueDim + threads - 1) / threads;
+  }
+  /// The query, key/value and score tiles and three per-query rows.
+  int64_t sharedFloats() const;
+};
+
+/// What a block may use, and tile sizes forced by the caller (0: choose).
+struct FlashAttentionLimits {
+  int64_t threads = 128;
+  int64_t sharedBytes = 48 * 1024;
+  int64_t accumulators = 32; ///< output elements per thread (registers)
+  int64_t blockQ = 0;
+  int64_t blockK = 0;
+  int64_t queries = 0; ///< the static query count, 0 when dynamic
+};
+
+/// The largest tiles (blockQ <= 64, <= threads and no larger than the
+/// queries' power of two; blockK <= 64) within `limits`, or the forced
+/// ones if they fit; failure when none fit.
+FailureOr<FlashAttentionTiles>
+chooseFlashAttentionTiles(const FlashAttentionLimits &limits, int64_t headDim,
+                          int64_t valueDim);
+
+/// Whether the kernel reads `op`'s operands as laid out (see the .cpp).
+bool flashAttentionTakesLayout(AttentionOp op);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H
