@@ -53,9 +53,9 @@ module {
   llvm.mlir.global private constant @__constant_4xf32(dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>) : !llvm.array<4 x f32> loc(#named)
   llvm.mlir.global private constant @__constant_2xi64(dense<[7, 8]> : tensor<2xi64>) : !llvm.array<2 x i64> loc(#ids)
   llvm.mlir.global private constant @splat(dense<0.0> : tensor<4xf32>) : !llvm.array<4 x f32>
-  llvm.func @m(%ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64, %ys0: i64, %yt0: i64) attributes {tfm.signature = {
+  llvm.func @m(%ya: !llvm.ptr, %yb: !llvm.ptr, %yo: i64, %ys0: i64, %yt0: i64) attributes {tfm.signature = #tfm.signature<
       model = "m", symbols = [], inputs = [],
-      outputs = [{name = "y", dtype = "f32", shape = [4]}]}} {
+      outputs = [#tfm.tensor<name = "y", elementType = f32, shape = [4]>]>} {
     %0 = llvm.mlir.addressof @__constant_4xf32 : !llvm.ptr
     %1 = llvm.load %0 : !llvm.ptr -> f32
     llvm.store %1, %yb : f32, !llvm.ptr
