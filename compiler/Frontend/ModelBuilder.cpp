@@ -946,7 +946,8 @@ ModelBuilder::cachedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
           options.kvLength ? options.kvLength->value : Value(),
           options.queryOffset ? options.queryOffset->value : Value(), init,
           builder.getF64FloatAttr(scale),
-          options.isCausal ? builder.getUnitAttr() : UnitAttr())
+          options.isCausal ? builder.getUnitAttr() : UnitAttr(),
+          /*indexing_maps=*/ArrayAttr())
           .getResult()[0];
   return Tensor{result, shape};
 }

@@ -163,7 +163,8 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
       rewriter, loc, TypeRange{resultType}, query, key, value, chain.mask,
       /*kv_length=*/Value(),
       /*query_offset=*/Value(), init, rewriter.getF64FloatAttr(chain.scale),
-      chain.causal ? rewriter.getUnitAttr() : UnitAttr());
+      chain.causal ? rewriter.getUnitAttr() : UnitAttr(),
+      /*indexing_maps=*/ArrayAttr());
   rewriter.replaceOp(chain.root, attention->getResults());
   for (Operation *op : llvm::reverse(chain.ops)) {
     // Shape queries on the chain (a softmax sizing its temporaries) read the
@@ -264,4 +265,5 @@ void mlir::tfm::populateFuseAttentionPatterns(RewritePatternSet &patterns,
                                               bool emitRemarks) {
   patterns.add<FuseTfmAttention, FuseLinalgAttention>(patterns.getContext(),
                                                       emitRemarks);
+  populateFoldAttentionTransposesPatterns(patterns);
 }

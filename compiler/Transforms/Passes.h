@@ -19,6 +19,10 @@ void populateDecomposeLayersPatterns(RewritePatternSet &patterns);
 void populateFuseAttentionPatterns(RewritePatternSet &patterns,
                                    bool emitRemarks = false);
 
+/// Transposes producing tfm.attention's operands or consuming its result
+/// folded into its indexing maps (head split and merge read as views).
+void populateFoldAttentionTransposesPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"
 

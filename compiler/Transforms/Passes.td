@@ -65,7 +65,11 @@ def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
     nothing: the scores or the softmax result have other users, the scale is
     not a uniform constant, the dims do not line up (softmax or contraction
     over the wrong dim, broadcast batch dims), a mask fills with a value
-    other than -inf, or element types differ. With `remarks`, each fused
+    other than -inf, or element types differ. Transposes that produce the
+    query, key, value or mask of a `tfm.attention`, or consume its result,
+    fold into its `indexing_maps` when they keep the head dim innermost (the
+    head split and merge of multi-head attention become strided reads and
+    writes, not copies). With `remarks`, each fused
     chain and each refusal (with its reason) is reported as a remark at the
     P·V contraction.
 

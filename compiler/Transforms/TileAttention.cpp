@@ -36,12 +36,12 @@ struct TileAttentionPass
     });
     IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops) {
-      int64_t rank = cast<ShapedType>(op.getInit().getType()).getRank();
-      SmallVector<OpFoldResult> tiles(rank - 2,
+      unsigned batchDims = op.getNumBatchDims();
+      SmallVector<OpFoldResult> tiles(batchDims,
                                       rewriter.getIndexAttr(batchTile));
       // Causal rows of a tile are placed by a per-sequence query_offset,
       // which needs a batch dim: without one the queries stay whole.
-      bool rowsTileable = !op.getCausal() || rank >= 3;
+      bool rowsTileable = !op.getCausal() || batchDims > 0;
       tiles.push_back(rewriter.getIndexAttr(rowsTileable ? queryTile : 0));
       tiles.push_back(rewriter.getIndexAttr(valueTile));
       scf::SCFTilingOptions options;

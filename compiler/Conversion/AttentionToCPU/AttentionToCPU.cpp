@@ -19,6 +19,11 @@
 // query_offset[b] plus the block's last query. A decode step thus reads the
 // keys in the cache, not its capacity.
 //
+// Operands are read through their strides: any order of the batch and
+// sequence dims (the op's indexing maps, such as heads read straight from
+// [B, S, H, D] projections) as long as the head dim is contiguous. Each task
+// views its (batch..., head) slice of Q, K, V and O as a [seq, dim] matrix.
+//
 // Scores are kept transposed (keys x queries) so that K is read straight from
 // memory, only the query block is packed (once per task, not per key block),
 // and the online softmax runs across lanes with no horizontal reductions.
@@ -63,29 +68,18 @@ struct Tiling {
   int64_t blockK() const { return keyVectors * lanes; }
 };
 
-/// Views `buffer` as [batch*heads, seq, dim].
-Value viewAs3D(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  int64_t rank = type.getRank();
-  if (rank == 3)
-    return buffer;
-  if (rank == 2) {
-    SmallVector<int64_t> shape = {1, type.getShape()[0], type.getShape()[1]};
-    SmallVector<ReassociationIndices> reassociation = {{0, 1}, {2}};
-    // The view keeps the buffer's strides and offset (a slice of a larger
-    // buffer, as the tiles of tfm-tile-attention are).
-    FailureOr<MemRefType> resultType =
-        memref::ExpandShapeOp::computeExpandedType(type, shape, reassociation);
-    assert(succeeded(resultType) && "a unit dim expands any layout");
-    return memref::ExpandShapeOp::create(b, loc, *resultType, buffer,
-                                         reassociation);
-  }
-  ReassociationIndices batch;
-  for (int64_t i = 0; i < rank - 2; ++i)
-    batch.push_back(i);
-  return memref::CollapseShapeOp::create(
-      b, loc, buffer,
-      ArrayRef<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+/// An operand's base buffer, offset, and sizes and strides in the
+/// operand's canonical order (see AttentionOp::getCanonicalDimPositions);
+/// a dim the operand broadcasts over has size 1 and stride 0.
+struct StridedOperand {
+  Value base, offset;
+  SmallVector<Value> sizes, strides;
+};
+
+/// The length of the query sequence of `op`.
+Value queryLength(OpBuilder &b, Location loc, AttentionOp op) {
+  int64_t position = op.getCanonicalDimPositions(0)[op.getNumBatchDims()];
+  return memref::DimOp::create(b, loc, op.getQuery(), position);
 }
 
 /// Emits the loop nest for one attention op. Builder helpers keep the
@@ -144,16 +138,18 @@ private:
   }
 
   Value countTasks();
+  StridedOperand describe(Value buffer, unsigned mapIndex);
+  /// The [seq, dim] matrix of `x` at the current task's batch indices.
+  Value rowsOf(const StridedOperand &x, int64_t dim);
   LogicalResult createTaskFunction(ArrayRef<Value> operands);
   LogicalResult analyzeMask();
   void allocateTiles();
-  void emitQueryBlock(Value bh, Value i0);
-  void emitPackQueries(Value bh, Value i0);
-  void emitScores(Value bh, Value j0, Value validKeys);
-  void emitOnlineSoftmax(Value bh, Value i0, Value j0, Value validKeys);
-  Value gatherMask(Value bh, Value queries, Value validQueries, Value j);
-  void emitAccumulate(Value bh, Value i0, Value j0, Value rows,
-                      Value validKeys);
+  void emitQueryBlock(Value i0);
+  void emitPackQueries(Value i0);
+  void emitScores(Value j0, Value validKeys);
+  void emitOnlineSoftmax(Value i0, Value j0, Value validKeys);
+  Value gatherMask(Value queries, Value validQueries, Value j);
+  void emitAccumulate(Value i0, Value j0, Value rows, Value validKeys);
   /// The keys of the block [j0, j0 + validKeys) that queries up to
   /// `lastQuery` may see: all of them, or with causal masking those up to
   /// the last query's position (none when the count is <= 0).
@@ -162,10 +158,10 @@ private:
       return validKeys;
     return min(validKeys, sub(add(add(lastQuery, queryOffset), idx(1)), j0));
   }
-  /// Loads sequence `bh`'s value of a per-sequence i64 operand, clamped
-  /// into [0, sk].
-  Value perSequence(Value buffer, Value bh);
-  void emitStoreOutput(Value bh, Value i0, Value rows);
+  /// Loads the current sequence's value of a per-sequence i64 operand,
+  /// clamped into [0, sk].
+  Value perSequence(Value buffer);
+  void emitStoreOutput(Value i0, Value rows);
 
   AttentionOp op;
   Tiling tiling;
@@ -175,28 +171,27 @@ private:
 
   Type elementType;
   VectorType vectorType;
-  Value q, k, v, o; // [BH, S, D] views
-  Value sq, sk;     // sequence lengths
+  StridedOperand qLayout, kLayout, vLayout, oLayout, maskLayout;
+  int64_t batchDims = 0;
+  SmallVector<Value> batchIndex; // the current task's batch indices
+  Value q, k, v, o;              // the current task's [S, D] matrices
+  Value sq, sk;                  // sequence lengths
   // Over a cache: the buffers of kv_length and query_offset (null when
-  // absent), the query heads per sequence, and for the query block being
-  // emitted the keys it may read and its queries' position offset.
-  Value kvLengthArg, queryOffsetArg, headsPerSequence;
+  // absent), and for the query block being emitted the keys it may read and
+  // its queries' position offset.
+  Value kvLengthArg, queryOffsetArg;
   Value keyLimit, queryOffset;
   int64_t headDim = 0;      // Dk
   int64_t valueDim = 0;     // Dv
   int64_t valueVectors = 0; // ceil(Dv / lanes)
 
-  // Mask addressing: element (bh, i, j) of the flattened mask is at
-  // bh*maskBatchStride + i*maskRowStride + j*(maskColumnsContiguous ? 1 : 0).
-  Value mask, maskBatchStride, maskRowStride;
-  // A mask that broadcasts over some leading dims but not all (a key
-  // padding mask [B, 1, 1, Sk] against [B, H, Sq, Sk] scores): the stride of
-  // each of the query's leading dims in the mask, null where it broadcasts.
-  SmallVector<Value> maskLeadingStrides;
-  Value queryArg; // the query buffer as the task function receives it
-  /// Offset of batch*head `bh`'s mask in the flattened mask.
-  Value maskBatchOffset(Value bh);
-  bool maskIsBoolean = false, maskColumnsContiguous = false;
+  // Mask addressing: element (batch..., i, j) of the mask is element
+  // sum(batch * stride) + i*maskRowStride + j*maskColumnStride of the 1-D
+  // `mask` (strides are 0 where the mask broadcasts).
+  Value mask, maskRowStride, maskColumnStride;
+  /// Offset of the current task's mask in `mask`.
+  Value maskBatchOffset();
+  bool maskIsBoolean = false;
 
   func::FuncOp task;
   Value maskArg; // the mask buffer as the task function receives it
@@ -211,54 +206,59 @@ LogicalResult FlashAttentionEmitter::analyzeMask() {
   if (!op.getMask())
     return success();
   auto maskType = cast<MemRefType>(op.getMask().getType());
-  auto qType = cast<MemRefType>(op.getQuery().getType());
-  if (!maskType.getLayout().isIdentity())
-    return op.emitOpError("needs a contiguous mask buffer");
   maskIsBoolean = maskType.getElementType().isInteger(1);
-  ArrayRef<int64_t> shape = maskType.getShape();
-  int64_t rank = shape.size(), qRank = qType.getRank();
-  auto dimOrOne = [&](int64_t fromEnd, Value full) -> std::pair<Value, bool> {
-    if (rank < fromEnd || shape[rank - fromEnd] == 1)
-      return {idx(1), false};
-    return {full, true};
-  };
-  auto [columns, hasColumns] = dimOrOne(1, sk);
-  auto [rowsValue, hasRows] = dimOrOne(2, sq);
-  maskColumnsContiguous = hasColumns;
-  maskRowStride = hasRows ? columns : idx(0);
-  // Leading dims all present (one stride per batch*head) or all broadcast
-  // (none) are the common cases; anything in between gets a stride per dim.
-  bool anyBatch = false, allBatch = rank > 2;
-  for (int64_t d = 0; d + 2 < rank; ++d) {
-    bool broadcast = shape[d] == 1 && qType.getShape()[d + qRank - rank] != 1;
-    anyBatch |= !broadcast;
-    allBatch &= !broadcast;
-  }
-  maskBatchStride = allBatch ? mul(rowsValue, columns) : idx(0);
-  if (anyBatch && (!allBatch || rank != qRank)) {
-    maskBatchStride = Value();
-    Value stride = mul(rowsValue, columns);
-    maskLeadingStrides.assign(qRank - 2, Value());
-    for (int64_t d = rank - 3; d >= 0; --d) {
-      int64_t qDim = d + qRank - rank;
-      if (shape[d] != 1)
-        maskLeadingStrides[qDim] = stride;
-      stride =
-          mul(stride, ShapedType::isDynamic(shape[d])
-                          ? Value(memref::DimOp::create(b, loc, maskArg, d))
-                          : idx(shape[d]));
-    }
-  }
-  Value flat = maskArg;
-  if (rank != 1) {
-    ReassociationIndices all;
-    for (int64_t d = 0; d < rank; ++d)
-      all.push_back(d);
-    flat = memref::CollapseShapeOp::create(b, loc, flat,
-                                           ArrayRef<ReassociationIndices>{all});
-  }
-  mask = flat;
+  maskLayout = describe(maskArg, 3);
+  maskRowStride = maskLayout.strides[batchDims];
+  maskColumnStride = maskLayout.strides[batchDims + 1];
+  // Gathers address the mask as one run of elements from its offset: the
+  // run ends past its last element, 1 + sum((size - 1) * stride).
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, maskArg);
+  Value extent = idx(1);
+  for (int64_t d = 0; d < maskType.getRank(); ++d)
+    extent = add(extent, mul(sub(metadata.getSizes()[d], idx(1)),
+                             metadata.getStrides()[d]));
+  auto flatType = MemRefType::get(
+      {ShapedType::kDynamic}, maskType.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
+  mask = memref::ReinterpretCastOp::create(
+      b, loc, flatType, maskLayout.base, OpFoldResult(maskLayout.offset),
+      ArrayRef<OpFoldResult>{extent},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   return success();
+}
+
+StridedOperand FlashAttentionEmitter::describe(Value buffer,
+                                               unsigned mapIndex) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  StridedOperand x;
+  x.base = metadata.getBaseBuffer();
+  x.offset = metadata.getOffset();
+  for (int64_t position : op.getCanonicalDimPositions(mapIndex)) {
+    // A mask broadcasts over the dims it lacks and those of static size 1.
+    if (position < 0 || type.getDimSize(position) == 1) {
+      x.sizes.push_back(idx(1));
+      x.strides.push_back(idx(0));
+      continue;
+    }
+    x.sizes.push_back(metadata.getSizes()[position]);
+    x.strides.push_back(metadata.getStrides()[position]);
+  }
+  return x;
+}
+
+Value FlashAttentionEmitter::rowsOf(const StridedOperand &x, int64_t dim) {
+  Value offset = x.offset;
+  for (int64_t d = 0; d < batchDims; ++d)
+    offset = add(offset, mul(batchIndex[d], x.strides[d]));
+  auto type = MemRefType::get(
+      {ShapedType::kDynamic, dim}, elementType,
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                             {ShapedType::kDynamic, 1}));
+  return memref::ReinterpretCastOp::create(
+      b, loc, type, x.base, OpFoldResult(offset),
+      ArrayRef<OpFoldResult>{x.sizes[batchDims], b.getIndexAttr(dim)},
+      ArrayRef<OpFoldResult>{x.strides[batchDims], b.getIndexAttr(1)});
 }
 
 void FlashAttentionEmitter::allocateTiles() {
@@ -289,9 +289,14 @@ LogicalResult FlashAttentionEmitter::emit() {
   valueDim = vType.getShape().back();
   if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
     return op.emitOpError("needs static head dimensions to lower to CPU");
-  for (Value operand : op->getOperands())
-    if (!isDenseRowMajor(cast<MemRefType>(operand.getType())))
-      return op.emitOpError("needs contiguous buffers to lower to CPU");
+  for (Value operand :
+       {op.getQuery(), op.getKey(), op.getValue(), op.getInit()})
+    if (!hasContiguousRows(cast<MemRefType>(operand.getType())))
+      return op.emitOpError("needs a contiguous head dim to lower to CPU");
+  if (Value maskValue = op.getMask())
+    if (!cast<MemRefType>(maskValue.getType()).isStrided())
+      return op.emitOpError("needs a strided mask to lower to CPU");
+  batchDims = op.getNumBatchDims();
   vectorType = VectorType::get({tiling.lanes}, elementType);
   valueVectors = llvm::divideCeil(valueDim, tiling.lanes);
 
@@ -310,12 +315,13 @@ LogicalResult FlashAttentionEmitter::emit() {
 }
 
 Value FlashAttentionEmitter::countTasks() {
-  Value q3 = viewAs3D(b, loc, op.getQuery());
-  Value batch = memref::DimOp::create(b, loc, q3, 0);
-  Value queries = memref::DimOp::create(b, loc, q3, 1);
-  Value blocks =
-      arith::CeilDivSIOp::create(b, loc, queries, idx(tiling.blockQ));
-  return mul(batch, blocks);
+  SmallVector<int64_t> positions = op.getCanonicalDimPositions(0);
+  Value tasks = arith::CeilDivSIOp::create(b, loc, queryLength(b, loc, op),
+                                           idx(tiling.blockQ));
+  for (int64_t d = 0; d < batchDims; ++d)
+    tasks =
+        mul(tasks, memref::DimOp::create(b, loc, op.getQuery(), positions[d]));
+  return tasks;
 }
 
 LogicalResult
@@ -347,49 +353,50 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
       return Value();
     return args[llvm::find(operands, operand) - operands.begin()];
   };
-  queryArg = args[0];
-  q = viewAs3D(b, loc, args[0]);
-  k = viewAs3D(b, loc, args[1]);
-  v = viewAs3D(b, loc, args[2]);
+  qLayout = describe(args[0], 0);
+  kLayout = describe(args[1], 1);
+  vLayout = describe(args[2], 2);
   maskArg = hasMask ? Value(args[3]) : Value();
   kvLengthArg = argOf(op.getKvLength());
   queryOffsetArg = argOf(op.getQueryOffset());
-  o = viewAs3D(b, loc, args[numOperands - 1]);
-  sq = memref::DimOp::create(b, loc, q, 1);
-  sk = memref::DimOp::create(b, loc, k, 1);
-  if (kvLengthArg || queryOffsetArg) {
-    // No task runs when there are no sequences; max keeps the division
-    // defined all the same.
-    Value sequences = arith::MaxUIOp::create(
-        b, loc, memref::DimOp::create(b, loc, queryArg, 0), idx(1));
-    headsPerSequence = arith::DivUIOp::create(
-        b, loc, memref::DimOp::create(b, loc, q, 0), sequences);
-  }
+  oLayout = describe(args[numOperands - 1], hasMask ? 4 : 3);
+  sq = qLayout.sizes[batchDims];
+  sk = kLayout.sizes[batchDims];
   if (failed(analyzeMask()))
     return failure();
   allocateTiles();
   Value blocks = arith::CeilDivSIOp::create(b, loc, sq, idx(tiling.blockQ));
   forLoop(args[numOperands], args[numOperands + 1], idx(1), [&](Value t) {
-    Value bh = arith::DivUIOp::create(b, loc, t, blocks);
+    // Tasks enumerate the batch dims row-major, then the query blocks.
+    Value rest = arith::DivUIOp::create(b, loc, t, blocks);
+    batchIndex.assign(batchDims, Value());
+    for (int64_t d = batchDims - 1; d >= 0; --d) {
+      batchIndex[d] = arith::RemUIOp::create(b, loc, rest, qLayout.sizes[d]);
+      rest = arith::DivUIOp::create(b, loc, rest, qLayout.sizes[d]);
+    }
+    q = rowsOf(qLayout, headDim);
+    k = rowsOf(kLayout, headDim);
+    v = rowsOf(vLayout, valueDim);
+    o = rowsOf(oLayout, valueDim);
     Value i0 =
         mul(arith::RemUIOp::create(b, loc, t, blocks), idx(tiling.blockQ));
-    emitQueryBlock(bh, i0);
+    emitQueryBlock(i0);
   });
   func::ReturnOp::create(b, loc);
   return success();
 }
 
-Value FlashAttentionEmitter::perSequence(Value buffer, Value bh) {
-  Value sequence = arith::DivUIOp::create(b, loc, bh, headsPerSequence);
-  Value value = memref::LoadOp::create(b, loc, buffer, ValueRange{sequence});
+Value FlashAttentionEmitter::perSequence(Value buffer) {
+  Value value =
+      memref::LoadOp::create(b, loc, buffer, ValueRange{batchIndex[0]});
   Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
   return arith::MaxSIOp::create(b, loc, min(index, sk), idx(0));
 }
 
-void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
+void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   Value rows = min(idx(tiling.blockQ), sub(sq, i0));
-  keyLimit = kvLengthArg ? perSequence(kvLengthArg, bh) : sk;
-  queryOffset = queryOffsetArg ? perSequence(queryOffsetArg, bh) : idx(0);
+  keyLimit = kvLengthArg ? perSequence(kvLengthArg) : sk;
+  queryOffset = queryOffsetArg ? perSequence(queryOffsetArg) : idx(0);
   // Causal: no query sees past the last one's position, and the keys there
   // may not exist yet (a cache's unwritten rows): never read them, even
   // with a zero weight.
@@ -407,21 +414,21 @@ void FlashAttentionEmitter::emitQueryBlock(Value bh, Value i0) {
     storeVector(splat(zero), rowSum, {at});
     storeVector(splat(one), rowScale, {at});
   }
-  emitPackQueries(bh, i0);
+  emitPackQueries(i0);
 
   // Causal: keys past the block's last query row are masked for every row.
   Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
                                 : keyLimit;
   forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
-    emitScores(bh, j0, validKeys);
-    emitOnlineSoftmax(bh, i0, j0, validKeys);
-    emitAccumulate(bh, i0, j0, rows, validKeys);
+    emitScores(j0, validKeys);
+    emitOnlineSoftmax(i0, j0, validKeys);
+    emitAccumulate(i0, j0, rows, validKeys);
   });
-  emitStoreOutput(bh, i0, rows);
+  emitStoreOutput(i0, rows);
 }
 
-void FlashAttentionEmitter::emitPackQueries(Value bh, Value i0) {
+void FlashAttentionEmitter::emitPackQueries(Value i0) {
   // Queries past the end repeat the last one: finite scores in lanes that
   // are never stored.
   Value lastQuery = sub(sq, idx(1));
@@ -429,14 +436,14 @@ void FlashAttentionEmitter::emitPackQueries(Value bh, Value i0) {
   forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value i) {
     Value row = min(add(i0, i), lastQuery);
     forLoop(idx(0), idx(headDim), idx(1), [&](Value d) {
-      Value x = memref::LoadOp::create(b, loc, q, ValueRange{bh, row, d});
+      Value x = memref::LoadOp::create(b, loc, q, ValueRange{row, d});
       memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale),
                               queriesT, ValueRange{d, i});
     });
   });
 }
 
-void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
+void FlashAttentionEmitter::emitScores(Value j0, Value validKeys) {
   int64_t mk = tiling.microRows;
   int64_t queryBlocks = tiling.blockQ / tiling.lanes;
   Value lastKey = sub(sk, idx(1));
@@ -459,8 +466,8 @@ void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
                   loadVector(queriesT, {d, idx((v0 + n) * tiling.lanes)}));
             SmallVector<Value> next;
             for (int64_t r = 0; r < mk; ++r) {
-              Value key = splat(memref::LoadOp::create(
-                  b, loc, k, ValueRange{bh, keyRows[r], d}));
+              Value key = splat(
+                  memref::LoadOp::create(b, loc, k, ValueRange{keyRows[r], d}));
               for (int64_t n = 0; n < nq; ++n)
                 next.push_back(vector::FMAOp::create(b, loc, key, queries[n],
                                                      c[r * nq + n]));
@@ -475,28 +482,19 @@ void FlashAttentionEmitter::emitScores(Value bh, Value j0, Value validKeys) {
   });
 }
 
-Value FlashAttentionEmitter::maskBatchOffset(Value bh) {
-  if (maskBatchStride)
-    return mul(bh, maskBatchStride);
-  // bh enumerates the query's leading dims row-major: peel them off from the
-  // innermost and add each one's stride in the mask.
-  Value offset = idx(0), rest = bh;
-  for (int64_t d = int64_t(maskLeadingStrides.size()) - 1; d >= 0; --d) {
-    Value size = memref::DimOp::create(b, loc, queryArg, d);
-    Value index = arith::RemUIOp::create(b, loc, rest, size);
-    rest = arith::DivUIOp::create(b, loc, rest, size);
-    if (maskLeadingStrides[d])
-      offset = add(offset, mul(index, maskLeadingStrides[d]));
-  }
+Value FlashAttentionEmitter::maskBatchOffset() {
+  Value offset = idx(0);
+  for (int64_t d = 0; d < batchDims; ++d)
+    offset = add(offset, mul(batchIndex[d], maskLayout.strides[d]));
   return offset;
 }
 
-Value FlashAttentionEmitter::gatherMask(Value bh, Value queries,
-                                        Value validQueries, Value j) {
+Value FlashAttentionEmitter::gatherMask(Value queries, Value validQueries,
+                                        Value j) {
   // Lanes are queries: consecutive lanes are a mask row apart.
   Type maskElement = cast<MemRefType>(mask.getType()).getElementType();
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
-  Value base = add(maskBatchOffset(bh), maskColumnsContiguous ? j : idx(0));
+  Value base = add(maskBatchOffset(), mul(j, maskColumnStride));
   Value offsets = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(
@@ -513,7 +511,7 @@ Value FlashAttentionEmitter::gatherMask(Value bh, Value queries,
                                   offsets, laneMask(validQueries), passthru);
 }
 
-void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
+void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
                                               Value validKeys) {
   Value negInfVector = splat(fconst(-std::numeric_limits<double>::infinity()));
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
@@ -546,7 +544,7 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
           if (needsMasking) {
             Value key = add(j0, jj);
             if (mask) {
-              Value m = gatherMask(bh, queries, validQueries, key);
+              Value m = gatherMask(queries, validQueries, key);
               s = maskIsBoolean
                       ? arith::SelectOp::create(b, loc, m, negInfVector, s)
                             .getResult()
@@ -596,8 +594,8 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value bh, Value i0, Value j0,
   }
 }
 
-void FlashAttentionEmitter::emitAccumulate(Value bh, Value i0, Value j0,
-                                           Value rows, Value validKeys) {
+void FlashAttentionEmitter::emitAccumulate(Value i0, Value j0, Value rows,
+                                           Value validKeys) {
   int64_t mr = tiling.microRows;
   forLoop(idx(0), rows, idx(mr), [&](Value r0) {
     // Causal: keys past the group's last query contribute exp(-inf) = 0.
@@ -624,11 +622,11 @@ void FlashAttentionEmitter::emitAccumulate(Value bh, Value i0, Value j0,
             for (int64_t n = 0; n < nv; ++n) {
               int64_t column = (c0 + n) * tiling.lanes;
               if (column + tiling.lanes <= valueDim) {
-                values.push_back(loadVector(v, {bh, key, idx(column)}));
+                values.push_back(loadVector(v, {key, idx(column)}));
                 continue;
               }
               values.push_back(vector::MaskedLoadOp::create(
-                  b, loc, vectorType, v, ValueRange{bh, key, idx(column)},
+                  b, loc, vectorType, v, ValueRange{key, idx(column)},
                   laneMask(idx(valueDim - column)), splat(fconst(0.0))));
             }
             SmallVector<Value> next;
@@ -649,7 +647,7 @@ void FlashAttentionEmitter::emitAccumulate(Value bh, Value i0, Value j0,
   });
 }
 
-void FlashAttentionEmitter::emitStoreOutput(Value bh, Value i0, Value rows) {
+void FlashAttentionEmitter::emitStoreOutput(Value i0, Value rows) {
   forLoop(idx(0), rows, idx(1), [&](Value r) {
     Value sum = memref::LoadOp::create(b, loc, rowSum, ValueRange{r});
     Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, sum,
@@ -664,9 +662,9 @@ void FlashAttentionEmitter::emitStoreOutput(Value bh, Value i0, Value rows) {
       Value out = arith::MulFOp::create(
           b, loc, loadVector(acc, {r, idx(column)}), inverseVector);
       if (column + tiling.lanes <= valueDim)
-        storeVector(out, o, {bh, i, idx(column)});
+        storeVector(out, o, {i, idx(column)});
       else
-        vector::MaskedStoreOp::create(b, loc, o, ValueRange{bh, i, idx(column)},
+        vector::MaskedStoreOp::create(b, loc, o, ValueRange{i, idx(column)},
                                       laneMask(idx(valueDim - column)), out);
     }
   });
@@ -740,8 +738,7 @@ struct ConvertAttentionToCPUPass
             few.blockQ = std::lcm(tiling.microRows, tiling.lanes);
             few.queryVectors = 1;
             Location loc = op.getLoc();
-            Value queries = memref::DimOp::create(
-                b, loc, viewAs3D(b, loc, op.getQuery()), 1);
+            Value queries = queryLength(b, loc, op);
             Value isFew = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::ule, queries,
                 arith::ConstantIndexOp::create(b, loc, few.blockQ));

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <limits>
 
@@ -104,10 +105,41 @@ tfm::chooseFlashAttentionTiles(const FlashAttentionLimits &limits,
 
 bool tfm::flashAttentionTakesLayout(AttentionOp op) {
   // The kernel indexes every operand by its own dims (any strided layout
-  // reads correctly), in tfm.attention's fixed [..., S, D] order. When the
-  // op gains indexing maps (permuted operands), only identity maps may come
-  // here: this is the place to say so.
-  return op.hasPureBufferSemantics();
+  // reads correctly), in tfm.attention's fixed [..., S, D] order: operands
+  // read through other indexing maps are first viewed in that order
+  // (withDefaultLayout), which works for any map of Q, K, V and init; a mask
+  // read through other than its default map would need dims inserted.
+  if (!op.hasPureBufferSemantics())
+    return false;
+  if (!op.getMask())
+    return true;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto maskRank = cast<ShapedType>(op.getMask().getType()).getRank();
+  return maps[3] == AttentionOp::getDefaultIndexingMaps(
+                        op.getContext(), op.getNumBatchDims(), maskRank)[3];
+}
+
+AttentionOp tfm::withDefaultLayout(OpBuilder &b, AttentionOp op) {
+  if (op.hasIdentityLayout())
+    return op;
+  // memref.transpose views each operand with its dims in the canonical
+  // order: result dim c is the operand's dim positions[c].
+  auto inCanonicalOrder = [&](Value operand, unsigned mapIndex) -> Value {
+    SmallVector<int64_t> positions = op.getCanonicalDimPositions(mapIndex);
+    SmallVector<unsigned> permutation(positions.begin(), positions.end());
+    AffineMap map = AffineMap::getPermutationMap(permutation, b.getContext());
+    if (map.isIdentity())
+      return operand;
+    return memref::TransposeOp::create(b, op.getLoc(), operand,
+                                       AffineMapAttr::get(map));
+  };
+  unsigned initIndex = op.getMask() ? 4 : 3;
+  return AttentionOp::create(
+      b, op.getLoc(), TypeRange{}, inCanonicalOrder(op.getQuery(), 0),
+      inCanonicalOrder(op.getKey(), 1), inCanonicalOrder(op.getValue(), 2),
+      op.getMask(), op.getKvLength(), op.getQueryOffset(),
+      inCanonicalOrder(op.getInit(), initIndex), op.getScaleAttr(),
+      op.getCausalAttr(), /*indexing_maps=*/ArrayAttr());
 }
 
 namespace {
@@ -513,8 +545,18 @@ struct ConvertAttentionToGPUPass
         op.emitOpError("must be bufferized before convert-attention-to-gpu");
         return signalPassFailure();
       }
-      auto q = cast<MemRefType>(op.getQuery().getType());
-      auto v = cast<MemRefType>(op.getValue().getType());
+      if (!flashAttentionTakesLayout(op)) {
+        op.emitOpError("has an operand layout the GPU kernel does not take");
+        return signalPassFailure();
+      }
+      b.setInsertionPoint(op);
+      AttentionOp canonical = withDefaultLayout(b, op);
+      llvm::scope_exit eraseCanonical([&] {
+        if (canonical != op)
+          canonical.erase();
+      });
+      auto q = cast<MemRefType>(canonical.getQuery().getType());
+      auto v = cast<MemRefType>(canonical.getValue().getType());
       if (!q.getElementType().isF32()) {
         op.emitOpError("has no GPU kernel for ")
             << q.getElementType() << " yet (f32 only)";
@@ -523,10 +565,6 @@ struct ConvertAttentionToGPUPass
       int64_t headDim = q.getShape().back(), valueDim = v.getShape().back();
       if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim)) {
         op.emitOpError("needs static head dimensions to lower to the GPU");
-        return signalPassFailure();
-      }
-      if (!flashAttentionTakesLayout(op)) {
-        op.emitOpError("has an operand layout the GPU kernel does not take");
         return signalPassFailure();
       }
       FlashAttentionLimits limits;
@@ -547,8 +585,11 @@ struct ConvertAttentionToGPUPass
             << "and " << int64_t(accumulators) << " accumulators per thread";
         return signalPassFailure();
       }
-      b.setInsertionPoint(op);
-      FlashAttentionKernelEmitter(op, *tiles, b).emit();
+      b.setInsertionPoint(canonical);
+      FlashAttentionKernelEmitter(canonical, *tiles, b).emit();
+      eraseCanonical.release();
+      if (canonical != op)
+        canonical.erase();
       op.erase();
     }
   }

@@ -8,6 +8,7 @@
 #ifndef TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H
 #define TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
@@ -57,6 +58,10 @@ chooseFlashAttentionTiles(const FlashAttentionLimits &limits, int64_t headDim,
 
 /// Whether the kernel reads `op`'s operands as laid out (see the .cpp).
 bool flashAttentionTakesLayout(AttentionOp op);
+/// `op` itself when its operands are read in the default order, otherwise
+/// the same attention over views of its operands in that order (built at
+/// `b`'s insertion point; the caller erases it once lowered).
+AttentionOp withDefaultLayout(OpBuilder &b, AttentionOp op);
 
 } // namespace mlir::tfm
 

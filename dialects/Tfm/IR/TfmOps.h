@@ -14,11 +14,11 @@
 #include "dialects/Tfm/IR/TfmOps.h.inc"
 
 namespace mlir::tfm {
-/// Whether `type` is dense and row-major: an identity layout, or a view with
-/// any offset and the row-major strides of static inner dims (one layer's
-/// slice of a model's cache, `cache[i]`). The flash-attention kernel reads
-/// such buffers in place; bufferization copies any other view for it.
-bool isDenseRowMajor(MemRefType type);
+/// Whether `type` is strided with a statically contiguous last dim: the
+/// flash-attention kernel reads and writes such buffers in place (any
+/// strides on the batch and sequence dims, a head split read as a view);
+/// bufferization copies any other buffer for it.
+bool hasContiguousRows(MemRefType type);
 
 /// Whether the GEMM of tfm.packed_linear reads `type` in place: contiguous,
 /// or with a contiguous last dim where the kernel indexes the buffer

@@ -873,6 +873,20 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     Destination-style like linalg: on tensors it returns the result, on
     memrefs (after bufferization) it writes `init` and returns nothing.
 
+    Operands are read through `indexing_maps`, as `iree_linalg_ext.attention`
+    does: one map per operand (query, key, value, mask when present, init)
+    from the iteration space `(b_0, ..., b_{n-1}, m, k1, k2, n)` (batch dims,
+    query, head dim, key, value dim) to the operand's dims. Query reads
+    `(b..., m, k1)`, key `(b..., k2, k1)`, value `(b..., k2, n)` and init
+    writes `(b..., m, n)`, each in any order of the batch and sequence dims
+    with the head dim (`k1`, or `n` for value and init) innermost; the mask
+    reads any subset of `(b..., m, k2)`, in any order, and broadcasts over
+    the dims it lacks. A multi-head layer thus reads its heads straight from
+    the `[B, S, H, D]` projections and writes `[B, S, H, D]`, with no
+    transposes: the head split and merge are in the maps. Without
+    `indexing_maps` every operand is in the order above and the mask is
+    aligned with the scores `(b..., m, k2)` at its trailing dims.
+
     Example:
 
     ```mlir
@@ -882,6 +896,14 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     %d = tfm.attention ins(%q1, %kc, %vc : tensor<?x8x1x64xf32>, tensor<?x8x128x64xf32>, tensor<?x8x128x64xf32>)
            query_offset(%past : tensor<?xi64>)
            outs(%init1 : tensor<?x8x1x64xf32>) scale 0.125 {causal} -> tensor<?x8x1x64xf32>
+    // Heads read from and written to [B, S, H, D]:
+    %h = tfm.attention ins(%qh, %kh, %vh : tensor<?x?x8x64xf32>, tensor<?x?x8x64xf32>, tensor<?x?x8x64xf32>)
+           outs(%inith : tensor<?x?x8x64xf32>) scale 0.125
+           indexing_maps [affine_map<(b, h, m, k1, k2, n) -> (b, m, h, k1)>,
+                          affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, k1)>,
+                          affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, n)>,
+                          affine_map<(b, h, m, k1, k2, n) -> (b, m, h, n)>]
+           -> tensor<?x?x8x64xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$query,
@@ -891,14 +913,16 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
                        Optional<Tfm_RankedTensorOrMemRef>:$kv_length,
                        Optional<Tfm_RankedTensorOrMemRef>:$query_offset,
                        Tfm_RankedTensorOrMemRef:$init,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<AffineMapArrayAttr>:$indexing_maps);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
     type($value) `)` (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`kv_length` `(` $kv_length^ `:` type($kv_length) `)`)?
     (`query_offset` `(` $query_offset^ `:` type($query_offset) `)`)?
-    `outs` `(` $init `:` type($init) `)` `scale` $scale attr-dict
+    `outs` `(` $init `:` type($init) `)` `scale` $scale
+    (`indexing_maps` $indexing_maps^)? attr-dict
     (`->` type($result)^)?
   }];
   let hasVerifier = 1;
@@ -910,6 +934,37 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     bool hasPureBufferSemantics() {
       return isa<MemRefType>(getInit().getType());
     }
+    /// Batch dims of the iteration space (b_0 ... b_{n-1}).
+    unsigned getNumBatchDims();
+    /// Iteration dims after the batch dims.
+    unsigned getQueryDim() { return getNumBatchDims(); }
+    unsigned getHeadDim() { return getNumBatchDims() + 1; }
+    unsigned getKeyDim() { return getNumBatchDims() + 2; }
+    unsigned getValueDim() { return getNumBatchDims() + 3; }
+    /// The maps of query, key, value, mask (when present) and init: the
+    /// `indexing_maps` attribute, or the defaults when it is absent.
+    SmallVector<AffineMap> getIndexingMapsArray();
+    AffineMap getQueryMap() { return getIndexingMapsArray()[0]; }
+    AffineMap getKeyMap() { return getIndexingMapsArray()[1]; }
+    AffineMap getValueMap() { return getIndexingMapsArray()[2]; }
+    AffineMap getMaskMap() {
+      return getMask() ? getIndexingMapsArray()[3] : AffineMap();
+    }
+    AffineMap getInitMap() { return getIndexingMapsArray().back(); }
+    /// True when every operand is read in the default order (no head
+    /// split or merge in the maps): lowerings may then index the operands
+    /// as [batch..., seq, dim] directly.
+    bool hasIdentityLayout();
+    /// The default maps for `batchDims` batch dims and a mask of rank
+    /// `maskRank` (none when negative).
+    static SmallVector<AffineMap> getDefaultIndexingMaps(
+        MLIRContext *context, unsigned batchDims, int64_t maskRank);
+    /// For the operand of map `mapIndex` (in the order of
+    /// getIndexingMapsArray), the position in the operand of each of its
+    /// canonical dims: query (b..., m, k1), key (b..., k2, k1), value
+    /// (b..., k2, n), mask (b..., m, k2), init (b..., m, n); -1 where the
+    /// mask broadcasts.
+    SmallVector<int64_t> getCanonicalDimPositions(unsigned mapIndex);
   }];
 }
 

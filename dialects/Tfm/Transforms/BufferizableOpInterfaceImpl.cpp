@@ -46,17 +46,18 @@ getOperandBuffers(Operation *op, RewriterBase &rewriter,
 
 /// Whether the CPU kernel of `op` reads operand `operandNumber` in place when
 /// it bufferizes to `type`. The attention kernel addresses its operands
-/// densely (a view at an offset, such as one layer of a cache, is dense), its
-/// mask through an identity layout; the GEMM (convert-linear-to-cpu) reads
-/// matrices through a row stride and indexes its packed weight directly, so it
-/// only needs the last dim contiguous, and a leading dim it cannot collapse
-/// only in matrices.
+/// through their strides (a head split read as a transposed view, one layer
+/// of a cache) as long as the head dim is contiguous, and its mask through
+/// any strides; the GEMM (convert-linear-to-cpu) reads matrices through a
+/// row stride and indexes its packed weight directly, so it only needs the
+/// last dim contiguous, and a leading dim it cannot collapse only in
+/// matrices.
 bool kernelReadsInPlace(tfm::AttentionOp op, unsigned operandNumber,
                         MemRefType type) {
   if (op.getMask() &&
       operandNumber == op.getMaskMutable()[0].getOperandNumber())
-    return type.getLayout().isIdentity();
-  return tfm::isDenseRowMajor(type);
+    return type.isStrided();
+  return tfm::hasContiguousRows(type);
 }
 
 bool kernelReadsInPlace(tfm::PackedLinearOp op, unsigned operandNumber,

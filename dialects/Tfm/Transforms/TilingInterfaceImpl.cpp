@@ -45,21 +45,66 @@ Value sliceOf(OpBuilder &b, Location loc, Value value,
                                         strides);
 }
 
+/// The tiled dims of tfm.attention: its batch dims, the queries (m) and the
+/// value columns (n), in that order; the op's iteration space adds the
+/// reductions k1 (head dim) and k2 (keys), which a tile keeps whole.
+struct TiledDims {
+  explicit TiledDims(AttentionOp op)
+      : batch(op.getNumBatchDims()), query(op.getQueryDim()),
+        value(op.getValueDim()) {}
+  unsigned size() const { return batch + 2; }
+  /// The op's iteration dim of tiled dim `t`.
+  unsigned opDim(unsigned t) const {
+    return t < batch ? t : t == batch ? query : value;
+  }
+  /// The tiled dim of the op's iteration dim `d`, if it is tiled.
+  std::optional<unsigned> tiledDim(unsigned d) const {
+    if (d < batch)
+      return d;
+    if (d == query)
+      return batch;
+    if (d == value)
+      return batch + 1;
+    return std::nullopt;
+  }
+  unsigned batch, query, value;
+};
+
+/// Operand dim -> tiled dim through the operand's indexing map. A mask's
+/// static unit dim broadcasts and stays whole.
+SmallVector<std::optional<unsigned>> tiledDimsOf(Value operand, AffineMap map,
+                                                 const TiledDims &dims,
+                                                 bool unitDimsBroadcast) {
+  auto type = cast<ShapedType>(operand.getType());
+  SmallVector<std::optional<unsigned>> result;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    std::optional<unsigned> tiled =
+        dims.tiledDim(cast<AffineDimExpr>(expr).getPosition());
+    if (unitDimsBroadcast && type.getDimSize(i) == 1)
+      tiled = std::nullopt;
+    result.push_back(tiled);
+  }
+  return result;
+}
+
 struct AttentionTiling
     : public TilingInterface::ExternalModel<AttentionTiling, AttentionOp> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    auto attention = cast<AttentionOp>(op);
     return SmallVector<utils::IteratorType>(
-        cast<ShapedType>(attention.getInit().getType()).getRank(),
-        utils::IteratorType::parallel);
+        TiledDims(cast<AttentionOp>(op)).size(), utils::IteratorType::parallel);
   }
 
+  /// The init's sizes, in the tiled dims' order (the init reads every one).
   SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
     auto attention = cast<AttentionOp>(op);
-    SmallVector<Range> domain;
-    for (OpFoldResult size :
-         tensor::getMixedSizes(b, op->getLoc(), attention.getInit()))
-      domain.push_back({b.getIndexAttr(0), size, b.getIndexAttr(1)});
+    TiledDims dims(attention);
+    SmallVector<OpFoldResult> initSizes =
+        tensor::getMixedSizes(b, op->getLoc(), attention.getInit());
+    SmallVector<Range> domain(dims.size());
+    for (auto [i, tiled] : llvm::enumerate(tiledDimsOf(
+             attention.getInit(), attention.getIndexingMapsArray().back(), dims,
+             /*unitDimsBroadcast=*/false)))
+      domain[*tiled] = {b.getIndexAttr(0), initSizes[i], b.getIndexAttr(1)};
     return domain;
   }
 
@@ -71,46 +116,24 @@ struct AttentionTiling
     if (attention.hasPureBufferSemantics())
       return op->emitOpError("is tiled on tensors only");
     Location loc = op->getLoc();
-    unsigned rank = offsets.size();
-    unsigned queryDim = rank - 2, valueDim = rank - 1;
-    // Operand dim -> iteration dim, for Q [..., Sq, Dk], K [..., Sk, Dk],
-    // V [..., Sk, Dv] and init [..., Sq, Dv].
-    SmallVector<std::optional<unsigned>> lead;
-    for (unsigned d = 0; d < queryDim; ++d)
-      lead.push_back(d);
-    auto withTail = [&](std::optional<unsigned> rows,
-                        std::optional<unsigned> columns) {
-      SmallVector<std::optional<unsigned>> dims(lead);
-      dims.push_back(rows);
-      dims.push_back(columns);
-      return dims;
+    TiledDims dims(attention);
+    SmallVector<AffineMap> maps = attention.getIndexingMapsArray();
+    // Q, K, V, init and the mask, each sliced where its map reads a tiled
+    // dim: a tile takes its queries, the whole keys and values of its
+    // batch, its value columns.
+    auto slice = [&](Value operand, AffineMap map, bool unitDimsBroadcast) {
+      return sliceOf(b, loc, operand,
+                     tiledDimsOf(operand, map, dims, unitDimsBroadcast),
+                     offsets, sizes);
     };
-    Value query = sliceOf(b, loc, attention.getQuery(),
-                          withTail(queryDim, std::nullopt), offsets, sizes);
-    Value key = sliceOf(b, loc, attention.getKey(),
-                        withTail(std::nullopt, std::nullopt), offsets, sizes);
-    Value value = sliceOf(b, loc, attention.getValue(),
-                          withTail(std::nullopt, valueDim), offsets, sizes);
-    Value init = sliceOf(b, loc, attention.getInit(),
-                         withTail(queryDim, valueDim), offsets, sizes);
-
-    // The mask is aligned with the scores [..., Sq, Sk] at its trailing dims;
-    // a static 1 broadcasts and stays whole, as does the key dim.
+    Value query = slice(attention.getQuery(), maps[0], false);
+    Value key = slice(attention.getKey(), maps[1], false);
+    Value value = slice(attention.getValue(), maps[2], false);
     Value mask = attention.getMask();
-    if (mask) {
-      auto maskType = cast<RankedTensorType>(mask.getType());
-      unsigned maskRank = maskType.getRank();
-      SmallVector<std::optional<unsigned>> dims;
-      for (unsigned i = 0; i < maskRank; ++i) {
-        unsigned scoresDim = rank - maskRank + i;
-        bool broadcast = maskType.getDimSize(i) == 1;
-        dims.push_back(broadcast || scoresDim == valueDim
-                           ? std::nullopt
-                           : std::optional<unsigned>(scoresDim));
-      }
-      mask = sliceOf(b, loc, mask, dims, offsets, sizes);
-    }
-    // kv_length and query_offset hold one value per sequence of dim 0.
+    if (mask)
+      mask = slice(mask, maps[3], /*unitDimsBroadcast=*/true);
+    Value init = slice(attention.getInit(), maps.back(), false);
+    // kv_length and query_offset hold one value per sequence of batch dim 0.
     Value kvLength = attention.getKvLength();
     if (kvLength)
       kvLength = sliceOf(b, loc, kvLength, {0u}, offsets, sizes);
@@ -119,30 +142,32 @@ struct AttentionTiling
       queryOffset = sliceOf(b, loc, queryOffset, {0u}, offsets, sizes);
     // A tile of queries starting at q0 sees the keys its rows see in the
     // whole op: causal visibility moves with the rows' positions, q0 + i.
-    if (attention.getCausal() && !isZeroInteger(offsets[queryDim])) {
-      if (rank < 3)
+    OpFoldResult firstQuery = offsets[dims.batch];
+    if (attention.getCausal() && !isZeroInteger(firstQuery)) {
+      if (dims.batch == 0)
         return op->emitOpError(
             "causal attention without a batch dimension cannot be tiled "
             "along its queries (query_offset needs one)");
       Type i64 = b.getI64Type();
       Value start = arith::IndexCastOp::create(
-          b, loc, i64,
-          getValueOrCreateConstantIndexOp(b, loc, offsets[queryDim]));
-      Value empty = tensor::EmptyOp::create(b, loc, sizes.take_front(1), i64);
+          b, loc, i64, getValueOrCreateConstantIndexOp(b, loc, firstQuery));
+      auto empty = [&] {
+        return tensor::EmptyOp::create(b, loc, sizes.take_front(1), i64);
+      };
       Value starts =
-          linalg::FillOp::create(b, loc, ValueRange{start}, ValueRange{empty})
+          linalg::FillOp::create(b, loc, ValueRange{start}, ValueRange{empty()})
               .getResult(0);
       queryOffset =
           queryOffset
               ? linalg::AddOp::create(b, loc, ValueRange{queryOffset, starts},
-                                      ValueRange{tensor::EmptyOp::create(
-                                          b, loc, sizes.take_front(1), i64)})
+                                      ValueRange{empty()})
                     .getResult(0)
               : starts;
     }
     auto tile = AttentionOp::create(
         b, loc, TypeRange{init.getType()}, query, key, value, mask, kvLength,
-        queryOffset, init, attention.getScaleAttr(), attention.getCausalAttr());
+        queryOffset, init, attention.getScaleAttr(), attention.getCausalAttr(),
+        attention.getIndexingMapsAttr());
     SmallVector<Operation *> slices;
     for (Value operand : tile->getOperands())
       if (Operation *producer = operand.getDefiningOp())
@@ -150,30 +175,51 @@ struct AttentionTiling
     return TilingResult{{tile}, {tile.getResult()[0]}, slices};
   }
 
+  /// The init's tile: its dims in its own order.
   LogicalResult getResultTilePosition(
-      Operation *, OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
+      Operation *op, OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
       ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
       SmallVector<OpFoldResult> &resultSizes) const {
-    resultOffsets.assign(offsets.begin(), offsets.end());
-    resultSizes.assign(sizes.begin(), sizes.end());
+    auto attention = cast<AttentionOp>(op);
+    resultOffsets.clear();
+    resultSizes.clear();
+    for (std::optional<unsigned> tiled : tiledDimsOf(
+             attention.getInit(), attention.getIndexingMapsArray().back(),
+             TiledDims(attention), /*unitDimsBroadcast=*/false)) {
+      resultOffsets.push_back(offsets[*tiled]);
+      resultSizes.push_back(sizes[*tiled]);
+    }
     return success();
   }
 
   LogicalResult getIterationDomainTileFromResultTile(
-      Operation *, OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
+      Operation *op, OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
       ArrayRef<OpFoldResult> sizes,
       SmallVectorImpl<OpFoldResult> &iterationOffsets,
       SmallVectorImpl<OpFoldResult> &iterationSizes) const {
-    iterationOffsets.assign(offsets.begin(), offsets.end());
-    iterationSizes.assign(sizes.begin(), sizes.end());
+    auto attention = cast<AttentionOp>(op);
+    TiledDims dims(attention);
+    iterationOffsets.resize(dims.size());
+    iterationSizes.resize(dims.size());
+    for (auto [i, tiled] : llvm::enumerate(tiledDimsOf(
+             attention.getInit(), attention.getIndexingMapsArray().back(), dims,
+             /*unitDimsBroadcast=*/false))) {
+      iterationOffsets[*tiled] = offsets[i];
+      iterationSizes[*tiled] = sizes[i];
+    }
     return success();
   }
 
   FailureOr<TilingResult>
-  generateResultTileValue(Operation *op, OpBuilder &b, unsigned,
+  generateResultTileValue(Operation *op, OpBuilder &b, unsigned resultNumber,
                           ArrayRef<OpFoldResult> offsets,
                           ArrayRef<OpFoldResult> sizes) const {
-    return getTiledImplementation(op, b, offsets, sizes);
+    SmallVector<OpFoldResult> iterationOffsets, iterationSizes;
+    if (failed(getIterationDomainTileFromResultTile(
+            op, b, resultNumber, offsets, sizes, iterationOffsets,
+            iterationSizes)))
+      return failure();
+    return getTiledImplementation(op, b, iterationOffsets, iterationSizes);
   }
 };
 

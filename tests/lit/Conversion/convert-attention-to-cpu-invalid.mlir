@@ -16,10 +16,10 @@ func.func @on_tensors(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A view whose rows are not dense (every other key) cannot be read as
-// [batch*heads, keys, dim].
-func.func @strided_key(%q: memref<2x1x8xf32>, %k: memref<2x16x8xf32, strided<[256, 16, 1]>>, %o: memref<2x1x8xf32>) {
-  // expected-error @+1 {{needs contiguous buffers to lower to CPU}}
-  tfm.attention ins(%q, %k, %k : memref<2x1x8xf32>, memref<2x16x8xf32, strided<[256, 16, 1]>>, memref<2x16x8xf32, strided<[256, 16, 1]>>) outs(%o : memref<2x1x8xf32>) scale 1.0
+// Rows are read as vectors: a head dim that is not contiguous (every other
+// element) cannot be.
+func.func @strided_head_dim(%q: memref<2x1x8xf32>, %k: memref<2x16x8xf32, strided<[256, 16, 2]>>, %o: memref<2x1x8xf32>) {
+  // expected-error @+1 {{needs a contiguous head dim to lower to CPU}}
+  tfm.attention ins(%q, %k, %k : memref<2x1x8xf32>, memref<2x16x8xf32, strided<[256, 16, 2]>>, memref<2x16x8xf32, strided<[256, 16, 2]>>) outs(%o : memref<2x1x8xf32>) scale 1.0
   return
 }

@@ -21,24 +21,26 @@ func.func @sdpa(%q: tensor<?x?x24xf32>, %k: tensor<?x?x24xf32>, %v: tensor<?x?x2
 
 // -----
 
-// Multi-head attention: projections and the head split stay, the per-head
-// chain on [batch, heads, seq, E/H] becomes one tfm.attention with scale
-// 1/sqrt(E/H) = 1/2, and the head merge and output projection follow.
+// Multi-head attention: the per-head chain on [batch, heads, seq, E/H]
+// becomes one tfm.attention with scale 1/sqrt(E/H) = 1/2 that reads the heads
+// straight from the [batch, seq, heads, E/H] projections and writes that
+// layout: the head split and merge transposes fold into its indexing maps.
 
+// CHECK-DAG:  #[[QMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d1, d3)>
+// CHECK-DAG:  #[[KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d1, d3)>
+// CHECK-DAG:  #[[VMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d1, d5)>
+// CHECK-DAG:  #[[OMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d1, d5)>
 // CHECK-LABEL: func.func @multi_head_attention
 // CHECK-DAG:  %[[Q:.*]] = tfm.linear %{{.*}}, %[[WQ:[^ ]*]], %{{.*}} :
 // CHECK-DAG:  %[[K:.*]] = tfm.linear %{{.*}}, %[[WK:[^ ]*]], %{{.*}} :
 // CHECK-DAG:  %[[V:.*]] = tfm.linear %{{.*}}, %[[WV:[^ ]*]], %{{.*}} :
 // CHECK-DAG:  %[[QE:.*]] = tensor.expand_shape %[[Q]]
-// CHECK-DAG:  %[[QH:.*]] = tfm.transpose %[[QE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
 // CHECK-DAG:  %[[KE:.*]] = tensor.expand_shape %[[K]]
-// CHECK-DAG:  %[[KH:.*]] = tfm.transpose %[[KE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
 // CHECK-DAG:  %[[VE:.*]] = tensor.expand_shape %[[V]]
-// CHECK-DAG:  %[[VH:.*]] = tfm.transpose %[[VE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[O:.*]] = tfm.attention ins(%[[QH]], %[[KH]], %[[VH]] : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>)
-// CHECK-SAME:   scale 5.000000e-01 -> tensor<?x2x?x4xf32>
-// CHECK:      %[[M:.*]] = tfm.transpose %[[O]], -3, -2
-// CHECK:      tensor.collapse_shape %[[M]]
+// CHECK:      %[[O:.*]] = tfm.attention ins(%[[QE]], %[[KE]], %[[VE]] : tensor<?x?x2x4xf32>, tensor<?x?x2x4xf32>, tensor<?x?x2x4xf32>)
+// CHECK-SAME:   outs(%{{.*}} : tensor<?x?x2x4xf32>) scale 5.000000e-01 indexing_maps [#[[QMAP]], #[[KMAP]], #[[VMAP]], #[[OMAP]]] -> tensor<?x?x2x4xf32>
+// CHECK-NOT:  tfm.transpose %[[O]]
+// CHECK:      tensor.collapse_shape %[[O]]
 // CHECK-NOT:  tfm.softmax
 // CHECK-NOT:  tfm.multi_head_attention
 func.func @multi_head_attention(%x: tensor<?x?x8xf32>,

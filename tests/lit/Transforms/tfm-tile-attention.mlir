@@ -12,8 +12,8 @@
 // CHECK:           %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[I]], 0] [1, 1, %[[ROWS]], 16]
 // CHECK:           %[[K:.*]] = tensor.extract_slice %arg1[%[[B]], %[[H]], 0, 0] [1, 1, 120, 16]
 // CHECK:           %[[V:.*]] = tensor.extract_slice %arg2[%[[B]], %[[H]], 0, 0] [1, 1, 120, 8]
-// CHECK:           %[[O:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[I]], 0] [1, 1, %[[ROWS]], 8]
 // CHECK:           %[[M:.*]] = tensor.extract_slice %arg3[%[[B]], 0, 0, 0] [1, 1, 1, 120]
+// CHECK:           %[[O:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[I]], 0] [1, 1, %[[ROWS]], 8]
 // CHECK:           %[[START:.*]] = arith.index_cast %[[I]] : index to i64
 // CHECK:           %[[OFF:.*]] = linalg.fill ins(%[[START]] : i64) outs(%{{.*}} : tensor<1xi64>)
 // CHECK:           %[[T:.*]] = tfm.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<1x1x?x16xf32>, tensor<1x1x120x16xf32>, tensor<1x1x120x8xf32>) mask(%[[M]] : tensor<1x1x1x120xi1>) query_offset(%[[OFF]] : tensor<1xi64>) outs(%[[O]] : tensor<1x1x?x8xf32>) scale 2.500000e-01 {causal}
@@ -79,4 +79,26 @@ func.func @causal_unbatched(%q: tensor<70x16xf32>, %k: tensor<70x16xf32>) -> ten
   %init = tensor.empty() : tensor<70x16xf32>
   %o = tfm.attention ins(%q, %k, %k : tensor<70x16xf32>, tensor<70x16xf32>, tensor<70x16xf32>) outs(%init : tensor<70x16xf32>) scale 0.25 {causal} -> tensor<70x16xf32>
   return %o : tensor<70x16xf32>
+}
+
+// -----
+
+// Operands read through indexing maps (heads folded into [B, S, H, D]
+// projections): each operand is sliced along the dims its map reads, and the
+// tile keeps the maps.
+// CHECK-LABEL: func.func @mapped
+// CHECK:         scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = (0, 0, 0) to (2, 4, 100) step (1, 1, 64) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:           %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[I]], %[[H]], 0] [1, %{{.*}}, 1, 16]
+// CHECK:           %[[K:.*]] = tensor.extract_slice %arg1[%[[B]], 0, %[[H]], 0] [1, 120, 1, 16]
+// CHECK:           %[[O:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %[[I]], %[[H]], 0] [1, %{{.*}}, 1, 16]
+// CHECK:           tfm.attention ins(%[[Q]], %[[K]], %{{.*}} : tensor<1x?x1x16xf32>, tensor<1x120x1x16xf32>, tensor<1x120x1x16xf32>) outs(%[[O]] : tensor<1x?x1x16xf32>) scale 2.500000e-01 indexing_maps [
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], %[[I]], %[[H]], 0] [1, %{{.*}}, 1, 16]
+func.func @mapped(%q: tensor<2x100x4x16xf32>, %k: tensor<2x120x4x16xf32>) -> tensor<2x100x4x16xf32> {
+  %init = tensor.empty() : tensor<2x100x4x16xf32>
+  %o = tfm.attention ins(%q, %k, %k : tensor<2x100x4x16xf32>, tensor<2x120x4x16xf32>, tensor<2x120x4x16xf32>) outs(%init : tensor<2x100x4x16xf32>) scale 0.25
+         indexing_maps [affine_map<(b, h, m, k1, k2, n) -> (b, m, h, k1)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, k1)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, n)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, m, h, n)>] -> tensor<2x100x4x16xf32>
+  return %o : tensor<2x100x4x16xf32>
 }

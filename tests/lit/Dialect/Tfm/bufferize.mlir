@@ -54,16 +54,30 @@ func.func @copies_strided_init(%x: tensor<3x4xf32>, %w: tensor<1x4x8xf32>, %out:
 
 // -----
 
-// Attention addresses its operands densely: a view that is not dense and
-// row-major (here a slice of the features) is copied.
+// Attention reads its operands through their strides as long as the head
+// dim is contiguous: a slice of the features (the query of a packed QKV
+// projection) is read in place, a slice with a strided head dim is copied.
 
-// CHECK-LABEL: func.func @attention_copies_strided(
+// CHECK-LABEL: func.func @attention_reads_strided(
+// CHECK:         memref.subview
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.copy
+// CHECK:         tfm.attention
+func.func @attention_reads_strided(%qkv: tensor<2x3x12xf32>, %o: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %q = tensor.extract_slice %qkv[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x12xf32> to tensor<2x3x4xf32>
+  %r = tfm.attention ins(%q, %q, %q : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) outs(%o : tensor<2x3x4xf32>) scale 5.000000e-01 -> tensor<2x3x4xf32>
+  return %r : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @attention_copies_strided_head(
 // CHECK:         memref.subview
 // CHECK:         %[[DENSE:.*]] = memref.alloc() {{.*}}: memref<2x3x4xf32>
 // CHECK:         memref.copy
 // CHECK:         tfm.attention
-func.func @attention_copies_strided(%qkv: tensor<2x3x12xf32>, %o: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-  %q = tensor.extract_slice %qkv[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x12xf32> to tensor<2x3x4xf32>
+func.func @attention_copies_strided_head(%qkv: tensor<2x3x12xf32>, %o: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %q = tensor.extract_slice %qkv[0, 0, 0] [2, 3, 4] [1, 1, 2] : tensor<2x3x12xf32> to tensor<2x3x4xf32>
   %r = tfm.attention ins(%q, %q, %q : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) outs(%o : tensor<2x3x4xf32>) scale 5.000000e-01 -> tensor<2x3x4xf32>
   return %r : tensor<2x3x4xf32>
 }

@@ -990,3 +990,32 @@ func.func @cache_append_memref_result(%k: memref<2x1x8xf32>, %past: memref<2xi64
   %0, %s = tfm.cache_append ins(%k, %past : memref<2x1x8xf32>, memref<2xi64>) outs(%c : memref<2x16x8xf32>) dim 1 code 3 -> tensor<2x16x8xf32>
   return %0 : tensor<2x16x8xf32>
 }
+
+// -----
+
+func.func @attention_map_moves_head_dim(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op indexing map #0 must keep the head dim innermost}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%q : tensor<2x4x8xf32>) scale 1.0
+         indexing_maps [affine_map<(b, m, k1, k2, n) -> (b, k1, m)>, affine_map<(b, m, k1, k2, n) -> (b, k2, k1)>,
+                        affine_map<(b, m, k1, k2, n) -> (b, k2, n)>, affine_map<(b, m, k1, k2, n) -> (b, m, n)>] -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_map_count(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op needs 4 indexing maps (query, key, value, mask when present, init), got 1}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%q : tensor<2x4x8xf32>) scale 1.0
+         indexing_maps [affine_map<(b, m, k1, k2, n) -> (b, m, k1)>] -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_map_shapes(%q: tensor<2x4x3x8xf32>, %k: tensor<2x3x5x8xf32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op key [2, 3, 5, 8] and value [2, 3, 4, 8] disagree on the key sequence length}}
+  %0 = tfm.attention ins(%q, %k, %q : tensor<2x4x3x8xf32>, tensor<2x3x5x8xf32>, tensor<2x4x3x8xf32>) outs(%q : tensor<2x4x3x8xf32>) scale 1.0
+         indexing_maps [affine_map<(b, h, m, k1, k2, n) -> (b, m, h, k1)>, affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, n)>, affine_map<(b, h, m, k1, k2, n) -> (b, m, h, n)>] -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
