@@ -99,6 +99,12 @@ def run_case(tfm_opt, workdir, name, case, rng):
     k = rng.standard_normal(shape_k).astype(np.float32)
     v = rng.standard_normal(shape_v).astype(np.float32)
     o = np.full(shape_q[:-1] + [shape_v[-1]], np.nan, dtype=np.float32)
+    # [B, S, H, D] operands, read through indexing maps (the layout of
+    # multi-head attention once its head transposes are folded).
+    bshd = case.get("bshd", False)
+    if bshd:
+        q, k, v, o = (np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+                      for x in (q, k, v, o))
     args = [q, k, v]
     types = [memref_type(x.shape, dynamic) for x in args]
     signature = [f"%q: {types[0]}", f"%k: {types[1]}", f"%v: {types[2]}"]
@@ -132,6 +138,12 @@ def run_case(tfm_opt, workdir, name, case, rng):
     otype = memref_type(o.shape, dynamic)
     signature.append(f"%o: {otype}")
     attrs = " {causal}" if causal else ""
+    if bshd:
+        attrs = (" indexing_maps ["
+                 + ", ".join(f"affine_map<(b, h, m, k1, k2, n) -> {r}>"
+                             for r in ("(b, m, h, k1)", "(b, k2, h, k1)",
+                                       "(b, k2, h, n)", "(b, m, h, n)"))
+                 + "]" + attrs)
     source = f"""
 func.func @attention({", ".join(signature)}) attributes {{llvm.emit_c_interface}} {{
   tfm.attention ins(%q, %k, %v : {types[0]}, {types[1]}, {types[2]}){extra}
@@ -156,6 +168,8 @@ func.func @attention({", ".join(signature)}) attributes {{llvm.emit_c_interface}
     library = ctypes.CDLL(stem + ".so")
     descriptors = [descriptor(a) for a in args]
     library._mlir_ciface_attention(*[ctypes.byref(d) for d in descriptors])
+    if bshd:
+        q, k, v, o = (x.transpose(0, 2, 1, 3) for x in (q, k, v, o))
     expected = reference(q, k, v, scale, mask, causal, kv_length,
                          query_offset)
     error = np.abs(o - expected).max() if o.size else 0.0
@@ -197,6 +211,12 @@ CASES = {
                         causal=True, kv_length=[20, 9], query_offset=[14, 3]),
     "cache_kv_length": dict(q=[2, 2, 5, 8], k=[2, 2, 32, 8],
                             v=[2, 2, 32, 8], kv_length=[0, 40]),
+    # Heads read from [B, S, H, D] through indexing maps (viewed in the
+    # default order by memref.transpose before the kernel).
+    "bshd_causal": dict(q=[2, 3, 13, 8], k=[2, 3, 13, 8], v=[2, 3, 13, 8],
+                        causal=True, bshd=True),
+    "bshd_cross": dict(q=[1, 2, 5, 6], k=[1, 2, 19, 6], v=[1, 2, 19, 10],
+                       bshd=True),
     # Full 64-key tiles of a 64-wide head.
     "head64": dict(q=[1, 2, 70, 64], k=[1, 2, 70, 64], v=[1, 2, 70, 64],
                    causal=True, tiles="block-q=2 block-k=64"),

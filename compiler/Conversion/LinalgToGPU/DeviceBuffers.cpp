@@ -35,6 +35,11 @@ Value rootOf(Value buffer) {
       buffer = cast.getSource();
       continue;
     }
+    // Not a ViewLikeOpInterface: how attention's permuted operands are seen.
+    if (auto transpose = dyn_cast<memref::TransposeOp>(def)) {
+      buffer = transpose.getIn();
+      continue;
+    }
     if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
       buffer = metadata.getSource();
       continue;
