@@ -2,16 +2,18 @@
 // RUN: tfm-opt %s -tfm-gpu-pipeline="weights=%S/../Transforms/Inputs/weights.safetensors format=isa" \
 // RUN:   | FileCheck %s
 // RUN: tfm-opt %s -tfm-gpu-to-linalg=weights=%S/../Transforms/Inputs/weights.safetensors \
-// RUN:   -tfm-gpu-kernels | FileCheck %s --check-prefix=KERNELS
+// RUN:   -tfm-gpu-kernels | FileCheck %s --check-prefix=KERNELS \
+// RUN:   --implicit-check-not='{{(= |^ *)tfm\.}}'
 // RUN: tfm-opt %s -tfm-gpu-pipeline="weights=%S/../Transforms/Inputs/weights.safetensors format=isa chip=sm_90" \
 // RUN:   | FileCheck %s --check-prefix=SM90
 
 // The CPU pipeline's model (a biased linear layer, sdpa, a concatenation)
-// through the GPU pipelines. tfm-gpu-to-linalg keeps the linear layer and
-// the attention as linalg (no packed GEMM, no fused attention op), so every
-// op becomes a kernel; the strided copies of the concat are kernels too.
+// through the GPU pipelines. tfm-gpu-to-linalg keeps the linear layer as
+// linalg (no packed GEMM) and fuses the attention, which
+// convert-attention-to-gpu lowers to its flash kernel, so every op becomes a
+// kernel and no tfm op is left anywhere (--implicit-check-not); the strided
+// copies of the concat are kernels too.
 // KERNELS:     module attributes {gpu.container_module}
-// KERNELS-NOT: tfm.
 // KERNELS-LABEL: func.func @attn(
 // KERNELS-SAME:    %{{.*}}: memref<?x3xf32>, %{{.*}}: memref<?x4xf32>, %{{.*}}: memref<?x2xf32>)
 // KERNELS:       gpu.alloc
