@@ -54,6 +54,41 @@ def descriptor(array):
     return d
 
 
+def build_library(tfm_opt, stem, source, passes):
+    """Writes `source` to STEM.mlir, runs `passes` and LOWER over it with
+    tfm-opt and builds the result into STEM.so; returns the lowered MLIR."""
+    with open(stem + ".mlir", "w") as f:
+        f.write(source)
+    subprocess.run([tfm_opt, stem + ".mlir"] + passes + LOWER
+                   + ["-o", stem + ".llvm.mlir"], check=True)
+    subprocess.run([f"{LLVM}/mlir-translate", "--mlir-to-llvmir",
+                    stem + ".llvm.mlir", "-o", stem + ".ll"], check=True)
+    subprocess.run([f"{LLVM}/clang", "-O1", "-shared", "-fPIC",
+                    "-Wno-override-module", stem + ".ll", "-o", stem + ".so",
+                    "-lm"], check=True)
+    with open(stem + ".llvm.mlir") as f:
+        return f.read()
+
+
+def run_cases(doc, cases, run_case, seed):
+    """The main of a schedule check: `run_case(tfm_opt, workdir, name, case,
+    rng)` for every case; 77 (skipped) without the LLVM tools."""
+    if len(sys.argv) != 2:
+        print(doc)
+        return 2
+    for tool in ("mlir-translate", "clang"):
+        if not os.access(f"{LLVM}/{tool}", os.X_OK):
+            print(f"skipped: no {LLVM}/{tool}")
+            return 77
+    rng = np.random.default_rng(seed)
+    failures = 0
+    with tempfile.TemporaryDirectory() as workdir:
+        for name, case in cases.items():
+            failures += not run_case(sys.argv[1], workdir, name, case, rng)
+    print(f"{len(cases)} cases, {failures} failed")
+    return 1 if failures else 0
+
+
 def reference(q, k, v, scale, mask, causal, kv_length, query_offset):
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     s = np.einsum("...id,...jd->...ij", q, k) * scale
@@ -152,19 +187,10 @@ func.func @attention({", ".join(signature)}) attributes {{llvm.emit_c_interface}
 }}
 """
     stem = os.path.join(workdir, name)
-    with open(stem + ".mlir", "w") as f:
-        f.write(source)
     tiles = case.get("tiles", "block-q=4 block-k=8")
-    subprocess.run(
-        [tfm_opt, stem + ".mlir",
-         f"-convert-attention-to-gpu=threads=1 accumulators=100000 {tiles}",
-         "-tfm-test-serial-launch"] + LOWER + ["-o", stem + ".llvm.mlir"],
-        check=True)
-    subprocess.run([f"{LLVM}/mlir-translate", "--mlir-to-llvmir",
-                    stem + ".llvm.mlir", "-o", stem + ".ll"], check=True)
-    subprocess.run([f"{LLVM}/clang", "-O1", "-shared", "-fPIC",
-                    "-Wno-override-module", stem + ".ll", "-o", stem + ".so",
-                    "-lm"], check=True)
+    build_library(tfm_opt, stem, source, [
+        f"-convert-attention-to-gpu=threads=1 accumulators=100000 {tiles}",
+        "-tfm-test-serial-launch"])
     library = ctypes.CDLL(stem + ".so")
     descriptors = [descriptor(a) for a in args]
     library._mlir_ciface_attention(*[ctypes.byref(d) for d in descriptors])
@@ -224,22 +250,7 @@ CASES = {
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    tfm_opt = sys.argv[1]
-    for tool in ("mlir-translate", "clang"):
-        if not os.access(f"{LLVM}/{tool}", os.X_OK):
-            print(f"skipped: no {LLVM}/{tool}")
-            return 77
-    rng = np.random.default_rng(11)
-    failures = 0
-    with tempfile.TemporaryDirectory() as workdir:
-        for name, case in CASES.items():
-            if not run_case(tfm_opt, workdir, name, case, rng):
-                failures += 1
-    print(f"{len(CASES)} cases, {failures} failed")
-    return 1 if failures else 0
+    return run_cases(__doc__, CASES, run_case, seed=11)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ usage: check_gemm_schedule.py TFM_OPT
 
 import ctypes
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-from check_attention_schedule import LLVM, LOWER, descriptor, memref_type
+from check_attention_schedule import (build_library, descriptor, memref_type,
+                                      run_cases)
 
 # name: (op text with %a %b %c, shapes of a, b, c, dynamic dims, reference)
 CASES = {
@@ -80,23 +79,12 @@ func.func @gemm(%a: {types['A']}, %b: {types['B']}, %c: {types['C']}) attributes
 }}
 """
     stem = os.path.join(workdir, name)
-    with open(stem + ".mlir", "w") as f:
-        f.write(source)
-    subprocess.run(
-        [tfm_opt, stem + ".mlir",
-         "-convert-linalg-to-gpu=threads=1 gemm-threads-m=1 gemm-threads-n=1",
-         "-tfm-test-serial-launch"] + LOWER + ["-o", stem + ".llvm.mlir"],
-        check=True)
-    with open(stem + ".llvm.mlir") as f:
-        if "llvm.alloca" not in f.read():
-            print(f"FAIL {name}: not lowered to the tiled GEMM (no shared "
-                  "tiles)")
-            return False
-    subprocess.run([f"{LLVM}/mlir-translate", "--mlir-to-llvmir",
-                    stem + ".llvm.mlir", "-o", stem + ".ll"], check=True)
-    subprocess.run([f"{LLVM}/clang", "-O1", "-shared", "-fPIC",
-                    "-Wno-override-module", stem + ".ll", "-o", stem + ".so"],
-                   check=True)
+    lowered = build_library(tfm_opt, stem, source, [
+        "-convert-linalg-to-gpu=threads=1 gemm-threads-m=1 gemm-threads-n=1",
+        "-tfm-test-serial-launch"])
+    if "llvm.alloca" not in lowered:
+        print(f"FAIL {name}: not lowered to the tiled GEMM (no shared tiles)")
+        return False
     expected = c.astype(np.float64) + ref(a.astype(np.float64),
                                           b.astype(np.float64))
     descriptors = [descriptor(x) for x in (a, b, c)]
@@ -110,20 +98,7 @@ func.func @gemm(%a: {types['A']}, %b: {types['B']}, %c: {types['C']}) attributes
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    for tool in ("mlir-translate", "clang"):
-        if not os.access(f"{LLVM}/{tool}", os.X_OK):
-            print(f"skipped: no {LLVM}/{tool}")
-            return 77
-    rng = np.random.default_rng(7)
-    failures = 0
-    with tempfile.TemporaryDirectory() as workdir:
-        for name, case in CASES.items():
-            failures += not run_case(sys.argv[1], workdir, name, case, rng)
-    print(f"{len(CASES)} cases, {failures} failed")
-    return 1 if failures else 0
+    return run_cases(__doc__, CASES, run_case, seed=7)
 
 
 if __name__ == "__main__":
