@@ -11,11 +11,14 @@ bool mlir::tfm::dimsAgree(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
+std::string mlir::tfm::formatDim(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+}
+
 std::string mlir::tfm::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") +
-         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+    s += (i ? ", " : "") + formatDim(d);
   return s + "]";
 }
 

@@ -51,6 +51,8 @@ std::optional<size_t> broadcastDims(ArrayRef<D> a, ArrayRef<D> b,
 
 /// True when two MLIR sizes may be equal (either is dynamic).
 bool dimsAgree(int64_t a, int64_t b);
+/// "?" or "4".
+std::string formatDim(int64_t dim);
 /// "[?, 4]".
 std::string formatShape(ArrayRef<int64_t> shape);
 /// Broadcasting of MLIR shapes: a dynamic size agrees with anything and
