@@ -551,6 +551,7 @@ struct ConvertAttentionToGPUPass
       }
       b.setInsertionPoint(op);
       AttentionOp canonical = withDefaultLayout(b, op);
+      // The default-order view of `op` goes once lowered or refused.
       llvm::scope_exit eraseCanonical([&] {
         if (canonical != op)
           canonical.erase();
@@ -587,9 +588,6 @@ struct ConvertAttentionToGPUPass
       }
       b.setInsertionPoint(canonical);
       FlashAttentionKernelEmitter(canonical, *tiles, b).emit();
-      eraseCanonical.release();
-      if (canonical != op)
-        canonical.erase();
       op.erase();
     }
   }
