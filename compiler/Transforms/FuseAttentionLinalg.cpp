@@ -223,8 +223,8 @@ FailureOr<Contraction> matchContraction(linalg::LinalgOp op, StringRef what,
     why = reason.str();
     return failure();
   };
-  if (!looksLikeContraction(op))
-    return fail("the " + what + " is not a contraction of two tensors");
+  // Both callers have seen two inputs, one init and one reduction loop.
+  assert(looksLikeContraction(op) && "not a contraction of two tensors");
   Type lhs = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type rhs = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   Type out = getElementTypeOrSelf(op.getDpsInits()[0].getType());
