@@ -10,7 +10,7 @@ Token Lexer::make(Token::Kind kind, const char *start, const char *end) {
                llvm::SMLoc::getFromPointer(start)};
 }
 
-Token Lexer::next() {
+void Lexer::skipTrivia() {
   const char *end = buffer.end();
   while (pos != end) {
     char c = *pos;
@@ -27,12 +27,12 @@ Token Lexer::next() {
       break;
     }
   }
-  if (pos == end)
-    return make(Token::eof, pos, pos);
+}
 
-  const char *start = pos;
-  char c = *pos++;
-  switch (c) {
+std::optional<Token> Lexer::lexPunctuation(const char *start) {
+  const char *end = buffer.end();
+  auto followedBy = [&](char next) { return pos != end && *pos == next; };
+  switch (*start) {
   case '\n':
     return make(Token::newline, start, pos);
   case '(':
@@ -52,21 +52,21 @@ Token Lexer::next() {
   case ':':
     return make(Token::colon, start, pos);
   case '=':
-    if (pos != end && *pos == '=')
+    if (followedBy('='))
       return make(Token::equal_equal, start, ++pos);
     return make(Token::equal, start, pos);
   case '<':
-    if (pos != end && *pos == '=')
+    if (followedBy('='))
       return make(Token::less_equal, start, ++pos);
     return make(Token::less, start, pos);
   case '>':
-    if (pos != end && *pos == '=')
+    if (followedBy('='))
       return make(Token::greater_equal, start, ++pos);
     return make(Token::greater, start, pos);
   case '!':
-    if (pos != end && *pos == '=')
+    if (followedBy('='))
       return make(Token::not_equal, start, ++pos);
-    break;
+    return std::nullopt;
   case '&':
     return make(Token::amp, start, pos);
   case '|':
@@ -74,9 +74,9 @@ Token Lexer::next() {
   case '.':
     if (end - pos >= 2 && pos[0] == '.' && pos[1] == '.')
       return make(Token::ellipsis, start, pos += 2);
-    if (pos != end && *pos == '.')
+    if (followedBy('.'))
       return make(Token::dot_dot, start, ++pos);
-    break;
+    return std::nullopt;
   case '+':
     return make(Token::plus, start, pos);
   case '-':
@@ -87,35 +87,55 @@ Token Lexer::next() {
     return make(Token::slash, start, pos);
   case '@':
     return make(Token::at, start, pos);
-  case '"': {
-    while (pos != end && *pos != '"' && *pos != '\n')
-      ++pos;
-    if (pos == end || *pos != '"')
-      return make(Token::error, start, pos);
-    Token t = make(Token::string, start + 1, pos);
-    ++pos;
-    t.loc = llvm::SMLoc::getFromPointer(start);
-    return t;
-  }
   default:
-    break;
+    return std::nullopt;
   }
-  if (llvm::isDigit(c) || (c == '.' && pos != end && llvm::isDigit(*pos))) {
-    // A '.' followed by another is a range (`0..6`), not a decimal point.
-    while (pos != end && (llvm::isDigit(*pos) ||
-                          (*pos == '.' && (pos + 1 == end || pos[1] != '.'))))
+}
+
+Token Lexer::lexString(const char *start) {
+  const char *end = buffer.end();
+  while (pos != end && *pos != '"' && *pos != '\n')
+    ++pos;
+  if (pos == end || *pos != '"')
+    return make(Token::error, start, pos);
+  Token t = make(Token::string, start + 1, pos);
+  ++pos;
+  t.loc = llvm::SMLoc::getFromPointer(start);
+  return t;
+}
+
+Token Lexer::lexNumber(const char *start) {
+  const char *end = buffer.end();
+  // A '.' followed by another is a range (`0..6`), not a decimal point.
+  while (pos != end && (llvm::isDigit(*pos) ||
+                        (*pos == '.' && (pos + 1 == end || pos[1] != '.'))))
+    ++pos;
+  if (pos != end && (*pos == 'e' || *pos == 'E')) {
+    const char *save = pos++;
+    if (pos != end && (*pos == '+' || *pos == '-'))
       ++pos;
-    if (pos != end && (*pos == 'e' || *pos == 'E')) {
-      const char *save = pos++;
-      if (pos != end && (*pos == '+' || *pos == '-'))
-        ++pos;
-      if (pos == end || !llvm::isDigit(*pos))
-        pos = save;
-      while (pos != end && llvm::isDigit(*pos))
-        ++pos;
-    }
-    return make(Token::number, start, pos);
+    if (pos == end || !llvm::isDigit(*pos))
+      pos = save;
+    while (pos != end && llvm::isDigit(*pos))
+      ++pos;
   }
+  return make(Token::number, start, pos);
+}
+
+Token Lexer::next() {
+  skipTrivia();
+  const char *end = buffer.end();
+  if (pos == end)
+    return make(Token::eof, pos, pos);
+
+  const char *start = pos;
+  char c = *pos++;
+  if (c == '"')
+    return lexString(start);
+  if (llvm::isDigit(c) || (c == '.' && pos != end && llvm::isDigit(*pos)))
+    return lexNumber(start);
+  if (std::optional<Token> punctuation = lexPunctuation(start))
+    return *punctuation;
   if (llvm::isAlpha(c) || c == '_') {
     while (pos != end && (llvm::isAlnum(*pos) || *pos == '_'))
       ++pos;

@@ -5,6 +5,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
+#include <optional>
+
 namespace mlir::tfm {
 
 struct Token {
@@ -57,6 +59,14 @@ public:
 
 private:
   Token make(Token::Kind kind, const char *start, const char *end);
+  /// Blanks, comments, line continuations, and newlines inside brackets.
+  void skipTrivia();
+  /// The operator or bracket that starts at `start` (`pos` is one past it);
+  /// none when the character starts no punctuation.
+  std::optional<Token> lexPunctuation(const char *start);
+  /// The rest of a number or a string literal that starts at `start`.
+  Token lexNumber(const char *start);
+  Token lexString(const char *start);
   llvm::StringRef buffer;
   const char *pos;
   int depth = 0;
