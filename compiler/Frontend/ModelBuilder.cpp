@@ -519,8 +519,7 @@ FailureOr<Tensor> ModelBuilder::add(const Tensor &lhs, const Tensor &rhs,
   FailureOr<Shape> shape = broadcast(lhs.shape, rhs.shape, loc, "'+'");
   if (failed(shape))
     return failure();
-  Value v = AddOp::create(builder, loc, typeOf(*shape, lhs.elementType()),
-                          lhs.value, rhs.value);
+  Value v = AddOp::create(builder, loc, lhs.value, rhs.value);
   return Tensor{v, *shape};
 }
 

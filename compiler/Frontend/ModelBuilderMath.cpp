@@ -148,32 +148,33 @@ FailureOr<Tensor> ModelBuilder::binary(BinaryFn fn, const Tensor &lhs,
   FailureOr<Shape> shape = broadcastAll({&lhs, &rhs}, loc, what);
   if (failed(shape))
     return failure();
-  RankedTensorType resultType = typeOf(*shape, type);
+  // The ops infer their result types from the shared broadcast rule, which
+  // the named shape above satisfies (it is the stricter of the two).
   Value a = lhs.value, b = rhs.value, v;
   switch (fn) {
   case BinaryFn::sub:
-    v = SubOp::create(builder, loc, resultType, a, b);
+    v = SubOp::create(builder, loc, a, b);
     break;
   case BinaryFn::mul:
-    v = MulOp::create(builder, loc, resultType, a, b);
+    v = MulOp::create(builder, loc, a, b);
     break;
   case BinaryFn::div:
-    v = DivOp::create(builder, loc, resultType, a, b);
+    v = DivOp::create(builder, loc, a, b);
     break;
   case BinaryFn::maximum:
-    v = MaximumOp::create(builder, loc, resultType, a, b);
+    v = MaximumOp::create(builder, loc, a, b);
     break;
   case BinaryFn::minimum:
-    v = MinimumOp::create(builder, loc, resultType, a, b);
+    v = MinimumOp::create(builder, loc, a, b);
     break;
   case BinaryFn::pow:
-    v = PowOp::create(builder, loc, resultType, a, b);
+    v = PowOp::create(builder, loc, a, b);
     break;
   case BinaryFn::logicalAnd:
-    v = LogicalAndOp::create(builder, loc, resultType, a, b);
+    v = LogicalAndOp::create(builder, loc, a, b);
     break;
   case BinaryFn::logicalOr:
-    v = LogicalOrOp::create(builder, loc, resultType, a, b);
+    v = LogicalOrOp::create(builder, loc, a, b);
     break;
   }
   return Tensor{v, *shape};
@@ -242,8 +243,7 @@ FailureOr<Tensor> ModelBuilder::compare(CompareFn fn, const Tensor &lhs,
   FailureOr<Shape> shape = broadcastAll({&lhs, &rhs}, loc, "comparison");
   if (failed(shape))
     return failure();
-  Value v = CompareOp::create(builder, loc, typeOf(*shape, builder.getI1Type()),
-                              lhs.value, rhs.value,
+  Value v = CompareOp::create(builder, loc, lhs.value, rhs.value,
                               builder.getStringAttr(spelling(fn)));
   return Tensor{v, *shape};
 }
@@ -262,8 +262,8 @@ FailureOr<Tensor> ModelBuilder::where(const Tensor &condition,
   FailureOr<Shape> shape = broadcastAll({&condition, &lhs, &rhs}, loc, "where");
   if (failed(shape))
     return failure();
-  Value v = WhereOp::create(builder, loc, typeOf(*shape, lhs.elementType()),
-                            condition.value, lhs.value, rhs.value);
+  Value v =
+      WhereOp::create(builder, loc, condition.value, lhs.value, rhs.value);
   return Tensor{v, *shape};
 }
 

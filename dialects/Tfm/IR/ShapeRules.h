@@ -18,6 +18,7 @@
 
 namespace mlir {
 class Operation;
+class TypeRange;
 } // namespace mlir
 
 namespace mlir::tfm {
@@ -59,6 +60,18 @@ std::string formatShape(ArrayRef<int64_t> shape);
 /// the static side wins.
 LogicalResult broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
                               SmallVectorImpl<int64_t> &result);
+
+/// Checks that the operands of the elementwise op `op` broadcast together
+/// into its result's shape: the rule its type inference applies, here with
+/// clear messages at the op (the interface's own check only says that the
+/// types are incompatible).
+LogicalResult verifyBroadcastResult(Operation *op);
+
+/// Whether `actual` are the `inferred` ranked tensor types, with dynamic
+/// sizes on either side agreeing with anything: a builder may know a size
+/// the operands' types do not (the isCompatibleReturnTypes of the ops that
+/// infer their result types).
+bool isRefinementOfInferredTypes(TypeRange inferred, TypeRange actual);
 
 /// Checks that `op`'s first result has the shape `expected` (dynamic sizes
 /// agree with anything).

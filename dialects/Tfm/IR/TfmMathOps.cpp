@@ -23,22 +23,6 @@ Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
-/// The operands broadcast together into the result's shape.
-LogicalResult verifyBroadcast(Operation *op, ValueRange operands) {
-  SmallVector<int64_t> shape;
-  for (Value v : operands) {
-    SmallVector<int64_t> next;
-    if (failed(broadcastShapes(shape, shapeOf(v), next))) {
-      InFlightDiagnostic diag = op->emitOpError("operand shapes");
-      for (Value w : operands)
-        diag << " " << formatShape(shapeOf(w));
-      return diag << " do not broadcast";
-    }
-    shape = std::move(next);
-  }
-  return verifyResultShape(op, shape);
-}
-
 /// Every value has `type` as its element type.
 LogicalResult verifyElementTypes(Operation *op, ValueRange values, Type type) {
   for (Value v : values)
@@ -52,9 +36,123 @@ template <typename Op> LogicalResult verifyBinary(Op op) {
   if (failed(verifyElementTypes(op, {op.getLhs(), op.getRhs()},
                                 elementTypeOf(op.getResult()))))
     return failure();
-  return verifyBroadcast(op, {op.getLhs(), op.getRhs()});
+  return verifyBroadcastResult(op);
+}
+
+/// The ops' shape rule: `operands` broadcast together into `shape`. Shapes
+/// that do not broadcast are an error of `opName` at `location`.
+LogicalResult inferBroadcastShape(std::optional<Location> location,
+                                  StringRef opName, ValueRange operands,
+                                  SmallVectorImpl<int64_t> &shape) {
+  for (Value v : operands) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return emitOptionalError(location, "'", opName,
+                               "' op operands must be ranked tensors");
+    SmallVector<int64_t> next;
+    if (failed(broadcastShapes(shape, type.getShape(), next))) {
+      std::string shapes;
+      for (Value w : operands)
+        if (auto t = dyn_cast<RankedTensorType>(w.getType()))
+          shapes += " " + formatShape(t.getShape());
+      return emitOptionalError(location, "'", opName, "' op operand shapes",
+                               shapes, " do not broadcast");
+    }
+    shape.assign(next);
+  }
+  return success();
+}
+
+/// The result type of `Op`: the broadcast shape of `operands` with `element`
+/// as the element type (the first operand's when null).
+template <typename Op>
+LogicalResult inferBroadcastType(std::optional<Location> location,
+                                 ValueRange operands, Type element,
+                                 SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape;
+  if (failed(inferBroadcastShape(location, Op::getOperationName(), operands,
+                                 shape)))
+    return failure();
+  if (!element)
+    element =
+        cast<RankedTensorType>(operands.front().getType()).getElementType();
+  inferred.push_back(RankedTensorType::get(shape, element));
+  return success();
 }
 } // namespace
+
+LogicalResult mlir::tfm::verifyBroadcastResult(Operation *op) {
+  SmallVector<int64_t> shape;
+  if (failed(inferBroadcastShape(op->getLoc(), op->getName().getStringRef(),
+                                 op->getOperands(), shape)))
+    return failure();
+  return verifyResultShape(op, shape);
+}
+
+bool mlir::tfm::isRefinementOfInferredTypes(TypeRange inferred,
+                                            TypeRange actual) {
+  if (inferred.size() != actual.size())
+    return false;
+  for (auto [a, b] : llvm::zip(inferred, actual)) {
+    auto want = dyn_cast<RankedTensorType>(a);
+    auto have = dyn_cast<RankedTensorType>(b);
+    if (!want || !have || want.getElementType() != have.getElementType() ||
+        want.getRank() != have.getRank())
+      return false;
+    for (auto [x, y] : llvm::zip(want.getShape(), have.getShape()))
+      if (!dimsAgree(x, y))
+        return false;
+  }
+  return true;
+}
+
+#define TFM_BROADCAST_BINARY_INFER(OP)                                         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBroadcastType<OP>(location, operands, Type(), inferred);       \
+  }                                                                            \
+  bool OP::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {     \
+    return isRefinementOfInferredTypes(inferred, actual);                      \
+  }
+TFM_BROADCAST_BINARY_INFER(SubOp)
+TFM_BROADCAST_BINARY_INFER(MulOp)
+TFM_BROADCAST_BINARY_INFER(DivOp)
+TFM_BROADCAST_BINARY_INFER(MaximumOp)
+TFM_BROADCAST_BINARY_INFER(MinimumOp)
+TFM_BROADCAST_BINARY_INFER(PowOp)
+TFM_BROADCAST_BINARY_INFER(LogicalAndOp)
+TFM_BROADCAST_BINARY_INFER(LogicalOrOp)
+TFM_BROADCAST_BINARY_INFER(AddOp)
+#undef TFM_BROADCAST_BINARY_INFER
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          ValueRange operands, DictionaryAttr,
+                                          OpaqueProperties, RegionRange,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastType<CompareOp>(location, operands,
+                                       IntegerType::get(context, 1), inferred);
+}
+bool CompareOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  return isRefinementOfInferredTypes(inferred, actual);
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        ValueRange operands, DictionaryAttr,
+                                        OpaqueProperties, RegionRange,
+                                        SmallVectorImpl<Type> &inferred) {
+  // The condition's shape broadcasts too; the element type is the choices'.
+  Type element = operands.size() == 3
+                     ? cast<ShapedType>(operands[1].getType()).getElementType()
+                     : Type();
+  return inferBroadcastType<WhereOp>(location, operands, element, inferred);
+}
+bool WhereOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  return isRefinementOfInferredTypes(inferred, actual);
+}
 
 LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
@@ -73,14 +171,14 @@ LogicalResult CompareOp::verify() {
            << getPredicate() << "\"";
   if (failed(verifyElementTypes(*this, {getRhs()}, elementTypeOf(getLhs()))))
     return failure();
-  return verifyBroadcast(*this, {getLhs(), getRhs()});
+  return verifyBroadcastResult(*this);
 }
 
 LogicalResult WhereOp::verify() {
   if (failed(verifyElementTypes(*this, {getLhs(), getRhs()},
                                 elementTypeOf(getResult()))))
     return failure();
-  return verifyBroadcast(*this, {getCondition(), getLhs(), getRhs()});
+  return verifyBroadcastResult(*this);
 }
 
 LogicalResult CastOp::verify() {

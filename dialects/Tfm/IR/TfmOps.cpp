@@ -153,18 +153,13 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 LogicalResult AddOp::verify() {
-  SmallVector<int64_t> shape;
-  if (failed(broadcastShapes(shapeOf(getLhs()), shapeOf(getRhs()), shape)))
-    return emitOpError("lhs ")
-           << formatShape(shapeOf(getLhs())) << " and rhs "
-           << formatShape(shapeOf(getRhs())) << " do not broadcast";
   if (failed(verifySameElementType(*this)))
     return failure();
   Type element = getResult().getType().getElementType();
   if (getLhs().getType().getElementType() != element ||
       getRhs().getType().getElementType() != element)
     return emitOpError("operands and result must share one element type");
-  return verifyResultShape(*this, shape);
+  return verifyBroadcastResult(*this);
 }
 
 int64_t ConcatOp::getNormalizedDim() {

@@ -131,7 +131,8 @@ def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   }];
 }
 
-def Tfm_AddOp : Tfm_Op<"add", [Pure]> {
+def Tfm_AddOp : Tfm_Op<"add", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Elementwise sum with NumPy broadcasting";
   let description = [{
     Operands are aligned at their trailing dimensions; a missing or static-1
@@ -150,6 +151,11 @@ def Tfm_AddOp : Tfm_Op<"add", [Pure]> {
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A result type as static as or more static than the inferred one.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
 def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
@@ -266,13 +272,19 @@ def Tfm_GeluOp : Tfm_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 /// `tfm.add`). Both operands and the result share one element type; a
 /// number in an expression is a rank-0 constant.
 class Tfm_BroadcastBinaryOp<string mnemonic, TypeConstraint operand>
-    : Tfm_Op<mnemonic, [Pure]> {
+    : Tfm_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let arguments = (ins operand:$lhs, operand:$rhs);
   let results = (outs operand:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A result type as static as or more static than the inferred one.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
 def Tfm_SubOp : Tfm_BroadcastBinaryOp<"sub", Tfm_NumericTensor> {
@@ -383,7 +395,8 @@ def Tfm_LogicalOrOp : Tfm_BroadcastBinaryOp<"logical_or", Tfm_BoolTensor> {
   }];
 }
 
-def Tfm_CompareOp : Tfm_Op<"compare", [Pure]> {
+def Tfm_CompareOp : Tfm_Op<"compare", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Elementwise comparison with NumPy broadcasting";
   let description = [{
     `lhs <predicate> rhs` elementwise, an `i1` tensor: `predicate` is one of
@@ -406,9 +419,15 @@ def Tfm_CompareOp : Tfm_Op<"compare", [Pure]> {
     type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A result type as static as or more static than the inferred one.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
-def Tfm_WhereOp : Tfm_Op<"where", [Pure]> {
+def Tfm_WhereOp : Tfm_Op<"where", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Elementwise choice between two tensors by a boolean condition";
   let description = [{
     `condition ? lhs : rhs`, like `torch.where`. The three operands
@@ -429,6 +448,11 @@ def Tfm_WhereOp : Tfm_Op<"where", [Pure]> {
     type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A result type as static as or more static than the inferred one.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
 def Tfm_CastOp : Tfm_Op<"cast", [Pure]> {

@@ -21,6 +21,9 @@ func.func @binary(%x: tensor<?x1x4xf32>, %y: tensor<?x4xf32>, %c: tensor<f32>,
   %4 = tfm.minimum %y, %y : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
   // CHECK: tfm.pow %[[Y]], %[[C]]
   %5 = tfm.pow %y, %c : tensor<?x4xf32>, tensor<f32> -> tensor<?x4xf32>
+  // The inferred type is tensor<?x4xf32>; a result may know more.
+  // CHECK: tfm.sub %[[Y]], %[[C]] : tensor<?x4xf32>, tensor<f32> -> tensor<5x4xf32>
+  %6 = tfm.sub %y, %c : tensor<?x4xf32>, tensor<f32> -> tensor<5x4xf32>
   return
 }
 
