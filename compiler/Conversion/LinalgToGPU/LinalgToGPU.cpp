@@ -197,7 +197,10 @@ struct ConvertLinalgToGPUPass
         if (*mmaGemm)
           continue;
       }
-      if (gemmThreadsM > 0 && gemmThreadsN > 0) {
+      // With tensor cores on, the contractions they leave (fewer than 16
+      // static columns) are small: they keep the simple kernel, so that
+      // every tiled GEMM of such a build is a tensor-core one.
+      if (!mmaType && gemmThreadsM > 0 && gemmThreadsN > 0) {
         FailureOr<bool> tiled = tfm::convertToTiledContraction(
             rewriter, op, gemmThreadsM, gemmThreadsN);
         if (failed(tiled))

@@ -34,7 +34,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 namespace mma = mlir::tfm::mma;
@@ -47,6 +51,10 @@ constexpr int64_t kWarpM = kBlockM / kWarpsM, kWarpN = kBlockN / kWarpsN;
 constexpr int64_t kTilesM = kWarpM / mma::kM, kTilesN = kWarpN / mma::kN;
 /// Halves of padding per shared row (see the file comment).
 constexpr int64_t kPad = 8;
+/// Static N below which a contraction is not worth a tensor-core GEMM.
+constexpr int64_t kMinColumns = 16;
+/// Consecutive elements a thread loads into a shared tile at a time.
+constexpr int64_t kRun = 8;
 
 /// An index value with the arithmetic MmaLayout.h's maps use, building
 /// unsigned arith ops.
@@ -185,6 +193,9 @@ private:
   Location loc;
   Type half;
   Value m, n, k, m0, n0;
+  /// The m16 and n8 tiles of a warp (kTilesM x kTilesN, fewer for a small
+  /// static M or N).
+  int64_t tilesM = kTilesM, tilesN = kTilesN;
   SmallVector<OpFoldResult> mSizes;
 };
 
@@ -194,30 +205,34 @@ void MmaContractionEmitter::loadTile(unsigned i, Value tile, Value tid,
   bool isA = i == 0;
   bool kFast = kInnermost(i);
   int64_t rows = isA ? kBlockM : kBlockN;
+  // Each thread loads runs of kRun consecutive elements along the operand's
+  // innermost dimension (row or k), so that it keeps a few run bases live
+  // across the K loop instead of one address per element.
+  int64_t runsPerLine = (kFast ? kBlockK : rows) / kRun;
   scf::ForOp::create(
-      b, loc, tid, idx(rows * kBlockK), idx(kThreads), ValueRange{},
-      [&](OpBuilder &nested, Location, Value e, ValueRange) {
+      b, loc, tid, idx(rows * kBlockK / kRun), idx(kThreads), ValueRange{},
+      [&](OpBuilder &nested, Location, Value c, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(nested.getBlock());
-        // Consecutive threads read consecutive elements of the operand's
-        // innermost dimension (coalesced), whichever of row and k it is.
-        Value r = kFast ? (ix(e) / kBlockK).v : (ix(e) % rows).v;
-        Value kk = kFast ? (ix(e) % kBlockK).v : (ix(e) / rows).v;
-        Value kAt = add(k0, kk);
-        SmallVector<Value> at(ivs);
-        at[dims.k.front()] = kAt;
-        Value row = add(isA ? m0 : n0, r);
-        Value limit = isA ? m : n;
-        Value ok = both(lt(row, limit), lt(kAt, k));
-        // A row past the end is not loaded: any in-range index will do.
-        Value clamped = arith::MinUIOp::create(
-            b, loc, row, arith::SubIOp::create(b, loc, limit, idx(1)));
-        if (isA)
-          setRow(at, clamped);
-        else
-          at[dims.n.front()] = clamped;
-        Value v = ifLoad(ok, operand, at, half);
-        memref::StoreOp::create(b, loc, v, tile, ValueRange{r, kk});
+        Value line = (ix(c) / runsPerLine).v;
+        Value start = (ix(c) % runsPerLine * kRun).v;
+        for (int64_t j = 0; j < kRun; ++j) {
+          Value along = add(start, idx(j));
+          Value r = kFast ? line : along;
+          Value kk = kFast ? along : line;
+          Value kAt = add(k0, kk);
+          SmallVector<Value> at(ivs);
+          at[dims.k.front()] = kAt;
+          Value row = add(isA ? m0 : n0, r);
+          Value ok = both(lt(row, isA ? m : n), lt(kAt, k));
+          // Rows past the end are not loaded (the load is under `ok`).
+          if (isA)
+            setRow(at, row);
+          else
+            at[dims.n.front()] = row;
+          memref::StoreOp::create(b, loc, ifLoad(ok, operand, at, half), tile,
+                                  ValueRange{r, kk});
+        }
         scf::YieldOp::create(b, loc);
       });
 }
@@ -244,6 +259,21 @@ void MmaContractionEmitter::emit() {
   };
   unsigned nLoop = dims.n.front();
   n = size(nLoop);
+  // A static M or N smaller than a warp's tile needs fewer m16 / n8 tiles:
+  // the others would only carry accumulators that are never stored (and
+  // ptxas spills around such dead loop-carried fragments).
+  auto tilesFor = [&](ArrayRef<unsigned> loops, int64_t tile, int64_t most) {
+    int64_t extent = 1;
+    for (unsigned d : loops) {
+      std::optional<int64_t> c = getConstantIntValue(ranges[d].size);
+      if (!c)
+        return most;
+      extent *= *c;
+    }
+    return std::clamp<int64_t>(llvm::divideCeil(extent, tile), 1, most);
+  };
+  tilesM = tilesFor(dims.m, mma::kM, kTilesM);
+  tilesN = tilesFor(dims.n, mma::kN, kTilesN);
   k = size(dims.k.front());
   m = idx(1);
   for (unsigned d : dims.m) {
@@ -302,8 +332,8 @@ void MmaContractionEmitter::emit() {
 
   // Accumulator (mi, ni, reg) of this lane: C[row][col].
   SmallVector<Value> accRows, accCols;
-  for (int64_t mi = 0; mi < kTilesM; ++mi)
-    for (int64_t ni = 0; ni < kTilesN; ++ni)
+  for (int64_t mi = 0; mi < tilesM; ++mi)
+    for (int64_t ni = 0; ni < tilesN; ++ni)
       for (int64_t reg = 0; reg < 4; ++reg) {
         accRows.push_back(add(
             add(m0, warpM), (mma::accumulatorRow(lane, reg) + mi * mma::kM).v));
@@ -312,8 +342,7 @@ void MmaContractionEmitter::emit() {
       }
   SmallVector<Value> acc;
   for (auto [row, col] : llvm::zip(accRows, accCols)) {
-    setRow(ivs, arith::MinUIOp::create(
-                    b, loc, row, arith::SubIOp::create(b, loc, m, idx(1))));
+    setRow(ivs, row);
     ivs[nLoop] = col;
     acc.push_back(
         ifLoad(both(lt(row, m), lt(col, n)), cOperand, ivs, b.getF32Type()));
@@ -335,14 +364,14 @@ void MmaContractionEmitter::emit() {
         SmallVector<Value> sums(carried);
         for (int64_t ks = 0; ks < kBlockK / mma::kK; ++ks) {
           SmallVector<SmallVector<Value>> aRegs, bRegs;
-          for (int64_t mi = 0; mi < kTilesM; ++mi) {
+          for (int64_t mi = 0; mi < tilesM; ++mi) {
             Value row = add(warpM, (mma::ldmatrixARow(lane) + mi * mma::kM).v);
             Value col = (mma::ldmatrixACol(lane) + ks * mma::kK).v;
             aRegs.push_back(fragmentRegisters(nvgpu::LdMatrixOp::create(
                 b, loc, fragmentType, aTile, ValueRange{row, col},
                 /*transpose=*/false, /*numTiles=*/4)));
           }
-          for (int64_t pair = 0; pair < kTilesN / 2; ++pair) {
+          for (int64_t pair = 0; pair < (tilesN + 1) / 2; ++pair) {
             Value row =
                 add(warpN, (mma::ldmatrixBRow(lane) + pair * 2 * mma::kN).v);
             Value col = (mma::ldmatrixBCol(lane) + ks * mma::kK).v;
@@ -353,9 +382,9 @@ void MmaContractionEmitter::emit() {
             bRegs.push_back({regs[0], regs[1]});
             bRegs.push_back({regs[2], regs[3]});
           }
-          for (int64_t mi = 0; mi < kTilesM; ++mi)
-            for (int64_t ni = 0; ni < kTilesN; ++ni) {
-              int64_t base = (mi * kTilesN + ni) * 4;
+          for (int64_t mi = 0; mi < tilesM; ++mi)
+            for (int64_t ni = 0; ni < tilesN; ++ni) {
+              int64_t base = (mi * tilesN + ni) * 4;
               auto mmaOp = NVVM::MmaOp::create(
                   b, loc, resultType, aRegs[mi], bRegs[ni],
                   ArrayRef<Value>(sums).slice(base, 4),
@@ -404,6 +433,12 @@ FailureOr<bool> mlir::tfm::convertToMmaContraction(RewriterBase &rewriter,
       return false;
   if (!getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
       !isMultiplyAdd(op))
+    return false;
+  // Fewer than 16 static columns (a head of 2 or 4) leave most of every
+  // B fragment empty, and ptxas spills in such kernels: they are left to
+  // the one-thread-per-output kernel.
+  int64_t columns = op.getStaticLoopRanges()[dims->n.front()];
+  if (!ShapedType::isDynamic(columns) && columns < kMinColumns)
     return false;
   for (Value input : op.getDpsInputs()) {
     Type type = getElementTypeOrSelf(input.getType());

@@ -6,9 +6,10 @@
 // A linear layer (weight [N, K], dynamic rows): a grid of 64 x 64 tiles of
 // 128 threads, two shared tiles of 64 rows by 32 k (+8 halves of padding),
 // both operands rounded as they are loaded, ldmatrix.x4 fragments, 2 x 4
-// m16n8k16 mma.sync per warp and k16 step (K = 5: one K slice, two steps).
+// m16n8k16 mma.sync per warp and k16 step (K = 5: one K slice, two steps;
+// N = 40: 4 n8 tiles per warp, the second warp column partly past N).
 // CHECK-LABEL: func.func @linear(
-// CHECK-SAME:    %[[X:.*]]: memref<?x5xf32>, %[[Y:.*]]: memref<?x3xf32>)
+// CHECK-SAME:    %[[X:.*]]: memref<?x5xf32>, %[[Y:.*]]: memref<?x40xf32>)
 // CHECK:         %[[W:.*]] = memref.get_global @w
 // CHECK:         %[[ROWS:.*]] = memref.dim %[[X]]
 // CHECK:         %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64
@@ -19,12 +20,14 @@
 // BF16-SAME:       workgroup(%[[AS:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>)
 // The accumulators start from C (the bias, when there is one).
 // CHECK-COUNT-32: memref.load %[[Y]]
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %c2048 step %c128 {
+// Each thread loads runs of 8 along the operand's innermost dimension:
+// 64 x 32 / 8 = 256 runs per tile.
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c256 step %c128 {
 // CHECK:           memref.load %[[X]]
 // F16-NEXT:        arith.truncf %{{.*}} : f32 to f16
 // BF16-NEXT:       arith.truncf %{{.*}} : f32 to bf16
 // CHECK:           memref.store %{{.*}}, %[[AS]]
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %c2048 step %c128 {
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c256 step %c128 {
 // CHECK:           memref.load %[[W]]
 // CHECK-NEXT:      arith.truncf
 // CHECK:           memref.store %{{.*}}, %[[BS]]
@@ -40,14 +43,14 @@
 // CHECK:         gpu.barrier
 // CHECK-COUNT-32: memref.store %{{.*}}, %[[Y]]
 // CHECK-NOT:     linalg.
-memref.global "private" constant @w : memref<3x5xf32> = dense<[[1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 2.0, 3.0, 4.0, 5.0], [0.1, 0.2, 0.3, 0.4, 0.5]]>
-func.func @linear(%x: memref<?x5xf32>, %y: memref<?x3xf32>) {
-  %w = memref.get_global @w : memref<3x5xf32>
+memref.global "private" constant @w : memref<40x5xf32> = dense<0.5>
+func.func @linear(%x: memref<?x5xf32>, %y: memref<?x40xf32>) {
+  %w = memref.get_global @w : memref<40x5xf32>
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
                                    affine_map<(d0, d1, d2) -> (d1, d2)>,
                                    affine_map<(d0, d1, d2) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x5xf32>, memref<3x5xf32>) outs(%y : memref<?x3xf32>) {
+      ins(%x, %w : memref<?x5xf32>, memref<40x5xf32>) outs(%y : memref<?x40xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %c, %m : f32
@@ -59,8 +62,9 @@ func.func @linear(%x: memref<?x5xf32>, %y: memref<?x3xf32>) {
 // -----
 
 // batch_matmul, every size dynamic: the batch is the grid's z, the K loop
-// steps 32 with the 32 accumulators carried; B [K, N] is loaded with N
-// fastest (coalesced) into Bs[n][k].
+// steps 32 with the 32 accumulators carried; A [M, K] is loaded in runs of
+// 8 along K (4 runs per row), B [K, N] in runs of 8 along N (8 runs per k),
+// both coalesced, into As[m][k] and Bs[n][k].
 // CHECK-LABEL: func.func @batch_matmul(
 // CHECK-SAME:    %[[A:.*]]: memref<?x?x?xf32>, %[[B:.*]]: memref<?x?x?xf32>, %[[C:.*]]: memref<?x?x?xf32>)
 // CHECK-DAG:     %[[BATCH:.*]] = memref.dim %[[A]], %c0
@@ -68,10 +72,10 @@ func.func @linear(%x: memref<?x5xf32>, %y: memref<?x3xf32>) {
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[GZ:[^)]*]])
 // CHECK:           scf.for %{{.*}} = %c0 to %[[K]] step %c32 iter_args(
 // CHECK-SAME:        -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// CHECK:             scf.for %[[E:.*]] = %{{.*}} to %c2048 step %c128 {
-// CHECK:             scf.for %[[E2:.*]] = %{{.*}} to %c2048 step %c128 {
-// CHECK-DAG:           arith.remui %[[E2]], %c64
-// CHECK-DAG:           arith.divui %[[E2]], %c64
+// CHECK:             scf.for %[[E:.*]] = %{{.*}} to %c256 step %c128 {
+// CHECK:               arith.divui %[[E]], %c4
+// CHECK:             scf.for %[[E2:.*]] = %{{.*}} to %c256 step %c128 {
+// CHECK:               arith.divui %[[E2]], %c8
 // CHECK-COUNT-16:    nvvm.mma.sync
 // CHECK:             scf.yield
 func.func @batch_matmul(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?xf32>) {
@@ -125,5 +129,22 @@ func.func @max_plus(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32
     %s = arith.maximumf %acc, %m : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// Fewer than 16 static columns: no tensor-core GEMM, and no f32 tiled GEMM
+// either (with mma on, every tiled GEMM is a tensor-core one): one thread
+// per output.
+// CHECK-LABEL: func.func @narrow(
+// CHECK-NOT:     workgroup
+// CHECK:         gpu.launch
+// CHECK-SAME:      threads({{.*}}) in (%{{[^ ]*}} = %c128, %{{[^ ]*}} = %c1, %{{[^ ]*}} = %c1)
+// CHECK:           scf.for
+// CHECK:             arith.mulf
+// CHECK-NOT:     nvvm.mma.sync
+func.func @narrow(%a: memref<?x64xf32>, %b: memref<64x8xf32>, %c: memref<?x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x8xf32>) outs(%c : memref<?x8xf32>)
   return
 }
