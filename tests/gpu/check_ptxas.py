@@ -9,8 +9,9 @@ attention fusion on the GPU path cannot silently switch off.
 
 With --dtype=f16 or bf16 the models are compiled with that --dtype: every
 contraction the f32 build runs as a tiled GEMM (the kernels of 16 x 16
-threads) must then be a tensor-core GEMM, so no 16 x 16 kernel may be left,
-and the kernels with `mma.sync` (of that type) are counted: at least one.
+threads) is then a tensor-core GEMM (or, under 16 columns, a simple
+kernel), so no 16 x 16 kernel may be left, and the kernels with `mma.sync`
+(of that type) are counted: at least one.
 
 usage: check_ptxas.py TFM_COMPILE SOURCE_DIR ARCH [PTXAS] [--dtype=D]
 Exits 77 (ctest's SKIP_RETURN_CODE) when ptxas is not there.
