@@ -2,7 +2,7 @@
 """bench/gpu: tfm's CUDA artifacts beside PyTorch on the same GPU.
 
     bench/gpu/run.py [--build build] [--work bench/gpu/work] [--quick]
-                     [--runs 20] [--models]
+                     [--runs 20] [--models] [--dtype f32,f16,bf16]
 
 Times, on CUDA device 0:
   - attention y = softmax(q k^T / sqrt(D)) v, f32[B, H, S, D], at the CPU
@@ -10,8 +10,11 @@ Times, on CUDA device 0:
     not: tfm (tfm-compile --target cuda, timed by tfm-run --bench with CUDA
     events around each run) and, when torch with CUDA is importable,
     torch.nn.functional.scaled_dot_product_attention on the same inputs;
-  - with --models, bench/models' encoder workloads: tfm against the eager
-    torch module on the GPU.
+  - GEMMs y = a @ b, f32[M, K] by f32[K, N], for each --dtype (f16 and
+    bf16: tfm-compile --dtype, tensor cores with f32 accumulation; PyTorch
+    in that dtype), beside torch.matmul;
+  - with --models, bench/models' encoder workloads, for each --dtype: tfm
+    against the eager torch module on the GPU (f32).
 Prints a markdown table (stdout): time, TFLOP/s, % of the device's dense
 peak (f32 CUDA cores and f16 tensor cores, from the table below) and the
 ratio to PyTorch. Needs numpy; builds tfm-compile and tfm-run if missing.
@@ -38,6 +41,9 @@ CPU_SHAPES = [(1, 8, 128, 64), (1, 8, 512, 64), (1, 8, 1024, 64),
               (1, 8, 1024, 128)]
 GPU_SHAPES = [(1, 16, 8192, 128), (4, 32, 2048, 128)]
 QUICK_SHAPES = [(1, 8, 1024, 64), (4, 32, 2048, 128)]
+GEMM_SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 1024, 4096),
+               (77, 3000, 1000)]
+QUICK_GEMM_SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096)]
 
 
 def progress(message):
@@ -77,10 +83,10 @@ def device_info(tfm_run):
 
 
 def tfm_time(tfm_compile, tfm_run, arch, model, weights, inputs, runs, flops,
-             work):
-    artifact = os.path.join(work, os.path.basename(model) + ".so")
+             work, dtype="f32"):
+    artifact = os.path.join(work, f"{os.path.basename(model)}.{dtype}.so")
     command = [tfm_compile, model, "--target", "cuda", "--gpu-arch", arch,
-               "-o", artifact]
+               "--dtype", dtype, "-o", artifact]
     if weights:
         command += ["--weights", weights]
     run(command)
@@ -131,7 +137,11 @@ def main():
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--models", action="store_true")
+    parser.add_argument("--dtype", default="f32,f16,bf16",
+                        help="comma-separated: the dtypes of the GEMM and "
+                        "model rows (tfm-compile --dtype)")
     args = parser.parse_args()
+    dtypes = args.dtype.split(",")
     bin_dir = os.path.join(args.build, "bin")
     tfm_compile = os.path.join(bin_dir, "tfm-compile")
     tfm_run = os.path.join(bin_dir, "tfm-run")
@@ -172,6 +182,32 @@ def main():
                                      q, k, v, is_causal=causal), args.runs)
             rows.append((label, "f32", ms, flops, ref))
 
+    gemm_shapes = QUICK_GEMM_SHAPES if args.quick else GEMM_SHAPES
+    for M, N, K in gemm_shapes:
+        model = os.path.join(args.work, f"gemm_{M}_{N}_{K}.tfm")
+        with open(model, "w") as f:
+            f.write(f"model gemm_{M}_{N}_{K}\ninput a: f32[{M}, {K}]\n"
+                    f"input b: f32[{K}, {N}]\ny = a @ b\noutput y\n")
+        inputs = {}
+        for n, shape in (("a", (M, K)), ("b", (K, N))):
+            path = os.path.join(args.work, f"{n}_{M}_{N}_{K}.npy")
+            if not os.path.exists(path):
+                np.save(path, rng.standard_normal(shape, np.float32))
+            inputs[n] = path
+        flops = 2 * M * N * K
+        for dtype in dtypes:
+            ms = tfm_time(tfm_compile, tfm_run, arch, model, None, inputs,
+                          args.runs, flops, args.work, dtype)
+            ref = None
+            if torch_ok:
+                import torch
+                kind = {"f32": torch.float32, "f16": torch.float16,
+                        "bf16": torch.bfloat16}[dtype]
+                a, b = (torch.from_numpy(np.load(inputs[n])).cuda().to(kind)
+                        for n in "ab")
+                ref = torch_time(lambda: a @ b, args.runs)
+            rows.append((f"gemm {M},{N},{K}", dtype, ms, flops, ref))
+
     if args.models:
         if not torch_ok:
             progress("--models needs torch with CUDA: skipped")
@@ -184,17 +220,18 @@ def main():
                     continue
                 meta_dir = os.path.join(args.work, w["name"])
                 export_workload(w, args.work, log=progress)
-                ms = tfm_time(tfm_compile, tfm_run, arch,
-                              os.path.join(meta_dir, "model.tfm"),
-                              os.path.join(meta_dir, "weights.safetensors"),
-                              {"x": os.path.join(meta_dir, "x.npy")},
-                              args.runs, w["flops"], args.work)
                 module = workloads.build_module(w).cuda().eval()
                 x = torch.from_numpy(
                     np.load(os.path.join(meta_dir, "x.npy"))).cuda()
                 with torch.no_grad():
                     ref = torch_time(lambda: module(x), args.runs)
-                rows.append((w["label"], "f32", ms, w["flops"], ref))
+                for dtype in dtypes:
+                    ms = tfm_time(tfm_compile, tfm_run, arch,
+                                  os.path.join(meta_dir, "model.tfm"),
+                                  os.path.join(meta_dir, "weights.safetensors"),
+                                  {"x": os.path.join(meta_dir, "x.npy")},
+                                  args.runs, w["flops"], args.work, dtype)
+                    rows.append((w["label"], dtype, ms, w["flops"], ref))
 
     print(f"GPU: {name} ({arch}); times are the minimum of {args.runs} runs "
           f"(CUDA events); peak f32 {peak[0] if peak else '?'} TFLOP/s, "

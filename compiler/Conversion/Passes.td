@@ -187,10 +187,16 @@ def ConvertLinalgToGPU : Pass<"convert-linalg-to-gpu", "func::FuncOp"> {
            "contractions get the one-thread-per-output kernel)">,
     Option<"gemmThreadsN", "gemm-threads-n", "int64_t", /*default=*/"16",
            "Tiled GEMM: thread columns per block, 4 columns of C each">,
+    Option<"mma", "mma", "std::string", /*default=*/"\"\"",
+           "f16 or bf16: f32 contractions with a multiply-add body become "
+           "tensor-core GEMMs (mma.sync m16n8k16) with operands rounded to "
+           "this type and f32 accumulators; empty: f32 GEMMs">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "affine::AffineDialect", "arith::ArithDialect",
-                           "linalg::LinalgDialect", "memref::MemRefDialect"];
+                           "linalg::LinalgDialect", "memref::MemRefDialect",
+                           "nvgpu::NVGPUDialect", "NVVM::NVVMDialect",
+                           "LLVM::LLVMDialect", "vector::VectorDialect"];
 }
 
 def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
@@ -275,6 +281,60 @@ def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
     ```
   }];
   let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect"];
+}
+
+def TfmGpuRoundWeights : Pass<"tfm-gpu-round-weights", "ModuleOp"> {
+  let summary = "Store constant weights that kernels round to f16/bf16 rounded";
+  let description = [{
+    Runs after `convert-linalg-to-gpu`: a constant f32 global (a bound
+    weight) whose element loads, in a kernel or on the host, are each used
+    only by an `arith.truncf` to f16 or bf16 (the tensor-core GEMM's tile
+    loads, `mma=f16|bf16`) gets a copy rounded to that type at compile time
+    (round to nearest even, as `truncf`), and those loads read the copy:
+    the weight is uploaded and read in half the bytes. Loads of the f32
+    value for other uses keep the f32 global; a global left unused is
+    erased.
+
+    Before:
+    ```mlir
+    memref.global "private" constant @w : memref<64x64xf32> = dense<...>
+    %w = memref.get_global @w : memref<64x64xf32>
+    gpu.launch ... {
+      %x = memref.load %w[%i, %j] : memref<64x64xf32>
+      %h = arith.truncf %x : f32 to f16
+    }
+    ```
+    After:
+    ```mlir
+    memref.global "private" constant @w_f16 : memref<64x64xf16> = dense<...>
+    %w = memref.get_global @w_f16 : memref<64x64xf16>
+    gpu.launch ... {
+      %h = memref.load %w[%i, %j] : memref<64x64xf16>
+    }
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def TfmGpuAlignWorkgroupMemory
+    : Pass<"tfm-gpu-align-workgroup-memory", "gpu::GPUModuleOp"> {
+  let summary = "Align the kernels' shared-memory buffers to 16 bytes";
+  let description = [{
+    Each workgroup attribution of a `gpu.func` without an alignment gets
+    `llvm.align = 16`. `convert-gpu-to-nvvm` otherwise aligns a shared
+    buffer to its element type (2 bytes for f16), and `ldmatrix` needs
+    16-byte aligned rows (the tensor-core GEMM's tiles).
+
+    Before:
+    ```mlir
+    gpu.func @k() workgroup(%a : memref<64x40xf16, #gpu.address_space<workgroup>>) kernel
+    ```
+    After:
+    ```mlir
+    gpu.func @k() workgroup(%a : memref<64x40xf16, #gpu.address_space<workgroup>>
+                            {llvm.align = 16 : i64}) kernel
+    ```
+  }];
 }
 
 def TfmGpuStatus : Pass<"tfm-gpu-status", "ModuleOp"> {

@@ -297,6 +297,7 @@ LogicalResult Compilation::lowerForCuda(ModuleOp module, EmitKind emit) {
   pipeline.bindWeights =
       !(options.weightsPath.empty() && emit == EmitKind::Linalg);
   pipeline.chip = options.gpuArch;
+  pipeline.dtype = options.dtype;
   pipeline.toolkit = options.cudaPath;
   pipeline.format = gpuBinaryFormat(options.cudaPath);
   pipeline.exportArtifactMetadata = emit == EmitKind::SharedLibrary;
@@ -388,6 +389,13 @@ LogicalResult Compilation::run() {
   if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
     return fail("unknown --gpu-arch '" + options.gpuArch +
                 "' (supported: sm_80, sm_86, sm_89, sm_90)");
+  if (options.dtype != "f32" && options.dtype != "f16" &&
+      options.dtype != "bf16")
+    return fail("unknown --dtype '" + options.dtype +
+                "' (supported: f32, f16, bf16)");
+  if (options.dtype != "f32" && !cuda)
+    return fail("--dtype " + options.dtype +
+                " needs --target cuda (the CPU target computes in f32)");
   // The kernels' math (exp, erf, tanh, max) links libdevice; without it the
   // PTX would name functions that no driver can resolve.
   llvm::SmallString<128> libdevice(options.cudaPath);

@@ -65,6 +65,9 @@ struct CompileOptions {
   /// --target cuda: the GPU architecture, sm_80 or sm_90 (also sm_86,
   /// sm_89).
   std::string gpuArch = "sm_80";
+  /// --target cuda: the contractions' operand type: "f32", or "f16"/"bf16"
+  /// on tensor cores with f32 accumulation (docs/gpu.md).
+  std::string dtype = "f32";
   /// --target cuda: the CUDA toolkit. When its bin/ptxas and bin/fatbinary
   /// exist, artifacts embed a fatbin (cubin and PTX), else PTX alone, which
   /// the driver compiles when the artifact loads.

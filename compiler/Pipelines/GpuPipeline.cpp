@@ -14,6 +14,7 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -47,8 +48,15 @@ void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(tfm::createConvertAttentionToGPU(
       tfm::ConvertAttentionToGPUOptions{options.threads, 48 * 1024, 32, 0, 0}));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
+  std::string mma = options.dtype;
+  if (mma == "f32")
+    mma.clear();
   pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
-      tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16}));
+      tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16, mma}));
+  // Weights the tensor-core GEMMs round as they load them are stored
+  // rounded (half the bytes to embed, upload and read).
+  if (!mma.empty())
+    pm.addPass(tfm::createTfmGpuRoundWeights());
   pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());
   // Constants and index arithmetic into the kernels: loop bounds stay
@@ -72,6 +80,9 @@ void tfm::buildGPUToNVVMPipeline(OpPassManager &pm,
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // ldmatrix (the tensor-core GEMM) reads 16-byte rows of shared memory.
+  kernels.addPass(tfm::createTfmGpuAlignWorkgroupMemory());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
   kernels.addPass(createCanonicalizerPass());

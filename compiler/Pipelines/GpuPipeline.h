@@ -38,6 +38,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<int64_t> threads{*this, "threads",
                                        llvm::cl::desc("Threads per block"),
                                        llvm::cl::init(128)};
+  PassOptions::Option<std::string> dtype{
+      *this, "dtype",
+      llvm::cl::desc("The contractions' operand type: f32, or f16/bf16 on "
+                     "tensor cores with f32 accumulation"),
+      llvm::cl::init("f32")};
   PassOptions::Option<bool> bindWeights{
       *this, "bind-weights",
       llvm::cl::desc("Replace tfm.weight ops with the file's data"),

@@ -7,7 +7,13 @@ kernels that use shared memory (flash attention, the one kernel of each
 fused tfm.attention) are counted apart: at least one must be there, so that
 attention fusion on the GPU path cannot silently switch off.
 
-usage: check_ptxas.py TFM_COMPILE SOURCE_DIR ARCH [PTXAS]
+With --dtype=f16 or bf16 the models are compiled with that --dtype: every
+contraction the f32 build runs as a tiled GEMM (the kernels of 16 x 16
+threads) is then a tensor-core GEMM (or, under 16 columns, a simple
+kernel), so no 16 x 16 kernel may be left, and the kernels with `mma.sync`
+(of that type) are counted: at least one.
+
+usage: check_ptxas.py TFM_COMPILE SOURCE_DIR ARCH [PTXAS] [--dtype=D]
 Exits 77 (ctest's SKIP_RETURN_CODE) when ptxas is not there.
 """
 
@@ -29,6 +35,16 @@ SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
                     r"(\d+) bytes spill loads")
 USAGE = re.compile(r"Used (\d+) registers")
 SHARED = re.compile(r"(\d+) bytes smem")
+ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
+F32_GEMM_BLOCK = ".maxntid 16, 16, 1"
+
+
+def kernel_bodies(ptx):
+    """{kernel name: its PTX} of one module."""
+    starts = [(m.group(1), m.start()) for m in ENTRY.finditer(ptx)]
+    return {name: ptx[start:(starts[i + 1][1] if i + 1 < len(starts)
+                             else len(ptx))]
+            for i, (name, start) in enumerate(starts)}
 
 
 def parse_ptxas(report):
@@ -65,10 +81,10 @@ def split_modules(ptx):
     return [(name, "".join(lines)) for name, lines in modules]
 
 
-def check_model(tfm_compile, ptxas, arch, model, workdir):
+def check_model(tfm_compile, ptxas, arch, model, workdir, dtype):
     name, path, weights, _ = model
     command = [tfm_compile, path, "--target", "cuda", "--gpu-arch", arch,
-               "--emit=ptx", "-o", "-"]
+               "--dtype", dtype, "--emit=ptx", "-o", "-"]
     if weights:
         command += ["--weights", weights]
     compiled = subprocess.run(command, capture_output=True, text=True)
@@ -91,6 +107,16 @@ def check_model(tfm_compile, ptxas, arch, model, workdir):
         found = parse_ptxas(assembled.stderr)
         if not found:
             problems.append(f"ptxas -v reported no kernel of {module}")
+        for kernel, body in kernel_bodies(ptx).items():
+            if kernel not in found:
+                continue
+            found[kernel]["mma"] = (
+                f"mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32"
+                in body)
+            if dtype != "f32" and F32_GEMM_BLOCK in body:
+                problems.append(f"{module}::{kernel}: an f32 tiled GEMM "
+                                f"(16 x 16 threads) with --dtype {dtype}: a "
+                                "contraction missed the tensor-core GEMM")
         # Outlined modules may name their kernels alike.
         kernels.update({f"{module}::{k}": v for k, v in found.items()})
     for kernel, info in kernels.items():
@@ -106,21 +132,27 @@ def check_model(tfm_compile, ptxas, arch, model, workdir):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    args = [a for a in sys.argv[1:] if not a.startswith("--dtype=")]
+    dtypes = [a.split("=", 1)[1] for a in sys.argv[1:]
+              if a.startswith("--dtype=")]
+    dtype = dtypes[-1] if dtypes else "f32"
+    if len(args) not in (3, 4) or dtype not in ("f32", "f16", "bf16"):
         print(__doc__)
         return 2
-    tfm_compile, source_dir, arch = sys.argv[1:4]
-    ptxas = sys.argv[4] if len(sys.argv) == 5 else "/usr/local/cuda/bin/ptxas"
+    tfm_compile, source_dir, arch = args[:3]
+    ptxas = args[3] if len(args) == 4 else "/usr/local/cuda/bin/ptxas"
     if not os.access(ptxas, os.X_OK):
         print(f"skipped: no ptxas at {ptxas}")
         return SKIP
     models = example_models(source_dir)
     failures, total_kernels, registers, shared = 0, 0, 0, 0
     tiled, tiled_registers = 0, 0
+    mma, mma_registers = 0, 0
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = pool.map(
-            lambda m: check_model(tfm_compile, ptxas, arch, m, workdir),
+            lambda m: check_model(tfm_compile, ptxas, arch, m, workdir,
+                                  dtype),
             models)
         for name, kernels, problems in results:
             if kernels:
@@ -132,18 +164,27 @@ def main():
                 tiled += len(with_shared)
                 tiled_registers = max([tiled_registers] +
                                       [k["registers"] for k in with_shared])
+                with_mma = [k for k in kernels.values() if k.get("mma")]
+                mma += len(with_mma)
+                mma_registers = max([mma_registers] +
+                                    [k["registers"] for k in with_mma])
             if problems:
                 failures += 1
                 print(f"FAIL {name}:")
                 for p in problems:
                     print("  " + p.replace("\n", "\n  "))
-    print(f"{arch}: {len(models)} models, {total_kernels} kernels assembled "
-          f"by ptxas; at most {registers} registers and {shared} bytes of "
-          f"shared memory per kernel; {tiled} kernels use shared memory "
-          f"(at most {tiled_registers} registers); {failures} models failed")
+    print(f"{arch} {dtype}: {len(models)} models, {total_kernels} kernels "
+          f"assembled by ptxas; at most {registers} registers and {shared} "
+          f"bytes of shared memory per kernel; {tiled} kernels use shared "
+          f"memory (at most {tiled_registers} registers); {mma} tensor-core "
+          f"GEMMs (at most {mma_registers} registers); {failures} models "
+          "failed")
     if not tiled:
         print("FAIL: no kernel uses shared memory: attention was not fused "
               "into the flash-attention kernel")
+        return 1
+    if dtype != "f32" and not mma:
+        print(f"FAIL: --dtype {dtype} produced no mma.sync kernel")
         return 1
     return 1 if failures else 0
 

@@ -55,6 +55,13 @@ static cl::opt<std::string>
                      "sm_89, sm_90)"),
             cl::init("sm_80"), cl::cat(category));
 static cl::opt<std::string>
+    dtype("dtype",
+          cl::desc("--target cuda: the type the model's contractions (linear "
+                   "layers, matmuls) read their operands in: f32 (the "
+                   "default), or f16/bf16 on tensor cores with f32 "
+                   "accumulation (weights rounded at compile time)"),
+          cl::init("f32"), cl::cat(category));
+static cl::opt<std::string>
     cudaPath("cuda-path",
              cl::desc("--target cuda: the CUDA toolkit; with its ptxas and "
                       "fatbinary the artifact embeds cubin and PTX, without "
@@ -129,6 +136,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.gpuArch = gpuArch;
   options.cudaPath = cudaPath;
+  options.dtype = dtype;
   options.printWeights = printWeights;
   if (weightsMode != "embedded" && weightsMode != "external") {
     errs() << "tfm-compile: error: unknown --weights-mode '" << weightsMode

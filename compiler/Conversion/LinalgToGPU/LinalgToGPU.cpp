@@ -7,6 +7,7 @@
 // thread.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/LinalgToGPU/MmaContraction.h"
 #include "compiler/Conversion/LinalgToGPU/TiledContraction.h"
 #include "compiler/Conversion/Passes.h"
 
@@ -15,11 +16,15 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tfm {
@@ -142,6 +147,17 @@ struct ConvertLinalgToGPUPass
       func.emitError("convert-linalg-to-gpu: threads must be in [1, 1024]");
       return signalPassFailure();
     }
+    Type mmaType;
+    if (mma == "f16")
+      mmaType = Float16Type::get(&getContext());
+    else if (mma == "bf16")
+      mmaType = BFloat16Type::get(&getContext());
+    else if (!mma.empty()) {
+      func.emitError("convert-linalg-to-gpu: mma must be f16, bf16 or empty, "
+                     "not '")
+          << mma << "'";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     // Copies get the same kernel as every other op.
     SmallVector<memref::CopyOp> copies;
@@ -173,7 +189,18 @@ struct ConvertLinalgToGPUPass
     if (unsupported)
       return signalPassFailure();
     for (linalg::LinalgOp op : ops) {
-      if (gemmThreadsM > 0 && gemmThreadsN > 0) {
+      if (mmaType) {
+        FailureOr<bool> mmaGemm =
+            tfm::convertToMmaContraction(rewriter, op, mmaType);
+        if (failed(mmaGemm))
+          return signalPassFailure();
+        if (*mmaGemm)
+          continue;
+      }
+      // With tensor cores on, the contractions they leave (fewer than 16
+      // static columns) are small: they keep the simple kernel, so that
+      // every tiled GEMM of such a build is a tensor-core one.
+      if (!mmaType && gemmThreadsM > 0 && gemmThreadsN > 0) {
         FailureOr<bool> tiled = tfm::convertToTiledContraction(
             rewriter, op, gemmThreadsM, gemmThreadsN);
         if (failed(tiled))

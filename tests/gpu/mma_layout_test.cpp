@@ -1,0 +1,199 @@
+//===- mma_layout_test.cpp - MmaLayout.h against the PTX ISA's tables -----===//
+//
+// The tensor-core GEMM cannot run on a machine without a GPU (its warp-wide
+// ldmatrix and mma.sync have no serial form), so the index arithmetic it
+// emits is checked here: the lane maps of MmaLayout.h, instantiated with
+// integers, drive a model of ldmatrix.x4 and mma.sync.m16n8k16 written from
+// the PTX ISA's descriptions ("ldmatrix", "Matrix Fragments for
+// mma.m16n8k16 with floating point type"), over a warp tile laid out in
+// shared memory as the kernel lays it out; the result must be A·B.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/LinalgToGPU/MmaLayout.h"
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace mma = mlir::tfm::mma;
+
+namespace {
+
+using Pair = std::array<double, 2>;
+/// A warp's registers of one ldmatrix.x4: [lane][register] pairs.
+using Fragment = std::array<std::array<Pair, 4>, 32>;
+
+/// A row-major shared tile of `rows` x `stride` halves.
+struct Tile {
+  int64_t stride;
+  std::vector<double> data;
+  double at(int64_t r, int64_t c) const { return data[r * stride + c]; }
+};
+
+/// ldmatrix.sync.aligned.m8n8.x4.b16 (not transposed), per the ISA: lanes
+/// 8q .. 8q+7 supply the addresses of rows 0..7 of matrix q; lane l
+/// receives, in register q, elements 2(l%4) and 2(l%4)+1 of row l/4 of
+/// matrix q.
+Fragment ldmatrix(const Tile &tile, int64_t row0, int64_t col0,
+                  int64_t (*row)(int64_t), int64_t (*col)(int64_t)) {
+  std::array<std::pair<int64_t, int64_t>, 32> address;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    address[lane] = {row0 + row(lane), col0 + col(lane)};
+  Fragment out;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t q = 0; q < 4; ++q) {
+      auto [r, c] = address[8 * q + lane / 4];
+      out[lane][q] = {tile.at(r, c + 2 * (lane % 4)),
+                      tile.at(r, c + 2 * (lane % 4) + 1)};
+    }
+  return out;
+}
+
+/// mma.sync.aligned.m16n8k16.row.col.f32: the A, B and C fragments as the
+/// ISA tabulates them (groupID = lane/4, threadID_in_group = lane%4):
+///   A a_i: row groupID (+8 for a2, a3, a6, a7),
+///          col 2 threadID_in_group + (i&1) (+8 for i >= 4);
+///   B b_i: row (k) 2 threadID_in_group + (i&1) (+8 for i >= 2),
+///          col (n) groupID;
+///   C c_i: row groupID (+8 for i >= 2), col 2 threadID_in_group + (i&1).
+/// Returns D = A B + C per lane and register.
+std::array<std::array<double, 4>, 32>
+mmaSync(const std::array<std::array<Pair, 4>, 32> &a,
+        const std::array<std::array<Pair, 2>, 32> &b,
+        const std::array<std::array<double, 4>, 32> &c) {
+  double am[16][16], bm[16][8], cm[16][8];
+  int seenA[16][16] = {}, seenB[16][8] = {}, seenC[16][8] = {};
+  for (int lane = 0; lane < 32; ++lane) {
+    int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 8; ++i) {
+      int r = g + ((i / 2) % 2) * 8, k = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
+      am[r][k] = a[lane][i / 2][i % 2];
+      ++seenA[r][k];
+    }
+    for (int i = 0; i < 4; ++i) {
+      int k = 2 * t + (i & 1) + (i >= 2 ? 8 : 0);
+      bm[k][g] = b[lane][i / 2][i % 2];
+      ++seenB[k][g];
+    }
+    for (int i = 0; i < 4; ++i) {
+      int r = g + (i >= 2 ? 8 : 0), n = 2 * t + (i & 1);
+      cm[r][n] = c[lane][i];
+      ++seenC[r][n];
+    }
+  }
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k)
+      REQUIRE(seenA[r][k] == 1);
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 8; ++n)
+      REQUIRE(seenB[k][n] == 1);
+  std::array<std::array<double, 4>, 32> d;
+  for (int lane = 0; lane < 32; ++lane) {
+    int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      int r = g + (i >= 2 ? 8 : 0), n = 2 * t + (i & 1);
+      REQUIRE(seenC[r][n] == 1);
+      double sum = cm[r][n];
+      for (int k = 0; k < 16; ++k)
+        sum += am[r][k] * bm[k][n];
+      d[lane][i] = sum;
+    }
+  }
+  return d;
+}
+
+int64_t aRow(int64_t lane) { return mma::ldmatrixARow(lane); }
+int64_t aCol(int64_t lane) { return mma::ldmatrixACol(lane); }
+int64_t bRow(int64_t lane) { return mma::ldmatrixBRow(lane); }
+int64_t bCol(int64_t lane) { return mma::ldmatrixBCol(lane); }
+
+} // namespace
+
+TEST_CASE("a warp's 32 x 32 tile through ldmatrix and mma.sync is A B",
+          "[gpu][mma]") {
+  // The kernel's warp tile: 2 m16 by 4 n8 tiles over a K slice of 32, A
+  // kept as As[m][k] and B as Bs[n][k], rows padded to 40 halves; the warp
+  // at (warpM, warpN) of the block tile.
+  constexpr int64_t rowsM = 64, rowsN = 64, depth = 32, stride = 40;
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> value(-8, 8);
+  Tile as{stride, std::vector<double>(rowsM * stride, 1e9)};
+  Tile bs{stride, std::vector<double>(rowsN * stride, 1e9)};
+  for (int64_t r = 0; r < rowsM; ++r)
+    for (int64_t k = 0; k < depth; ++k)
+      as.data[r * stride + k] = value(random);
+  for (int64_t n = 0; n < rowsN; ++n)
+    for (int64_t k = 0; k < depth; ++k)
+      bs.data[n * stride + k] = value(random);
+  for (int64_t warpM : {0, 32})
+    for (int64_t warpN : {0, 32}) {
+      // acc[mi][ni][lane][reg], starting from C = row + 100 col.
+      std::array<std::array<double, 4>, 32> acc[2][4];
+      auto cAt = [&](int64_t mi, int64_t ni, int64_t lane, int64_t reg) {
+        return std::pair{warpM + mi * mma::kM + mma::accumulatorRow(lane, reg),
+                         warpN + ni * mma::kN + mma::accumulatorCol(lane, reg)};
+      };
+      std::map<std::pair<int64_t, int64_t>, int> owners;
+      for (int64_t mi = 0; mi < 2; ++mi)
+        for (int64_t ni = 0; ni < 4; ++ni)
+          for (int64_t lane = 0; lane < 32; ++lane)
+            for (int64_t reg = 0; reg < 4; ++reg) {
+              auto [r, c] = cAt(mi, ni, lane, reg);
+              acc[mi][ni][lane][reg] = r + 100.0 * c;
+              ++owners[{r, c}];
+            }
+      // Every element of the warp's 32 x 32 tile has one owner.
+      REQUIRE(owners.size() == 32 * 32);
+      for (auto &[at, count] : owners) {
+        REQUIRE(count == 1);
+        REQUIRE(at.first >= warpM);
+        REQUIRE(at.first < warpM + 32);
+        REQUIRE(at.second >= warpN);
+        REQUIRE(at.second < warpN + 32);
+      }
+      for (int64_t ks = 0; ks < depth / mma::kK; ++ks) {
+        Fragment a[2], b[2];
+        for (int64_t mi = 0; mi < 2; ++mi)
+          a[mi] = ldmatrix(as, warpM + mi * mma::kM, ks * mma::kK, aRow, aCol);
+        for (int64_t pair = 0; pair < 2; ++pair)
+          b[pair] = ldmatrix(bs, warpN + pair * 2 * mma::kN, ks * mma::kK, bRow,
+                             bCol);
+        for (int64_t mi = 0; mi < 2; ++mi)
+          for (int64_t ni = 0; ni < 4; ++ni) {
+            std::array<std::array<Pair, 2>, 32> bFragment;
+            for (int64_t lane = 0; lane < 32; ++lane)
+              bFragment[lane] = {b[ni / 2][lane][ni % 2 * 2],
+                                 b[ni / 2][lane][ni % 2 * 2 + 1]};
+            acc[mi][ni] = mmaSync(a[mi], bFragment, acc[mi][ni]);
+          }
+      }
+      for (int64_t mi = 0; mi < 2; ++mi)
+        for (int64_t ni = 0; ni < 4; ++ni)
+          for (int64_t lane = 0; lane < 32; ++lane)
+            for (int64_t reg = 0; reg < 4; ++reg) {
+              auto [r, c] = cAt(mi, ni, lane, reg);
+              double expected = r + 100.0 * c;
+              for (int64_t k = 0; k < depth; ++k)
+                expected += as.at(r, k) * bs.at(c, k);
+              INFO("warp (" << warpM << ", " << warpN << ") C[" << r << "]["
+                            << c << "]");
+              REQUIRE(acc[mi][ni][lane][reg] == expected);
+            }
+    }
+}
+
+TEST_CASE("ldmatrix row addresses are 16-byte aligned and within the tile",
+          "[gpu][mma]") {
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    // Column offsets in halves: multiples of 8 are 16 bytes.
+    REQUIRE(mma::ldmatrixACol(lane) % 8 == 0);
+    REQUIRE(mma::ldmatrixBCol(lane) % 8 == 0);
+    REQUIRE(mma::ldmatrixARow(lane) < mma::kM);
+    REQUIRE(mma::ldmatrixACol(lane) < mma::kK);
+    REQUIRE(mma::ldmatrixBRow(lane) < 2 * mma::kN);
+    REQUIRE(mma::ldmatrixBCol(lane) < mma::kK);
+  }
+}
