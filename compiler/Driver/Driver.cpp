@@ -5,8 +5,10 @@
 #include "compiler/Pipelines/GpuPipeline.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Registration/Registration.h"
+#include "compiler/Target/EmbeddedWeights.h"
 #include "compiler/Target/HeaderEmitter.h"
 #include "compiler/Target/NativeCode.h"
+#include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/Signature.h"
 #include "tfm/runtime.h"
 #include "tfm/safetensors.h"
@@ -275,7 +277,15 @@ LogicalResult Compilation::lowerForCpu(ModuleOp module, EmitKind emit,
         buildLinalgToLLVMPipeline(pm, pipeline);
       })))
     return failure();
-  return success();
+  if (options.externalWeights)
+    return success();
+  // Embedded weights go to the object's section without passing through
+  // LLVM (docs/embedding.md).
+  return runPipeline("tfm-embed-weights", module, [&](OpPassManager &pm) {
+    TfmExternalizeWeightsOptions embed;
+    embed.embed = true;
+    pm.addPass(createTfmExternalizeWeights(embed));
+  });
 }
 
 /// The kernels' format in an artifact: a fatbin when the toolkit can build
@@ -486,6 +496,9 @@ LogicalResult Compilation::run() {
   if (*emit == EmitKind::LLVMMlir)
     return printIR(module);
 
+  FailureOr<EmbeddedWeights> embeddedWeights = takeEmbeddedWeights(module);
+  if (failed(embeddedWeights))
+    return failure();
   llvm::LLVMContext llvmContext;
   TimingScope llvmTimer = timing.nest("translate to LLVM IR and optimize");
   std::unique_ptr<llvm::Module> llvmModule =
@@ -511,9 +524,26 @@ LogicalResult Compilation::run() {
   if (!out)
     return fail(error);
   TimingScope codegenTimer = timing.nest("code generation");
-  if (llvm::Error codegenError = emitNativeCode(
-          *llvmModule, **machine, out->os(), *emit == EmitKind::Assembly))
-    return fail(llvm::toString(std::move(codegenError)));
+  bool assembly = *emit == EmitKind::Assembly;
+  if (assembly || embeddedWeights->tensors.empty()) {
+    if (llvm::Error codegenError =
+            emitNativeCode(*llvmModule, **machine, out->os(), assembly))
+      return fail(llvm::toString(std::move(codegenError)));
+  } else {
+    // The code in memory (small without its weights), then the object with
+    // the weights streamed into their section.
+    llvm::SmallVector<char, 0> code;
+    llvm::raw_svector_ostream codeStream(code);
+    if (llvm::Error codegenError =
+            emitNativeCode(*llvmModule, **machine, codeStream, assembly))
+      return fail(llvm::toString(std::move(codegenError)));
+    llvmModule.reset();
+    TimingScope weightsTimer = codegenTimer.nest("write weights");
+    if (llvm::Error writeError = writeObjectWithWeights(
+            StringRef(code.data(), code.size()), *embeddedWeights, out->os()))
+      return fail("writing the weights into " + objectPath + ": " +
+                  llvm::toString(std::move(writeError)));
+  }
   codegenTimer.stop();
   out->keep();
   out.reset();

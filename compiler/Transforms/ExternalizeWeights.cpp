@@ -8,9 +8,15 @@
 // tensor's bytes) is recorded in `tfm_<model>_weights_manifest()`, which the
 // runtime checks a file against before it binds it (docs/embedding.md).
 //
+// With `embed` (the default `--weights-mode embedded`) the bytes stay in the
+// artifact but not in LLVM: the code reads them at offsets from a local
+// symbol that starts a section of their own, which the object writer fills
+// (compiler/Transforms/EmbeddedWeights.h). Nothing is bound at run time.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/ConstantData.h"
+#include "compiler/Transforms/EmbeddedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/Signature.h"
 #include "tfm/safetensors.h"
@@ -20,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -113,6 +120,9 @@ struct TfmExternalizeWeightsPass
     std::string prefix = "tfm_" + sig->model;
 
     SmallVector<Constant> constants = collect(module);
+    // A model without constant data gets no section.
+    if (embed && constants.empty())
+      return;
     // Widest elements first: with the data section 64-byte aligned, every
     // tensor is then aligned to its element size (the code's loads assume
     // it), and the large packed f32 panels to 64 bytes when sizes allow.
@@ -127,12 +137,22 @@ struct TfmExternalizeWeightsPass
       // Two constants may come from one weight (a slice packed twice).
       if (int n = seen[c.name]++)
         c.name += "#" + std::to_string(n);
+      // Embedded tensors start on cache lines, as the byte globals of
+      // tfm-weights-as-bytes did; a .safetensors file has no gaps.
+      if (embed)
+        offset = llvm::alignTo(offset, mlir::tfm::kEmbeddedWeightsAlignment);
       c.offset = offset;
       ArrayRef<char> raw = c.raw;
-      c.hash = ::tfm::hashBytes(raw.data(), raw.size());
+      // The manifest's hashes check a sidecar; the section needs none.
+      if (!embed)
+        c.hash = ::tfm::hashBytes(raw.data(), raw.size());
       offset += raw.size();
     }
     int64_t total = offset;
+    if (embed) {
+      embedInSection(module, constants, total);
+      return;
+    }
     std::string fileName = llvm::sys::path::filename(weightsFile).str();
     std::string manifest = makeManifest(*sig, fileName, constants, total);
     if (!weightsFile.empty() && failed(writeSidecar(module, *sig, constants)))
@@ -140,7 +160,11 @@ struct TfmExternalizeWeightsPass
 
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     LLVM::GlobalOp base = createBase(b, module.getLoc());
-    rewriteUses(module, constants, base);
+    rewriteUses(module, constants, [&](OpBuilder &b, Location loc) -> Value {
+      Value slot = LLVM::AddressOfOp::create(b, loc, base);
+      return LLVM::LoadOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext()), slot);
+    });
     for (Constant &c : constants)
       c.global.erase();
     emitBind(b, module.getLoc(), prefix, base, total);
@@ -220,9 +244,62 @@ struct TfmExternalizeWeightsPass
     return base;
   }
 
-  /// Each address of a constant becomes the bound base plus its offset.
+  /// The weights as one external constant the size of the section, which
+  /// module-level assembly defines as a local, hidden label at the
+  /// section's start: LLVM addresses it directly (PC-relative, no GOT), sees
+  /// no initializer it could copy or fold, and the section reaches the
+  /// object empty. The declaration records the tensors for the writer.
+  static void embedInSection(ModuleOp module,
+                             MutableArrayRef<Constant> constants,
+                             int64_t total) {
+    MLIRContext *ctx = module.getContext();
+    Location loc = module.getLoc();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto arrayType = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), total);
+    auto symbol = LLVM::GlobalOp::create(
+        b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::External,
+        mlir::tfm::kEmbeddedWeightsSymbol, Attribute(),
+        /*alignment=*/mlir::tfm::kEmbeddedWeightsAlignment);
+    symbol.setVisibility_(LLVM::Visibility::Hidden);
+    symbol.setDsoLocal(true);
+    SmallVector<Attribute> tensors;
+    for (const Constant &c : constants)
+      tensors.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(c.name)),
+           b.getNamedAttr("offset", b.getI64IntegerAttr(c.offset)),
+           b.getNamedAttr("data", c.data)}));
+    symbol->setAttr(mlir::tfm::kEmbeddedWeightsAttr,
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("size", b.getI64IntegerAttr(total)),
+                         b.getNamedAttr("tensors", b.getArrayAttr(tensors))}));
+    rewriteUses(module, constants, [&](OpBuilder &b, Location loc) -> Value {
+      return LLVM::AddressOfOp::create(b, loc, symbol);
+    });
+    for (Constant &c : constants)
+      c.global.erase();
+
+    std::string section = mlir::tfm::kEmbeddedWeightsSection.str();
+    std::string label = mlir::tfm::kEmbeddedWeightsSymbol.str();
+    SmallVector<Attribute> lines;
+    if (auto existing = module->getAttrOfType<ArrayAttr>(
+            LLVM::LLVMDialect::getModuleLevelAsmAttrName()))
+      llvm::append_range(lines, existing.getValue());
+    for (std::string line :
+         {"\t.pushsection " + section + ",\"a\",@progbits",
+          "\t.p2align " + std::to_string(llvm::Log2_64(
+                              mlir::tfm::kEmbeddedWeightsAlignment)),
+          label + ":",
+          "\t# " + std::to_string(total) +
+              " bytes of weights, written here in objects and libraries",
+          std::string("\t.popsection")})
+      lines.push_back(b.getStringAttr(line));
+    module->setAttr(LLVM::LLVMDialect::getModuleLevelAsmAttrName(),
+                    b.getArrayAttr(lines));
+  }
+
+  /// Each address of a constant becomes `base` plus its offset.
   static void rewriteUses(ModuleOp module, ArrayRef<Constant> constants,
-                          LLVM::GlobalOp base) {
+                          function_ref<Value(OpBuilder &, Location)> makeBase) {
     llvm::StringMap<int64_t> offsets;
     for (Constant c : constants)
       offsets[c.global.getSymName()] = c.offset;
@@ -235,8 +312,7 @@ struct TfmExternalizeWeightsPass
     for (LLVM::AddressOfOp op : addresses) {
       OpBuilder b(op);
       Location loc = op.getLoc();
-      Value slot = LLVM::AddressOfOp::create(b, loc, base);
-      Value pointer = LLVM::LoadOp::create(b, loc, ptrType, slot);
+      Value pointer = makeBase(b, loc);
       Value address = pointer;
       if (int64_t offset = offsets.lookup(op.getGlobalName())) {
         Value delta = LLVM::ConstantOp::create(b, loc, b.getI64Type(),

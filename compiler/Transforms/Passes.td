@@ -471,11 +471,33 @@ def TfmExternalizeWeights : Pass<"tfm-externalize-weights", "ModuleOp"> {
     %s = llvm.mlir.addressof @__tfm_weights_base : !llvm.ptr
     %p = llvm.load %s : !llvm.ptr -> !llvm.ptr
     ```
+
+    With `embed` (what `tfm-compile` runs in the default embedded mode)
+    the bytes stay in the artifact without passing through LLVM: each
+    tensor starts at a 64-byte aligned offset from `@__tfm_weights`, an
+    external hidden constant declaration that module-level assembly
+    (`llvm.module_asm`) defines as a local label at the start of the
+    otherwise empty section `.rodata.tfm_weights`. The declaration's
+    `tfm_embedded_weights` attribute says which data goes at which offset;
+    the object writer fills the section from it (so `--emit=llvm` and
+    `--emit=asm` show an empty section). No bind function, manifest or
+    guard is added, and a module without constant data is left alone.
+    ```mlir
+    // tfm_embedded_weights = {size = 24 : i64, tensors = [
+    //   {data = dense<...> : tensor<2x3xf32>, name = "w", offset = 0 : i64} ]}
+    llvm.mlir.global external hidden constant @__tfm_weights()
+        {alignment = 64 : i64, dso_local, tfm_embedded_weights = ...}
+        : !llvm.array<24 x i8>
+    %p = llvm.mlir.addressof @__tfm_weights : !llvm.ptr
+    ```
   }];
   let options = [
     Option<"weightsFile", "weights-file", "std::string", /*default=*/"",
            "Where to write the sidecar; empty writes none (the manifest "
            "still says what it would hold)">,
+    Option<"embed", "embed", "bool", /*default=*/"false",
+           "Keep the data in the artifact, in a section the object writer "
+           "fills, instead of a sidecar">,
   ];
   let dependentDialects = ["LLVM::LLVMDialect"];
 }

@@ -53,6 +53,9 @@ llvm_config.add_tool_substitutions(
         "not",
         "split-file",
         "count",
+        "llvm-nm",
+        "llvm-objcopy",
+        "llvm-readelf",
     ],
     [config.tfm_tools_dir, config.llvm_tools_dir],
 )

@@ -1,6 +1,8 @@
 // RUN: tfm-opt %s -tfm-emit-entry-points \
 // RUN:   -tfm-externalize-weights=weights-file=%t.safetensors | FileCheck %s
 // RUN: FileCheck %s --check-prefix=FILE < %t.safetensors
+// RUN: tfm-opt %s -tfm-emit-entry-points -tfm-externalize-weights=embed=1 \
+// RUN:   | FileCheck %s --check-prefix=EMBED
 
 // Dense constants leave the module: the widest elements first in the file,
 // each read at its offset from the bound base pointer. A splat stays (it
@@ -48,6 +50,32 @@
 
 // FILE: "ids":{"data_offsets":[0,16],"dtype":"I64","shape":[2]}
 // FILE-SAME: "w.packed":{"data_offsets":[16,32],"dtype":"F32","shape":[4]}
+
+// Embedded: the same tensors, each on a 64-byte boundary, read at offsets
+// from one hidden declaration that module assembly defines as a local
+// label opening an empty section; the declaration records what the object
+// writer puts where. Nothing to bind, so no bind, manifest or guard.
+
+// EMBED:       module attributes {llvm.module_asm = ["\09.pushsection .rodata.tfm_weights,\22a\22,@progbits", "\09.p2align 6", "__tfm_weights:", "\09# 80 bytes of weights, written here in objects and libraries", "\09.popsection"]}
+// EMBED-NOT:   @__constant_4xf32
+// EMBED-NOT:   @__constant_2xi64
+// EMBED:       llvm.mlir.global private constant @splat(
+// EMBED-LABEL: llvm.func internal @m(
+// EMBED:         %[[BASE:.*]] = llvm.mlir.addressof @__tfm_weights : !llvm.ptr
+// EMBED-NEXT:    %[[OFFSET:.*]] = llvm.mlir.constant(64 : i64) : i64
+// EMBED-NEXT:    %[[W:.*]] = llvm.getelementptr inbounds %[[BASE]][%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// EMBED-NEXT:    llvm.load %[[W]] : !llvm.ptr -> f32
+// EMBED:         %[[IDS:.*]] = llvm.mlir.addressof @__tfm_weights : !llvm.ptr
+// EMBED-NEXT:    llvm.load %[[IDS]] : !llvm.ptr -> i64
+// EMBED-LABEL: llvm.func @tfm_m_run_packed(
+// EMBED-NOT:     atomic acquire
+// EMBED:       llvm.mlir.global external hidden constant @__tfm_weights()
+// EMBED-SAME:    alignment = 64 : i64, dso_local, tfm_embedded_weights = {size = 80 : i64, tensors = [
+// EMBED-SAME:    {data = dense<[7, 8]> : tensor<2xi64>, name = "ids", offset = 0 : i64},
+// EMBED-SAME:    {data = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, name = "w.packed", offset = 64 : i64}]}
+// EMBED-SAME:    : !llvm.array<80 x i8>
+// EMBED-NOT:   bind_weights
+// EMBED-NOT:   weights_manifest
 
 module {
   llvm.mlir.global private constant @__constant_4xf32(dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>) : !llvm.array<4 x f32> loc(#named)
