@@ -19,7 +19,7 @@ def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
     elements). The run-time checks become an `i32`: `check_index` a
     reduction generic over the ids, `check_size` a comparison of a
     `tensor.dim`.
-    Layer ops must have been decomposed first (`tfm-decompose-layers`);
+    Layer ops must have been lowered first (`tfm-lower-layers`);
     `tfm.weight` stays for `tfm-bind-weights`.
 
     Before:

@@ -30,14 +30,12 @@ using namespace mlir;
 
 void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
                                    const CPUPipelineOptions &options) {
-  pm.addNestedPass<func::FuncOp>(createTfmDecomposeLayers());
-  // Fusion runs where the chain is easiest to see, on tfm primitives, and
-  // again on linalg for chains only lowering reveals. Refusals are reported
-  // by the second run alone: it has the last word, and each refusal is
-  // reported once.
-  if (options.fuseAttention)
-    pm.addNestedPass<func::FuncOp>(createTfmFuseAttention(
-        TfmFuseAttentionOptions{options.remarks, /*remarkRefusals=*/false}));
+  // The attention layers become tfm.attention; the unfused path spells
+  // every tfm.attention as its primitive chain instead.
+  pm.addNestedPass<func::FuncOp>(createTfmLowerLayers(
+      TfmLowerLayersOptions{options.remarks && options.fuseAttention}));
+  if (!options.fuseAttention)
+    pm.addNestedPass<func::FuncOp>(createTfmDecomposeAttention());
   // Without a weights file the pass explains what is missing.
   if (options.bindWeights) {
     pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
@@ -48,9 +46,10 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
+  // Hand-written chains, as linalg spells them whatever the source wrote.
   if (options.fuseAttention)
-    pm.addNestedPass<func::FuncOp>(createTfmFuseAttention(
-        TfmFuseAttentionOptions{options.remarks, /*remarkRefusals=*/true}));
+    pm.addNestedPass<func::FuncOp>(
+        createTfmFuseAttention(TfmFuseAttentionOptions{options.remarks}));
   pm.addPass(createCSEPass());
 }
 

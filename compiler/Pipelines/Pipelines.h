@@ -38,8 +38,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
-      llvm::cl::desc("Fuse attention chains into tfm.attention (off: the "
-                     "unfused path, for comparison)"),
+      llvm::cl::desc("Attention as the fused tfm.attention: layers lowered "
+                     "to it, hand-written chains fused into it (off: every "
+                     "attention decomposed into its chain, for comparison)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> tileAttention{
       *this, "tile-attention",
@@ -74,7 +75,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
-      llvm::cl::desc("Report fused and refused attention chains as remarks"),
+      llvm::cl::desc("Report attention layers lowered to tfm.attention and "
+                     "fused and refused attention chains as remarks"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> bindWeights{
       *this, "bind-weights",

@@ -1,8 +1,8 @@
 //===- AttentionChain.h - An attention chain found by tfm-fuse-attention --===//
 //
-// What the tfm-level and linalg-level matchers of tfm-fuse-attention agree
-// on: the operands of the one tfm.attention a chain becomes, or the reason the
-// chain cannot become one. The matchers only read IR; the shared rewrite in
+// What the matcher of tfm-fuse-attention (FuseAttentionLinalg.cpp) finds: the
+// operands of the one tfm.attention a chain becomes, or the reason the chain
+// cannot become one. The matcher only reads IR; the rewrite in
 // FuseAttention.cpp builds the op, so refusals can be reported without
 // rewriting anything.
 //
@@ -22,7 +22,6 @@ class LinalgOp;
 } // namespace mlir::linalg
 
 namespace mlir::tfm {
-class MatmulOp;
 
 /// An operand of the fused op as found in the chain. `transposed` means the
 /// value holds the operand with its last two dims swapped (K stored as Kᵀ, a
@@ -43,8 +42,6 @@ struct AttentionChain {
   Value mask;
   double scale = 1.0;
   bool causal = false;
-  /// Transposes are materialized as linalg.transpose (else tfm.transpose).
-  bool onLinalg = false;
   /// Ops from the scores to the softmax result, producers first; they die
   /// with the root, which the matcher has checked.
   SmallVector<Operation *> ops;
@@ -67,15 +64,12 @@ struct ChainMatch {
   }
 };
 
-/// Matches `root = matmul(softmax(...), V)` over tfm primitives.
-ChainMatch matchTfmAttention(MatmulOp root);
-
 /// Matches a contraction of a softmax over linalg ops (named, generic, or the
 /// softmax as tfm-decompose-softmax spells it out).
 ChainMatch matchLinalgAttention(linalg::LinalgOp root);
 
-/// Checks what both levels require of the fused op's operands (ranks, batch
-/// dims, element types) and returns why they fail, or nullopt.
+/// Checks what the fused op requires of its operands (ranks, batch dims,
+/// element types) and returns why they fail, or nullopt.
 std::optional<std::string> checkChainOperands(const AttentionChain &chain);
 
 /// Replaces `chain.root` with one tfm.attention on a `tensor.empty` init and

@@ -1,11 +1,12 @@
 //===- FoldAttentionTransposes.cpp - Transposes into tfm.attention maps ---===//
 //
-// Patterns that fold a transpose producing an operand of tfm.attention, or
-// consuming its result, into the op's indexing maps. The head split of
-// multi-head attention ([B, S, H, D] -> [B, H, S, D]) and its merge thus cost
-// nothing: the kernel reads the heads through their strides instead of a
-// copy. Transposes that move the head dim stay: the kernel needs it
-// contiguous.
+// Patterns that fold a linalg.transpose producing an operand of
+// tfm.attention, or consuming its result, into the op's indexing maps. A head
+// split ([B, S, H, D] -> [B, H, S, D]) and merge written around a hand-written
+// chain thus cost nothing: the kernel reads the heads through their strides
+// instead of a copy (tfm-lower-layers builds the layers' attention with the
+// heads in the maps already). Transposes that move the head dim stay: the
+// kernel needs it contiguous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,32 +21,13 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-/// The permutation of a transpose (result dim i is input dim
-/// permutation[i]), or nothing when `op` is not a transpose.
+/// The permutation of a transpose on tensors (result dim i is input dim
+/// permutation[i]), or nothing when `op` is not one.
 std::optional<SmallVector<int64_t>> transposePermutation(Operation *op) {
-  if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(op)) {
-    if (!transpose.hasPureTensorSemantics())
-      return std::nullopt;
-    return SmallVector<int64_t>(transpose.getPermutation());
-  }
-  auto transpose = dyn_cast_if_present<tfm::TransposeOp>(op);
-  if (!transpose)
+  auto transpose = dyn_cast_if_present<linalg::TransposeOp>(op);
+  if (!transpose || !transpose.hasPureTensorSemantics())
     return std::nullopt;
-  int64_t rank = transpose.getInput().getType().getRank();
-  int64_t d0 = transpose.getDim0(), d1 = transpose.getDim1();
-  d0 += d0 < 0 ? rank : 0;
-  d1 += d1 < 0 ? rank : 0;
-  if (d0 < 0 || d1 < 0 || d0 >= rank || d1 >= rank)
-    return std::nullopt;
-  auto permutation = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(permutation[d0], permutation[d1]);
-  return permutation;
-}
-
-Value transposeInput(Operation *op) {
-  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
-    return transpose.getInput();
-  return cast<tfm::TransposeOp>(op).getInput();
+  return SmallVector<int64_t>(transpose.getPermutation());
 }
 
 ArrayAttr mapsAttr(Builder &b, ArrayRef<AffineMap> maps) {
@@ -85,7 +67,7 @@ struct FoldOperandTranspose : OpRewritePattern<AttentionOp> {
         composed[(*permutation)[i]] = results[i];
       maps[index] = AffineMap::get(maps[index].getNumDims(), 0, composed,
                                    op.getContext());
-      Value input = transposeInput(producer);
+      Value input = cast<linalg::TransposeOp>(producer).getInput();
       rewriter.modifyOpInPlace(op, [&] {
         operand->set(input);
         op.setIndexingMapsAttr(mapsAttr(rewriter, maps));

@@ -1,8 +1,8 @@
 //===- FuseAttention.cpp - Fuse the attention chain -----------------------===//
 //
-// The tfm-fuse-attention pass: patterns that replace a recognized attention
-// chain (FuseAttentionTfm.cpp, FuseAttentionLinalg.cpp) with one
-// tfm.attention, and the remarks that say what was fused and what was not.
+// The tfm-fuse-attention pass: the pattern that replaces an attention chain
+// recognized over linalg (FuseAttentionLinalg.cpp) with one tfm.attention,
+// and the remarks that say what was fused and what was not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,10 +128,6 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
     int64_t rank = type.getRank();
     auto swapped =
         RankedTensorType::get(operandShape(operand), type.getElementType());
-    if (!chain.onLinalg)
-      return TransposeOp::create(rewriter, loc, swapped, operand.value,
-                                 rewriter.getI64IntegerAttr(-2),
-                                 rewriter.getI64IntegerAttr(-1));
     SmallVector<int64_t> permutation =
         llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(permutation[rank - 2], permutation[rank - 1]);
@@ -204,16 +200,6 @@ LogicalResult fuseOrExplain(Operation *root, ChainMatch match,
   return success();
 }
 
-struct FuseTfmAttention : OpRewritePattern<MatmulOp> {
-  FuseTfmAttention(MLIRContext *ctx, bool emitRemarks)
-      : OpRewritePattern(ctx), emitRemarks(emitRemarks) {}
-  LogicalResult matchAndRewrite(MatmulOp op,
-                                PatternRewriter &rewriter) const override {
-    return fuseOrExplain(op, matchTfmAttention(op), rewriter, emitRemarks);
-  }
-  bool emitRemarks;
-};
-
 struct FuseLinalgAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
   FuseLinalgAttention(MLIRContext *ctx, bool emitRemarks)
       : OpInterfaceRewritePattern(ctx), emitRemarks(emitRemarks) {}
@@ -239,21 +225,15 @@ struct TfmFuseAttentionPass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
-    if (remarks && remarkRefusals)
+    if (remarks)
       reportRefusals();
   }
 
   /// The greedy driver retries patterns as the IR changes, so refusals are
   /// reported from one walk over what is left, once per chain.
   void reportRefusals() {
-    getOperation().walk([](Operation *op) {
-      ChainMatch match;
-      if (auto matmul = dyn_cast<MatmulOp>(op))
-        match = matchTfmAttention(matmul);
-      else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        match = matchLinalgAttention(linalgOp);
-      else
-        return;
+    getOperation().walk([](linalg::LinalgOp op) {
+      ChainMatch match = matchLinalgAttention(op);
       if (match.candidate && !match.chain)
         op->emitRemark("attention not fused: ") << match.reason;
     });
@@ -263,7 +243,6 @@ struct TfmFuseAttentionPass
 
 void mlir::tfm::populateFuseAttentionPatterns(RewritePatternSet &patterns,
                                               bool emitRemarks) {
-  patterns.add<FuseTfmAttention, FuseLinalgAttention>(patterns.getContext(),
-                                                      emitRemarks);
+  patterns.add<FuseLinalgAttention>(patterns.getContext(), emitRemarks);
   populateFoldAttentionTransposesPatterns(patterns);
 }

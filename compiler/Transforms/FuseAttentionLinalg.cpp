@@ -676,7 +676,6 @@ ChainMatch mlir::tfm::matchLinalgAttention(linalg::LinalgOp root) {
 
   AttentionChain chain;
   chain.root = root;
-  chain.onLinalg = true;
   FailureOr<ChainOperand> value =
       operandFrom(*pv, pv->colInput(), pv->red, pv->col);
   if (failed(value))

@@ -11,15 +11,21 @@ namespace tfm {
 #define GEN_PASS_DECL
 #include "compiler/Transforms/Passes.h.inc"
 
-/// sdpa and multi_head_attention to tfm primitives.
-void populateDecomposeLayersPatterns(RewritePatternSet &patterns);
+/// sdpa and multi_head_attention to tfm.attention (through its decomposition
+/// where the weights are returned). With `emitRemarks`, each layer lowered to
+/// tfm.attention gets a remark.
+void populateLowerLayersPatterns(RewritePatternSet &patterns,
+                                 bool emitRemarks = false);
 
-/// Attention chains over tfm primitives and over linalg into tfm.attention.
+/// tfm.attention on tensors to the attention chain over tfm primitives.
+void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+
+/// Attention chains over linalg into tfm.attention.
 /// With `emitRemarks`, each fused chain gets a remark at its P·V contraction.
 void populateFuseAttentionPatterns(RewritePatternSet &patterns,
                                    bool emitRemarks = false);
 
-/// Transposes producing tfm.attention's operands or consuming its result
+/// linalg.transposes producing tfm.attention's operands or consuming its result
 /// folded into its indexing maps (head split and merge read as views).
 void populateFoldAttentionTransposesPatterns(RewritePatternSet &patterns);
 

@@ -4,28 +4,35 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
-  let summary = "Lower layer ops (sdpa, multi_head_attention) to tfm primitives";
+def TfmLowerLayers : Pass<"tfm-lower-layers", "func::FuncOp"> {
+  let summary = "Lower the attention layers (sdpa, multi_head_attention) to tfm.attention";
   let description = [{
-    Rewrites `tfm.sdpa` into `matmul(softmax(scale(matmul(q, transpose(k)))), v)`
-    and `tfm.multi_head_attention` into projections, a head split, that same
-    attention chain per head, a head merge and the output projection.
+    Rewrites `tfm.sdpa` into one `tfm.attention` and
+    `tfm.multi_head_attention` into the input projections (`tfm.linear`),
+    one `tfm.attention` and the output projection. The heads are split by a
+    `tensor.expand_shape` (`[..., S, E]` to `[..., S, H, E/H]`) that the op
+    reads through its `indexing_maps`, and merged by a
+    `tensor.collapse_shape` of the layout it writes: no transposes. The
+    scale is `1/sqrt(E/H)` for multi-head attention, the op's own (default
+    `1/sqrt(Dk)`) for SDPA.
 
-    The attention chain is spelled exactly as users write it by hand, so that
-    one fusion pass finds both. Masks enter it as one `tfm.masked_fill` with
-    -inf (boolean, true = masked out) or one `tfm.add` (float) after the
-    scale, and `causal` as `tfm.causal_mask`. Where PyTorch's conventions
-    differ from that, one elementwise `linalg.generic` prepares the mask
-    first: it inverts SDPA's boolean mask (true = takes part), merges
-    `nn.MultiheadAttention`'s `attn_mask` and `key_padding_mask` (OR for two
-    booleans, else a float sum with -inf for each masking boolean), and
-    expands a mask whose batch dims broadcast only partly (a padding mask
-    `[B, Sk]` becomes `[B, H, 1, Sk]`), since `tfm.attention`'s lowerings
-    read batch dims all present or all absent. A `[B * H, Sq, Sk]`
-    `attn_mask` is reshaped to `[B, H, Sq, Sk]`. When the multi-head op
-    returns its attention weights, they are the softmax result (averaged over
-    the heads by a `linalg.generic` sum and a `tfm.scale`), which keeps the
-    chain unfused.
+    Masks become the op's one mask: booleans true = masked out, floats added
+    to the scaled scores. Where PyTorch's conventions differ from that, one
+    elementwise `linalg.generic` prepares the mask first: it inverts SDPA's
+    boolean mask (true = takes part), merges `nn.MultiheadAttention`'s
+    `attn_mask` and `key_padding_mask` (OR for two booleans, else a float
+    sum with -inf for each masking boolean), and expands a mask whose batch
+    dims broadcast only partly (a padding mask `[B, Sk]` becomes
+    `[B, H, 1, Sk]`), since `tfm.attention`'s lowerings read batch dims all
+    present or all absent. A `[B * H, Sq, Sk]` `attn_mask` is reshaped to
+    `[B, H, Sq, Sk]`.
+
+    A layer that returns its attention weights, or whose operands the fused
+    kernel does not take (batch dims that may broadcast, mixed element
+    types), goes through the decomposition of `tfm.attention`
+    (`tfm-decompose-attention`): the softmax result is the weights (averaged
+    over the heads by a `linalg.generic` sum and a `tfm.scale`). With
+    `remarks`, each layer lowered to `tfm.attention` gets a remark.
 
     Before:
     ```mlir
@@ -33,29 +40,65 @@ def TfmDecomposeLayers : Pass<"tfm-decompose-layers", "func::FuncOp"> {
     ```
     After:
     ```mlir
-    %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
-    %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
-    %ss = tfm.scale %s, 0.35355339059327373 : tensor<?x?xf32>
-    %p = tfm.softmax %ss, -1 : tensor<?x?xf32>
-    %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %q, %c0 : tensor<?x8xf32>
+    %init = tensor.empty(%n) : tensor<?x8xf32>
+    %o = tfm.attention ins(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+           outs(%init : tensor<?x8xf32>) scale 0.35355339059327373 -> tensor<?x8xf32>
     ```
   }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each layer lowered to tfm.attention">
+  ];
   let dependentDialects = ["tensor::TensorDialect", "linalg::LinalgDialect",
                            "arith::ArithDialect"];
+}
+
+def TfmDecomposeAttention : Pass<"tfm-decompose-attention", "func::FuncOp"> {
+  let summary = "Decompose tfm.attention into the attention chain over tfm primitives";
+  let description = [{
+    The unfused path (`tfm-to-linalg="fuse-attention=false"`,
+    `tfm-compile --no-fuse-attention`): every `tfm.attention` on tensors
+    becomes `matmul(softmax(mask(scale(matmul(q, transpose(k))))), v)`, the
+    chain users write by hand. Operands read through `indexing_maps` in
+    another order than the canonical one (a head split) get a `tfm.permute`
+    first, the result one back to the init's layout; a mask becomes
+    `tfm.masked_fill` with -inf (i1) or `tfm.add` (float) after the scale,
+    with a `tfm.reshape` adding the 1s of the dims its map leaves out, and
+    `causal` a `tfm.causal_mask`. Attention over a cache (`kv_length`,
+    `query_offset`) has no such spelling and stays fused.
+
+    Before:
+    ```mlir
+    %o = tfm.attention ins(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>)
+           outs(%init : tensor<?x4xf32>) scale 0.5 {causal} -> tensor<?x4xf32>
+    ```
+    After:
+    ```mlir
+    %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
+    %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
+    %ss = tfm.scale %s, 5.000000e-01 : tensor<?x?xf32>
+    %c = tfm.causal_mask %ss : tensor<?x?xf32>
+    %p = tfm.softmax %c, -1 : tensor<?x?xf32>
+    %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    ```
+  }];
+  let dependentDialects = ["tfm::TfmDialect", "tensor::TensorDialect"];
 }
 
 def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
   let summary = "Fuse matmul -> scale -> [mask] -> softmax -> matmul into tfm.attention";
   let description = [{
-    Finds the attention chain however it is spelled and rewrites it into one
-    destination-style `tfm.attention` on tensors, whose `init` is a
-    `tensor.empty` sized from the query and the value. Runs twice in the CPU
-    pipeline: on tfm primitives after `tfm-decompose-layers` (hand-written
-    chains and the layer ops' chains look the same there) and on linalg
-    after `convert-tfm-to-linalg`, where it also reads contractions as
-    `linalg.generic`, `linalg.matmul` or `linalg.batch_matmul` (a transposed
-    key through `linalg.transpose` or the indexing maps), elementwise scale
-    and mask generics, and the softmax as `linalg.softmax` or spelled out as
+    Finds the attention chain of linalg ops, however it is spelled, and
+    rewrites it into one destination-style `tfm.attention` on tensors, whose
+    `init` is a `tensor.empty` sized from the query and the value. The CPU
+    and GPU pipelines run it once, after `convert-tfm-to-linalg`: the layer
+    ops are already `tfm.attention` (`tfm-lower-layers`), so what it finds
+    is what users wrote by hand. It reads contractions as `linalg.generic`,
+    `linalg.matmul` or `linalg.batch_matmul` (a transposed key through
+    `linalg.transpose` or the indexing maps), elementwise scale and mask
+    generics, and the softmax as `linalg.softmax` or spelled out as
     `tfm-decompose-softmax` writes it.
 
     Recognized between the two contractions: scales (multiply or divide by a
@@ -67,20 +110,17 @@ def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
     over the wrong dim, broadcast batch dims), a mask fills with a value
     other than -inf, or element types differ. Transposes that produce the
     query, key, value or mask of a `tfm.attention`, or consume its result,
-    fold into its `indexing_maps` when they keep the head dim innermost (the
-    head split and merge of multi-head attention become strided reads and
-    writes, not copies). With `remarks`, each fused
-    chain and each refusal (with its reason) is reported as a remark at the
-    P·V contraction.
+    fold into its `indexing_maps` when they keep the head dim innermost (a
+    head split and merge written by hand become strided reads and writes,
+    not copies). With `remarks`, each fused chain and each refusal (with its
+    reason) is reported as a remark at the P·V contraction.
 
     Before:
     ```mlir
-    %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
-    %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
-    %ss = tfm.scale %s, 0.35355339059327373 : tensor<?x?xf32>
-    %c = tfm.causal_mask %ss : tensor<?x?xf32>
-    %p = tfm.softmax %c, -1 : tensor<?x?xf32>
-    %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    %kt = linalg.transpose ins(%k : tensor<?x8xf32>) outs(%e0 : tensor<8x?xf32>) permutation = [1, 0]
+    %s = linalg.matmul ins(%q, %kt : tensor<?x8xf32>, tensor<8x?xf32>) outs(%z0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+    %p = linalg.softmax dimension(1) ins(%s : tensor<?x?xf32>) outs(%e1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+    %o = linalg.matmul ins(%p, %v : tensor<?x?xf32>, tensor<?x4xf32>) outs(%z1 : tensor<?x4xf32>) -> tensor<?x4xf32>
     ```
     After:
     ```mlir
@@ -88,15 +128,12 @@ def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
     %n = tensor.dim %q, %c0 : tensor<?x8xf32>
     %init = tensor.empty(%n) : tensor<?x4xf32>
     %o = tfm.attention ins(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>)
-           outs(%init : tensor<?x4xf32>) scale 0.35355339059327373 {causal} -> tensor<?x4xf32>
+           outs(%init : tensor<?x4xf32>) scale 1.000000e+00 -> tensor<?x4xf32>
     ```
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Emit a remark for each fused chain and each refused one">,
-    Option<"remarkRefusals", "remark-refusals", "bool", /*default=*/"true",
-           "With remarks, also report refusals (the CPU pipeline reports them "
-           "only from its last run, so each refusal is reported once)">
+           "Emit a remark for each fused chain and each refused one">
   ];
   let dependentDialects = ["tfm::TfmDialect", "tensor::TensorDialect",
                            "linalg::LinalgDialect", "arith::ArithDialect"];

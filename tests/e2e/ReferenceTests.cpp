@@ -86,7 +86,8 @@ void checkFixture(const json &fixture, bool fuse) {
   if (options.remarks) {
     const std::string &remarks = model->diagnostics();
     bool fused =
-        remarks.find("remark: fused attention chain") != std::string::npos;
+        remarks.find("remark: fused attention chain") != std::string::npos ||
+        remarks.find("remark: lowered to tfm.attention") != std::string::npos;
     bool notFused = remarks.find("attention not fused") != std::string::npos;
     INFO(name << ": expected attention " << attention
               << "; the compiler said:\n"

@@ -76,11 +76,11 @@ static cl::opt<std::string>
         cl::init("portable"), cl::cat(category));
 static cl::opt<bool> noFuseAttention(
     "no-fuse-attention",
-    cl::desc("Lower attention chains unfused, materializing the scores"),
+    cl::desc("Compute every attention unfused, materializing the scores"),
     cl::cat(category));
 static cl::opt<bool>
     remarks("remarks",
-            cl::desc("Report each attention chain fused, or why not"),
+            cl::desc("Report each attention in the fused kernel, or why not"),
             cl::cat(category));
 static cl::opt<std::string> weightsMode(
     "weights-mode",

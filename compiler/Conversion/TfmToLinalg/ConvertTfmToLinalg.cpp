@@ -45,7 +45,7 @@ struct ConvertTfmToLinalgPass
         op->emitError("could not lower '")
             << op->getName() << "' to linalg"
             << (isa<SdpaOp, MultiHeadAttentionOp>(op)
-                    ? " (run tfm-decompose-layers first)"
+                    ? " (run tfm-lower-layers first)"
                     : "");
         return WalkResult::interrupt();
       }

@@ -15,8 +15,8 @@ def Tfm_Dialect : Dialect {
   let summary = "Transformer layers: embeddings, linear layers and attention";
   let description = [{
     The `tfm` dialect is the front door of the tfm compiler. The `.tfm` parser
-    and the C++ `ModelBuilder` emit it; `tfm-decompose-layers` lowers the layer
-    ops (`sdpa`, `multi_head_attention`) to primitive ops, and
+    and the C++ `ModelBuilder` emit it; `tfm-lower-layers` lowers the
+    attention layers (`sdpa`, `multi_head_attention`) to `tfm.attention`, and
     `convert-tfm-to-linalg` lowers the primitives to linalg and tensor ops.
 
     Shapes follow PyTorch: a linear weight is `[out, in]` and computes

@@ -874,7 +874,8 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
   let description = [{
     `init = softmax(scale * Q K^T + mask) V` computed without materializing
     the `[Sq, Sk]` scores: the one op every attention chain is fused into
-    (`tfm-fuse-attention`) and the only one with per-target lowerings.
+    (`tfm-fuse-attention`) and the attention layers are lowered to
+    (`tfm-lower-layers`), and the only one with per-target lowerings.
 
     `Q [..., Sq, Dk]`, `K [..., Sk, Dk]`, `V [..., Sk, Dv]` and
     `init [..., Sq, Dv]` share their leading (batch, head) dimensions.

@@ -286,7 +286,7 @@ func.func @weight_stays(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
 // -----
 
 func.func @sdpa_not_decomposed(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{could not lower 'tfm.sdpa' to linalg (run tfm-decompose-layers first)}}
+  // expected-error @+1 {{could not lower 'tfm.sdpa' to linalg (run tfm-lower-layers first)}}
   %0 = tfm.sdpa %q, %q, %q : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
@@ -294,7 +294,7 @@ func.func @sdpa_not_decomposed(%q: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // -----
 
 func.func @mha_not_decomposed(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{could not lower 'tfm.multi_head_attention' to linalg (run tfm-decompose-layers first)}}
+  // expected-error @+1 {{could not lower 'tfm.multi_head_attention' to linalg (run tfm-lower-layers first)}}
   %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %w) heads 2
       : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>,
          tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>

@@ -1,10 +1,12 @@
-// RUN: tfm-opt %s -split-input-file -tfm-fuse-attention | FileCheck %s
-// RUN: tfm-opt %s -split-input-file -tfm-fuse-attention=remarks=true -verify-diagnostics -o /dev/null
+// RUN: tfm-opt %s -split-input-file -convert-tfm-to-linalg -canonicalize -tfm-fuse-attention | FileCheck %s
+// RUN: tfm-opt %s -split-input-file -convert-tfm-to-linalg -canonicalize -tfm-fuse-attention=remarks=true -verify-diagnostics -o /dev/null
 
-// Every fused chain and every refusal carries its remark (checked by the
-// second RUN line); refusals also CHECK that the chain is left as it was.
-// Linalg-level cases are in tfm-fuse-attention-linalg.mlir, the layer ops in
-// tfm-fuse-attention-layers.mlir.
+// Chains written by hand over tfm primitives, fused where the pipelines fuse
+// them: after convert-tfm-to-linalg. Every fused chain and every refusal
+// carries its remark (checked by the second RUN line); refusals also CHECK
+// that the chain is left as it was. Chains written in linalg are in
+// tfm-fuse-attention-linalg.mlir; the layer ops reach tfm.attention without
+// fusion (tfm-lower-layers.mlir).
 
 //===----------------------------------------------------------------------===//
 // Chains over tfm primitives
@@ -19,10 +21,10 @@
 // CHECK:      %[[SQ:.*]] = tensor.dim %[[Q]], %[[C0]] : tensor<?x24xf32>
 // CHECK:      %[[INIT:.*]] = tensor.empty(%[[SQ]]) : tensor<?x28xf32>
 // CHECK:      %[[O:.*]] = tfm.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<?x24xf32>, tensor<?x24xf32>, tensor<?x28xf32>)
-// CHECK-SAME:   outs(%[[INIT]] : tensor<?x28xf32>) scale 0.204124145231931{{[0-9]*}} -> tensor<?x28xf32>
+// CHECK-SAME:   outs(%[[INIT]] : tensor<?x28xf32>) scale 0.2041241{{[0-9]*}} -> tensor<?x28xf32>
 // CHECK-NEXT: return %[[O]]
-// CHECK-NOT:  tfm.matmul
-// CHECK-NOT:  tfm.softmax
+// CHECK-NOT:  linalg.generic
+// CHECK-NOT:  linalg.softmax
 func.func @divide_by_sqrt_d(%q: tensor<?x24xf32>, %k: tensor<?x24xf32>, %v: tensor<?x28xf32>) -> tensor<?x28xf32> {
   %kt = tfm.transpose %k, -2, -1 : tensor<?x24xf32> -> tensor<24x?xf32>
   %s = tfm.matmul %q, %kt : tensor<?x24xf32>, tensor<24x?xf32> -> tensor<?x?xf32>
@@ -96,7 +98,7 @@ func.func @no_scale(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8xf32
 
 // CHECK-LABEL: func.func @key_stored_transposed
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x8xf32>, %[[KT:.*]]: tensor<8x?xf32>, %[[V:.*]]: tensor<?x8xf32>)
-// CHECK:      %[[K:.*]] = tfm.transpose %[[KT]], -2, -1 : tensor<8x?xf32> -> tensor<?x8xf32>
+// CHECK:      %[[K:.*]] = linalg.transpose ins(%[[KT]] : tensor<8x?xf32>) outs(%{{.*}} : tensor<?x8xf32>) permutation = [1, 0]
 // CHECK:      tfm.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
 func.func @key_stored_transposed(%q: tensor<?x8xf32>, %kt: tensor<8x?xf32>, %v: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
@@ -114,7 +116,7 @@ func.func @key_stored_transposed(%q: tensor<?x8xf32>, %kt: tensor<8x?xf32>, %v: 
 // CHECK-LABEL: func.func @additive_mask
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x?x8xf32>, %[[K:.*]]: tensor<2x?x8xf32>, %[[V:.*]]: tensor<2x?x8xf32>, %[[M:.*]]: tensor<?x?xf32>)
 // CHECK:      tfm.attention ins(%[[Q]], %[[K]], %[[V]] : {{.*}}) mask(%[[M]] : tensor<?x?xf32>) outs({{.*}}) scale 5.000000e-01 ->
-// CHECK-NOT:  tfm.add
+// CHECK-NOT:  linalg.generic
 func.func @additive_mask(%q: tensor<2x?x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x?x8xf32>, %m: tensor<?x?xf32>) -> tensor<2x?x8xf32> {
   %kt = tfm.transpose %k, -2, -1 : tensor<2x?x8xf32> -> tensor<2x8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<2x?x8xf32>, tensor<2x8x?xf32> -> tensor<2x?x?xf32>
@@ -150,7 +152,7 @@ func.func @additive_mask_first(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: ten
 // CHECK-LABEL: func.func @boolean_mask
 // CHECK-SAME: %[[M:[^:]*]]: tensor<1x?xi1>)
 // CHECK:      tfm.attention ins({{.*}}) mask(%[[M]] : tensor<1x?xi1>) outs({{.*}}) scale 1.250000e-01 ->
-// CHECK-NOT:  tfm.masked_fill
+// CHECK-NOT:  linalg.generic
 func.func @boolean_mask(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8xf32>, %m: tensor<1x?xi1>) -> tensor<?x8xf32> {
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
@@ -170,7 +172,7 @@ func.func @boolean_mask(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8
 // CHECK-LABEL: func.func @causal_and_additive
 // CHECK-SAME: %[[M:[^:]*]]: tensor<?x?xf32>)
 // CHECK:      tfm.attention ins({{.*}}) mask(%[[M]] : tensor<?x?xf32>) outs({{.*}}) scale 5.000000e-01 {causal} ->
-// CHECK-NOT:  tfm.causal_mask
+// CHECK-NOT:  linalg.generic
 func.func @causal_and_additive(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8xf32>, %m: tensor<?x?xf32>) -> tensor<?x8xf32> {
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
@@ -193,8 +195,8 @@ func.func @causal_and_additive(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: ten
 
 // CHECK-LABEL: func.func @softmax_has_other_user
 // CHECK-NOT:  tfm.attention
-// CHECK:      %[[P:.*]] = tfm.softmax
-// CHECK:      %[[O:.*]] = tfm.matmul %[[P]]
+// CHECK:      %[[P:.*]] = linalg.softmax
+// CHECK:      %[[O:.*]] = linalg.generic {{.*}} ins(%[[P]]
 // CHECK:      return %[[O]], %[[P]]
 func.func @softmax_has_other_user(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x?xf32>) {
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
@@ -244,7 +246,7 @@ func.func @second_matmul_over_query_dim(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
   %p = tfm.softmax %s, -1 : tensor<?x?xf32>
-  // expected-remark @+1 {{attention not fused: the softmax result is the right operand of the matmul, which contracts it over its query dim, not its key dim}}
+  // expected-remark @+1 {{attention not fused: the softmax result is the right operand of the P·V contraction}}
   %o = tfm.matmul %vt, %p : tensor<8x?xf32>, tensor<?x?xf32> -> tensor<8x?xf32>
   return %o : tensor<8x?xf32>
 }
@@ -256,13 +258,13 @@ func.func @second_matmul_over_query_dim(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>
 
 // CHECK-LABEL: func.func @masked_fill_not_minus_inf
 // CHECK-NOT:  tfm.attention
-// CHECK:      tfm.masked_fill
+// CHECK:      arith.select
 func.func @masked_fill_not_minus_inf(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x8xf32>, %m: tensor<?x?xi1>) -> tensor<?x8xf32> {
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
   %sm = tfm.masked_fill %s, %m, -1.0e+09 : tensor<?x?xf32>, tensor<?x?xi1> -> tensor<?x?xf32>
   %p = tfm.softmax %sm, -1 : tensor<?x?xf32>
-  // expected-remark @+1 {{attention not fused: masked_fill fills with -1e+09, not -inf: only -inf masks remove scores}}
+  // expected-remark @+1 {{attention not fused: the boolean mask fills with -1e+09, not -inf: only -inf masks remove scores}}
   %o = tfm.matmul %p, %v : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return %o : tensor<?x8xf32>
 }
@@ -295,7 +297,7 @@ func.func @broadcast_batch(%q: tensor<4x?x8xf32>, %k: tensor<?x8xf32>, %v: tenso
   %kt = tfm.transpose %k, -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
   %s = tfm.matmul %q, %kt : tensor<4x?x8xf32>, tensor<8x?xf32> -> tensor<4x?x?xf32>
   %p = tfm.softmax %s, -1 : tensor<4x?x?xf32>
-  // expected-remark @+1 {{attention not fused: query, key and value have ranks 3, 2 and 2: batch dims that broadcast are not fused}}
+  // expected-remark @+1 {{attention not fused: the P·V contraction reads V with its batch dims reordered or broadcast}}
   %o = tfm.matmul %p, %v : tensor<4x?x?xf32>, tensor<?x8xf32> -> tensor<4x?x8xf32>
   return %o : tensor<4x?x8xf32>
 }
@@ -305,7 +307,7 @@ func.func @broadcast_batch(%q: tensor<4x?x8xf32>, %k: tensor<?x8xf32>, %v: tenso
 // A matmul of two plain tensors is no candidate: no remark, no change.
 
 // CHECK-LABEL: func.func @plain_matmul
-// CHECK:      tfm.matmul
+// CHECK:      linalg.generic
 func.func @plain_matmul(%a: tensor<?x8xf32>, %b: tensor<8x?xf32>) -> tensor<?x?xf32> {
   %o = tfm.matmul %a, %b : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
   return %o : tensor<?x?xf32>

@@ -1,4 +1,93 @@
-// RUN: tfm-opt %s -split-input-file -tfm-decompose-layers | FileCheck %s
+// RUN: tfm-opt %s -split-input-file -tfm-lower-layers -tfm-decompose-attention | FileCheck %s
+
+// The unfused path: tfm.attention as the chain of primitives users write by
+// hand, written directly and as the attention layers reach it.
+
+// The op's scale, its boolean mask (true = masked out) as masked_fill(-inf)
+// after the scale, `causal` as a causal_mask after that.
+
+// CHECK-LABEL: func.func @attention_mask_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x8xf32>, %[[K:.*]]: tensor<2x?x8xf32>, %[[V:.*]]: tensor<2x?x4xf32>, %[[M:.*]]: tensor<?x?xi1>, %[[INIT:.*]]: tensor<2x?x4xf32>)
+// CHECK:      %[[KT:.*]] = tfm.transpose %[[K]], -2, -1 : tensor<2x?x8xf32> -> tensor<2x8x?xf32>
+// CHECK-NEXT: %[[S:.*]] = tfm.matmul %[[Q]], %[[KT]] : tensor<2x?x8xf32>, tensor<2x8x?xf32> -> tensor<2x?x?xf32>
+// CHECK-NEXT: %[[SS:.*]] = tfm.scale %[[S]], 2.500000e-01 : tensor<2x?x?xf32>
+// CHECK-NEXT: %[[F:.*]] = tfm.masked_fill %[[SS]], %[[M]], 0xFFF0000000000000 : tensor<2x?x?xf32>, tensor<?x?xi1> -> tensor<2x?x?xf32>
+// CHECK-NEXT: %[[C:.*]] = tfm.causal_mask %[[F]] : tensor<2x?x?xf32>
+// CHECK-NEXT: %[[P:.*]] = tfm.softmax %[[C]], -1 : tensor<2x?x?xf32>
+// CHECK-NEXT: %[[O:.*]] = tfm.matmul %[[P]], %[[V]] : tensor<2x?x?xf32>, tensor<2x?x4xf32> -> tensor<2x?x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @attention_mask_causal(%q: tensor<2x?x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x?x4xf32>, %m: tensor<?x?xi1>, %init: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
+  %0 = tfm.attention ins(%q, %k, %v : tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x4xf32>) mask(%m : tensor<?x?xi1>)
+         outs(%init : tensor<2x?x4xf32>) scale 0.25 {causal} -> tensor<2x?x4xf32>
+  return %0 : tensor<2x?x4xf32>
+}
+
+// -----
+
+// Heads read from [B, S, H, D] through the maps become permutes to
+// [B, H, S, D]; a float padding mask [B, Sk] read as (b, k2) gets the 1s of
+// the head and query dims (tfm.add broadcasts it), and the result is
+// permuted back to the init's [B, S, H, D].
+
+// CHECK-LABEL: func.func @attention_head_maps
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x?x2x4xf32>, %[[M:.*]]: tensor<?x?xf32>, %[[INIT:.*]]: tensor<?x?x2x4xf32>)
+// CHECK:      %[[QH:.*]] = tfm.permute %[[Q]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK:      %[[B:.*]] = tensor.dim %[[M]], %{{.*}} : tensor<?x?xf32>
+// CHECK:      %[[SK:.*]] = tensor.dim %[[M]], %{{.*}} : tensor<?x?xf32>
+// CHECK:      %[[MR:.*]] = tfm.reshape %[[M]]{{ ?}}[%[[B]], %[[SK]]] : tensor<?x?xf32> -> tensor<?x1x1x?xf32>
+// CHECK:      %[[S:.*]] = tfm.matmul %[[QH]], %{{.*}} -> tensor<?x2x?x?xf32>
+// CHECK:      %[[SS:.*]] = tfm.scale %[[S]], 5.000000e-01 : tensor<?x2x?x?xf32>
+// CHECK:      %[[A:.*]] = tfm.add %[[SS]], %[[MR]] : tensor<?x2x?x?xf32>, tensor<?x1x1x?xf32> -> tensor<?x2x?x?xf32>
+// CHECK:      %[[P:.*]] = tfm.softmax %[[A]], -1
+// CHECK:      %[[O:.*]] = tfm.matmul %[[P]], %{{.*}} -> tensor<?x2x?x4xf32>
+// CHECK:      %[[OT:.*]] = tfm.permute %[[O]] [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+// CHECK:      return %[[OT]]
+func.func @attention_head_maps(%q: tensor<?x?x2x4xf32>, %m: tensor<?x?xf32>, %init: tensor<?x?x2x4xf32>) -> tensor<?x?x2x4xf32> {
+  %0 = tfm.attention ins(%q, %q, %q : tensor<?x?x2x4xf32>, tensor<?x?x2x4xf32>, tensor<?x?x2x4xf32>) mask(%m : tensor<?x?xf32>)
+         outs(%init : tensor<?x?x2x4xf32>) scale 0.5
+         indexing_maps [affine_map<(b, h, m, k1, k2, n) -> (b, m, h, k1)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, k1)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, n)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, k2)>,
+                        affine_map<(b, h, m, k1, k2, n) -> (b, m, h, n)>]
+         -> tensor<?x?x2x4xf32>
+  return %0 : tensor<?x?x2x4xf32>
+}
+
+// -----
+
+// A mask read transposed ([Sk, Sq] through (k2, m)) is permuted to [Sq, Sk].
+
+// CHECK-LABEL: func.func @attention_mask_transposed
+// CHECK-SAME: %[[M:[^:]*]]: tensor<7x5xi1>
+// CHECK:      %[[MT:.*]] = tfm.permute %[[M]] [1, 0] : tensor<7x5xi1> -> tensor<5x7xi1>
+// CHECK:      tfm.masked_fill %{{.*}}, %[[MT]], 0xFFF0000000000000 : tensor<5x7xf32>, tensor<5x7xi1> -> tensor<5x7xf32>
+func.func @attention_mask_transposed(%q: tensor<5x8xf32>, %k: tensor<7x8xf32>, %m: tensor<7x5xi1>, %init: tensor<5x8xf32>) -> tensor<5x8xf32> {
+  %0 = tfm.attention ins(%q, %k, %k : tensor<5x8xf32>, tensor<7x8xf32>, tensor<7x8xf32>) mask(%m : tensor<7x5xi1>)
+         outs(%init : tensor<5x8xf32>) scale 1.0
+         indexing_maps [affine_map<(m, k1, k2, n) -> (m, k1)>,
+                        affine_map<(m, k1, k2, n) -> (k2, k1)>,
+                        affine_map<(m, k1, k2, n) -> (k2, n)>,
+                        affine_map<(m, k1, k2, n) -> (k2, m)>,
+                        affine_map<(m, k1, k2, n) -> (m, n)>]
+         -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+// Attention over a cache has no primitive spelling: it stays fused.
+
+// CHECK-LABEL: func.func @attention_over_cache
+// CHECK:      tfm.attention
+// CHECK-NOT:  tfm.softmax
+func.func @attention_over_cache(%q: tensor<?x1x8xf32>, %k: tensor<?x16x8xf32>, %len: tensor<?xi64>, %init: tensor<?x1x8xf32>) -> tensor<?x1x8xf32> {
+  %0 = tfm.attention ins(%q, %k, %k : tensor<?x1x8xf32>, tensor<?x16x8xf32>, tensor<?x16x8xf32>) kv_length(%len : tensor<?xi64>)
+         outs(%init : tensor<?x1x8xf32>) scale 1.0 -> tensor<?x1x8xf32>
+  return %0 : tensor<?x1x8xf32>
+}
+
+// -----
 
 // sdpa with the default scale 1/sqrt(Dk) = 1/sqrt(8).
 
@@ -58,17 +147,17 @@ func.func @sdpa_dynamic_head_explicit_scale(%q: tensor<?x?xf32>) -> tensor<?x?xf
 // CHECK-DAG:  %[[K:.*]] = tfm.linear %[[X]], %[[WK]], %[[BK]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
 // CHECK-DAG:  %[[V:.*]] = tfm.linear %[[X]], %[[WV]], %[[BV]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
 // CHECK:      %[[QE:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] {{.*}} : tensor<?x?x8xf32> into tensor<?x?x2x4xf32>
-// CHECK:      %[[QH:.*]] = tfm.transpose %[[QE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
 // CHECK:      %[[KE:.*]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
-// CHECK:      %[[KH:.*]] = tfm.transpose %[[KE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
 // CHECK:      %[[VE:.*]] = tensor.expand_shape %[[V]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
-// CHECK:      %[[VH:.*]] = tfm.transpose %[[VE]], -3, -2 : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK:      %[[QH:.*]] = tfm.permute %[[QE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK:      %[[KH:.*]] = tfm.permute %[[KE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK:      %[[VH:.*]] = tfm.permute %[[VE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
 // CHECK:      %[[KT:.*]] = tfm.transpose %[[KH]], -2, -1 : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
 // CHECK:      %[[SCORES:.*]] = tfm.matmul %[[QH]], %[[KT]] : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
 // CHECK:      %[[SCALED:.*]] = tfm.scale %[[SCORES]], 5.000000e-01 : tensor<?x2x?x?xf32>
 // CHECK:      %[[PROBS:.*]] = tfm.softmax %[[SCALED]], -1 : tensor<?x2x?x?xf32>
 // CHECK:      %[[HEADS:.*]] = tfm.matmul %[[PROBS]], %[[VH]] : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[MERGEDT:.*]] = tfm.transpose %[[HEADS]], -3, -2 : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+// CHECK:      %[[MERGEDT:.*]] = tfm.permute %[[HEADS]] [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
 // CHECK:      %[[MERGED:.*]] = tensor.collapse_shape %[[MERGEDT]] {{\[}}[0], [1], [2, 3]] : tensor<?x?x2x4xf32> into tensor<?x?x8xf32>
 // CHECK:      %[[OUT:.*]] = tfm.linear %[[MERGED]], %[[WO]], %[[BO]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
 // CHECK:      return %[[OUT]]
@@ -93,13 +182,13 @@ func.func @mha_batched_with_bias(%x: tensor<?x?x8xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<?x12xf32>, %[[W:.*]]: tensor<12x12xf32>, %[[WO:.*]]: tensor<12x12xf32>)
 // CHECK:      %[[P:.*]] = tfm.linear %[[X]], %[[W]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
 // CHECK:      %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] {{.*}} : tensor<?x12xf32> into tensor<?x4x3xf32>
-// CHECK:      %[[H:.*]] = tfm.transpose %[[E]], -3, -2 : tensor<?x4x3xf32> -> tensor<4x?x3xf32>
+// CHECK:      %[[H:.*]] = tfm.permute %[[E]] [1, 0, 2] : tensor<?x4x3xf32> -> tensor<4x?x3xf32>
 // CHECK:      tfm.transpose %{{.*}}, -2, -1 : tensor<4x?x3xf32> -> tensor<4x3x?xf32>
 // CHECK:      %[[SCORES:.*]] = tfm.matmul %{{.*}} : tensor<4x?x3xf32>, tensor<4x3x?xf32> -> tensor<4x?x?xf32>
 // CHECK:      tfm.scale %[[SCORES]], 0.57735026918962584 : tensor<4x?x?xf32>
 // CHECK:      tfm.softmax %{{.*}}, -1 : tensor<4x?x?xf32>
 // CHECK:      %[[HEADS:.*]] = tfm.matmul %{{.*}} : tensor<4x?x?xf32>, tensor<4x?x3xf32> -> tensor<4x?x3xf32>
-// CHECK:      %[[MT:.*]] = tfm.transpose %[[HEADS]], -3, -2 : tensor<4x?x3xf32> -> tensor<?x4x3xf32>
+// CHECK:      %[[MT:.*]] = tfm.permute %[[HEADS]] [1, 0, 2] : tensor<4x?x3xf32> -> tensor<?x4x3xf32>
 // CHECK:      %[[M:.*]] = tensor.collapse_shape %[[MT]] {{\[}}[0], [1, 2]] : tensor<?x4x3xf32> into tensor<?x12xf32>
 // CHECK:      %[[OUT:.*]] = tfm.linear %[[M]], %[[WO]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
 // CHECK:      return %[[OUT]]

@@ -1,13 +1,17 @@
-//===- DecomposeLayers.cpp - Layer ops to tfm primitives ------------------===//
+//===- LowerLayers.cpp - Attention layers to tfm.attention ----------------===//
 //
-// sdpa and multi_head_attention become the attention chain spelled with
-// primitives, the same chain users write by hand, so that one fusion pass
-// recognizes attention wherever it comes from. Masks become one mask in the
-// chain (tfm.masked_fill with -inf for booleans, tfm.add for floats) after
-// one elementwise generic where PyTorch's polarity or broadcasting needs it.
+// sdpa and multi_head_attention become one tfm.attention each, the op
+// hand-written chains are fused into: multi-head attention projects, splits
+// the heads with an expand_shape that the op reads through its indexing
+// maps (no transposes), and merges them back with a collapse_shape. Masks
+// become the op's one mask after one elementwise generic where PyTorch's
+// polarity or broadcasting needs it. A layer whose attention weights are
+// returned, or whose operands the fused kernel cannot take, goes through
+// the op's decomposition into primitives instead.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/DecomposeAttention.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -22,7 +26,7 @@
 #include <limits>
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_TFMDECOMPOSELAYERS
+#define GEN_PASS_DEF_TFMLOWERLAYERS
 #include "compiler/Transforms/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -41,62 +45,6 @@ ArrayRef<int64_t> shapeOf(Value v) {
 
 Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
-Value transposeLastTwo(OpBuilder &b, Location loc, Value v, int64_t d0 = -2,
-                       int64_t d1 = -1) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  int64_t rank = type.getRank();
-  std::swap(shape[d0 + rank], shape[d1 + rank]);
-  return TransposeOp::create(b, loc, withShape(v, shape), v,
-                             b.getI64IntegerAttr(d0), b.getI64IntegerAttr(d1));
-}
-
-/// A mask ready for the attention chain: boolean (true = masked out, the
-/// polarity of tfm.masked_fill) or float (added to the scaled scores), and
-/// shaped so that tfm.attention's lowerings read it (see combineMasks).
-struct ChainMask {
-  Value value;
-  bool causal = false;
-};
-
-/// The chain's intermediate values: the softmax result (the attention
-/// weights) and the output.
-struct Chain {
-  Value probs, output;
-};
-
-/// softmax(mask(q kᵀ · scale)) v over the last two dimensions, with the mask
-/// as tfm.masked_fill(-inf) (boolean) or tfm.add (float) and the causal mask
-/// as tfm.causal_mask: the spelling tfm-fuse-attention recognizes.
-Chain buildAttentionChain(OpBuilder &b, Location loc, Value q, Value k, Value v,
-                          double scale, const ChainMask &mask = {}) {
-  ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k),
-                    vShape = shapeOf(v);
-  Value kT = transposeLastTwo(b, loc, k);
-  SmallVector<int64_t> scoresShape(qShape);
-  scoresShape.back() = kShape[kShape.size() - 2];
-  auto scoresType = withShape(q, scoresShape);
-  Value scores = MatmulOp::create(b, loc, scoresType, q, kT);
-  Value x = ScaleOp::create(b, loc, scoresType, scores,
-                            b.getF64FloatAttr(scale), UnitAttr());
-  if (mask.value) {
-    if (elementTypeOf(mask.value).isInteger(1))
-      x = MaskedFillOp::create(
-          b, loc, scoresType, x, mask.value,
-          b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
-    else
-      x = AddOp::create(b, loc, scoresType, x, mask.value);
-  }
-  if (mask.causal)
-    x = CausalMaskOp::create(b, loc, scoresType, x);
-  Value probs =
-      SoftmaxOp::create(b, loc, scoresType, x, b.getI64IntegerAttr(-1));
-  SmallVector<int64_t> outShape(qShape);
-  outShape.back() = vShape.back();
-  Value output = MatmulOp::create(b, loc, withShape(q, outShape), probs, v);
-  return {probs, output};
 }
 
 /// One input of combineMasks: a mask read through `map` from the loops over
@@ -122,7 +70,7 @@ AffineMap trailingBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
 }
 
 /// One elementwise linalg.generic that turns `inputs` into a single mask of
-/// shape `shape` for the attention chain: boolean (true = masked out) when
+/// shape `shape` for tfm.attention: boolean (true = masked out) when
 /// every input is boolean, their OR; otherwise float, the sum of the float
 /// inputs and -inf for each boolean that masks (as PyTorch merges an
 /// attn_mask with a key_padding_mask). `sizes` gives each dynamic dim.
@@ -193,7 +141,7 @@ SmallVector<Value> scoresSizes(OpBuilder &b, Location loc, Value q, Value k) {
   return sizes;
 }
 
-/// sdpa's mask for the chain. tfm.attention's lowerings read a mask whose
+/// sdpa's mask for tfm.attention. tfm.attention's lowerings read a mask whose
 /// leading (batch) dims are all absent or all present; a boolean mask that
 /// keeps where true is inverted. Either needs one elementwise pass over the
 /// mask; a float mask of the right shape is used as it is.
@@ -228,25 +176,105 @@ Value prepareSdpaMask(OpBuilder &b, Location loc, Value mask, Value q,
   return combineMasks(b, loc, input, shape, sizes, elementTypeOf(q));
 }
 
-struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The shape of the operand of map `mapIndex` in the op's canonical order (1
+/// where a mask broadcasts).
+SmallVector<int64_t> canonicalShape(AttentionOp op, Value v,
+                                    unsigned mapIndex) {
+  if (!op.getIndexingMaps())
+    return SmallVector<int64_t>(shapeOf(v));
+  SmallVector<int64_t> shape;
+  for (int64_t position : op.getCanonicalDimPositions(mapIndex))
+    shape.push_back(position < 0 ? 1 : shapeOf(v)[position]);
+  return shape;
+}
+
+/// Whether the fused kernel takes `op` as built from a layer: operands of
+/// one rank and one float element type, batch dims identical (a static size
+/// against a dynamic one may be a broadcast at run time, which the kernel
+/// does not do). tfm-fuse-attention asks the same of a chain.
+bool fitsKernel(AttentionOp op) {
+  SmallVector<int64_t> q = canonicalShape(op, op.getQuery(), 0),
+                       k = canonicalShape(op, op.getKey(), 1),
+                       v = canonicalShape(op, op.getValue(), 2),
+                       o = canonicalShape(op, op.getInit(),
+                                          op.getMask() ? 4 : 3);
+  size_t rank = q.size();
+  if (rank < 2 || k.size() != rank || v.size() != rank || o.size() != rank)
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (q[d] != k[d] || q[d] != v[d] || q[d] != o[d])
+      return false;
+  Type element = elementTypeOf(op.getQuery());
+  if (!isa<FloatType>(element) || elementTypeOf(op.getKey()) != element ||
+      elementTypeOf(op.getValue()) != element ||
+      elementTypeOf(op.getInit()) != element)
+    return false;
+  if (Value mask = op.getMask())
+    return elementTypeOf(mask) == element || elementTypeOf(mask).isInteger(1);
+  return true;
+}
+
+/// A tfm.attention into a `tensor.empty` of `resultType` whose dynamic dims
+/// are `sizes`.
+AttentionOp buildAttention(OpBuilder &b, Location loc, Value q, Value k,
+                           Value v, Value mask, double scale, bool causal,
+                           RankedTensorType resultType, ValueRange sizes,
+                           ArrayAttr maps) {
+  Value init = tensor::EmptyOp::create(b, loc, resultType, sizes);
+  return AttentionOp::create(b, loc, TypeRange{resultType}, q, k, v, mask,
+                             /*kv_length=*/Value(), /*query_offset=*/Value(),
+                             init, b.getF64FloatAttr(scale),
+                             causal ? b.getUnitAttr() : UnitAttr(), maps);
+}
+
+/// Keeps `attention` when the fused kernel takes it and its weights are not
+/// needed; otherwise replaces it with its decomposition (whose softmax result
+/// gives the weights). Returns the output and, decomposed, the weights.
+DecomposedAttention finishAttention(PatternRewriter &rewriter,
+                                    AttentionOp attention, bool needWeights,
+                                    Operation *layer, bool remarks) {
+  if (!needWeights && fitsKernel(attention)) {
+    if (remarks)
+      layer->emitRemark("lowered to tfm.attention");
+    return {Value(), attention.getResult()[0]};
+  }
+  FailureOr<DecomposedAttention> chain =
+      decomposeAttention(rewriter, attention);
+  assert(succeeded(chain) && "a layer's attention has a decomposition");
+  rewriter.eraseOp(attention);
+  return *chain;
+}
+
+struct LowerSdpa : OpRewritePattern<SdpaOp> {
+  LowerSdpa(MLIRContext *ctx, bool remarks)
+      : OpRewritePattern(ctx), remarks(remarks) {}
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ChainMask mask;
-    mask.causal = op.getCausal();
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    Value mask;
     if (Value m = op.getMask())
-      mask.value =
-          prepareSdpaMask(rewriter, loc, m, op.getQuery(), op.getKey());
-    Chain chain =
-        buildAttentionChain(rewriter, loc, op.getQuery(), op.getKey(),
-                            op.getValue(), op.getScaleOrDefault(), mask);
-    rewriter.replaceOp(op, chain.output);
+      mask = prepareSdpaMask(rewriter, loc, m, q, k);
+    // The result is [..., Sq, Dv]: every dim but the last is the query's.
+    RankedTensorType type = op.getResult().getType();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(
+            rewriter, loc, d + 1 < type.getRank() ? q : v, d));
+    AttentionOp attention =
+        buildAttention(rewriter, loc, q, k, v, mask, op.getScaleOrDefault(),
+                       op.getCausal(), type, sizes, /*maps=*/ArrayAttr());
+    rewriter.replaceOp(op, finishAttention(rewriter, attention,
+                                           /*needWeights=*/false, op, remarks)
+                               .output);
     return success();
   }
+  bool remarks;
 };
 
-/// [..., S, E] -> [..., H, S, E/H]
+/// [..., S, E] -> [..., S, H, E/H]: the heads as a view, which tfm.attention
+/// reads through its indexing maps.
 Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
@@ -257,15 +285,12 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   for (int64_t i = 0; i < rank - 1; ++i)
     groups.push_back({i});
   groups.push_back({rank - 1, rank});
-  Value expanded =
-      tensor::ExpandShapeOp::create(b, loc, withShape(x, shape), x, groups);
-  return transposeLastTwo(b, loc, expanded, -3, -2);
+  return tensor::ExpandShapeOp::create(b, loc, withShape(x, shape), x, groups);
 }
 
-/// [..., H, S, D] -> [..., S, H*D]
+/// [..., S, H, D] -> [..., S, H*D]
 Value mergeHeads(OpBuilder &b, Location loc, Value x) {
-  Value t = transposeLastTwo(b, loc, x, -3, -2);
-  auto type = cast<RankedTensorType>(t.getType());
+  auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> shape(type.getShape().drop_back(2));
   shape.push_back(type.getShape()[rank - 2] * type.getShape()[rank - 1]);
@@ -273,7 +298,7 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x) {
   for (int64_t i = 0; i < rank - 2; ++i)
     groups.push_back({i});
   groups.push_back({rank - 2, rank - 1});
-  return tensor::CollapseShapeOp::create(b, loc, withShape(t, shape), t,
+  return tensor::CollapseShapeOp::create(b, loc, withShape(x, shape), x,
                                          groups);
 }
 
@@ -283,21 +308,21 @@ Value project(OpBuilder &b, Location loc, Value x, Value weight, Value bias) {
   return LinearOp::create(b, loc, withShape(x, shape), x, weight, bias);
 }
 
-/// nn.MultiheadAttention's masks for the chain over heads split as
-/// [B, H, Sq, Sk] (batched) or [H, Sq, Sk]. One mask passes as it is (a
+/// nn.MultiheadAttention's masks as one mask of tfm.attention, aligned with
+/// the scores [B, H, Sq, Sk] (batched) or [H, Sq, Sk] (`scores`, with the
+/// sizes of its dynamic dims in `scoreSizes`). One mask passes as it is (a
 /// [B*H, Sq, Sk] attn_mask reshaped to [B, H, Sq, Sk]); a key_padding_mask
 /// [B, Sk] becomes [B, H, 1, Sk] (tfm.attention's lowerings read batch dims
 /// all present or all absent), and with an attn_mask too both merge into one
 /// [B, H, Sq, Sk] mask as PyTorch merges them.
 Value prepareMhaMask(OpBuilder &b, Location loc, MultiHeadAttentionOp op,
-                     Value q, Value k) {
+                     ArrayRef<int64_t> scores, ArrayRef<Value> scoreSizes,
+                     Type floatType) {
   Value attnMask = op.getAttnMask(), padding = op.getKeyPaddingMask();
   if (!attnMask && !padding)
     return {};
   MLIRContext *ctx = b.getContext();
   bool batched = shapeOf(op.getQuery()).size() == 3;
-  SmallVector<int64_t> scores(shapeOf(q).drop_back());
-  scores.push_back(shapeOf(k)[shapeOf(k).size() - 2]);
   size_t rank = scores.size();
   if (attnMask && batched && shapeOf(attnMask).size() == 3) {
     // [B*H, Sq, Sk] -> [B, H, Sq, Sk]
@@ -316,11 +341,10 @@ Value prepareMhaMask(OpBuilder &b, Location loc, MultiHeadAttentionOp op,
   if (attnMask && shapeOf(attnMask).size() == 2 && !batched)
     shape = {scores[rank - 2], scores[rank - 1]};
   else
-    shape = scores;
+    shape.assign(scores.begin(), scores.end());
   if (!attnMask)
     shape[rank - 2] = 1; // [B, H, 1, Sk]
-  SmallVector<Value> all = scoresSizes(b, loc, q, k);
-  SmallVector<Value> sizes(ArrayRef(all).take_back(shape.size()));
+  SmallVector<Value> sizes(scoreSizes.take_back(shape.size()));
   SmallVector<MaskInput> inputs;
   if (attnMask)
     inputs.push_back(
@@ -331,7 +355,7 @@ Value prepareMhaMask(OpBuilder &b, Location loc, MultiHeadAttentionOp op,
     exprs.push_back(getAffineDimExpr(0, ctx));
   exprs.push_back(getAffineDimExpr(shape.size() - 1, ctx));
   inputs.push_back({padding, AffineMap::get(shape.size(), 0, exprs, ctx)});
-  return combineMasks(b, loc, inputs, shape, sizes, elementTypeOf(q));
+  return combineMasks(b, loc, inputs, shape, sizes, floatType);
 }
 
 /// The mean over the heads of weights [..., H, Sq, Sk], as
@@ -376,8 +400,35 @@ Value averageHeads(OpBuilder &b, Location loc, Value probs) {
                          b.getUnitAttr());
 }
 
-struct DecomposeMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The maps of a multi-head tfm.attention over heads split as [..., S, H, D]:
+/// iteration space (b?, h, m, k1, k2, n), a mask of rank `maskRank` (none
+/// when negative) aligned with the scores (b?, h, m, k2) at its trailing
+/// dims.
+ArrayAttr headMaps(Builder &b, bool batched, int64_t maskRank) {
+  MLIRContext *ctx = b.getContext();
+  unsigned h = batched ? 1 : 0, m = h + 1, k1 = h + 2, k2 = h + 3, n = h + 4;
+  auto map = [&](ArrayRef<unsigned> dims) {
+    SmallVector<AffineExpr> results;
+    if (batched)
+      results.push_back(getAffineDimExpr(0, ctx));
+    for (unsigned d : dims)
+      results.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(n + 1, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps = {map({m, h, k1}), map({k2, h, k1}),
+                                 map({k2, h, n})};
+  if (maskRank >= 0) {
+    AffineMap scores = map({h, m, k2});
+    maps.push_back(
+        scores.getSliceMap(scores.getNumResults() - maskRank, maskRank));
+  }
+  maps.push_back(map({m, h, n}));
+  return b.getAffineMapArrayAttr(maps);
+}
+
+struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
+  LowerMultiHeadAttention(MLIRContext *ctx, bool remarks)
+      : OpRewritePattern(ctx), remarks(remarks) {}
   LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -389,38 +440,73 @@ struct DecomposeMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
         project(rewriter, loc, op.getKey(), op.getKWeight(), op.getKBias());
     Value v =
         project(rewriter, loc, op.getValue(), op.getVWeight(), op.getVBias());
+    int64_t rank = shapeOf(q).size();
+    bool batched = rank == 3;
+
+    // The scores [B?, H, Sq, Sk] and their sizes (null where static).
+    auto dimOf = [&](Value x, int64_t d) -> Value {
+      if (!ShapedType::isDynamic(shapeOf(x)[d]))
+        return Value();
+      return tensor::DimOp::create(rewriter, loc, x, d);
+    };
+    SmallVector<int64_t> scores = {heads, shapeOf(q)[rank - 2],
+                                   shapeOf(k)[rank - 2]};
+    SmallVector<Value> scoreSizes = {Value(), dimOf(q, rank - 2),
+                                     dimOf(k, rank - 2)};
+    if (batched) {
+      scores.insert(scores.begin(), shapeOf(q)[0]);
+      scoreSizes.insert(scoreSizes.begin(), dimOf(q, 0));
+    }
+    Value mask =
+        prepareMhaMask(rewriter, loc, op, scores, scoreSizes, elementTypeOf(q));
+
     Value qh = splitHeads(rewriter, loc, q, heads);
     Value kh = splitHeads(rewriter, loc, k, heads);
     Value vh = splitHeads(rewriter, loc, v, heads);
-    ChainMask mask;
-    mask.value = prepareMhaMask(rewriter, loc, op, qh, kh);
-    Chain chain =
-        buildAttentionChain(rewriter, loc, qh, kh, vh,
-                            1.0 / std::sqrt(double(embed / heads)), mask);
-    Value merged = mergeHeads(rewriter, loc, chain.output);
+    SmallVector<int64_t> outShape(shapeOf(qh));
+    outShape.back() = shapeOf(vh).back();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      if (Value size = dimOf(q, d))
+        sizes.push_back(size);
+    int64_t maskRank = mask ? int64_t(shapeOf(mask).size()) : -1;
+    AttentionOp attention = buildAttention(
+        rewriter, loc, qh, kh, vh, mask, 1.0 / std::sqrt(double(embed / heads)),
+        /*causal=*/false, withShape(q, outShape), sizes,
+        headMaps(rewriter, batched, maskRank));
+    DecomposedAttention result = finishAttention(
+        rewriter, attention, bool(op.getAttnWeights()), op, remarks);
+
+    Value merged = mergeHeads(rewriter, loc, result.output);
     SmallVector<Value> results = {
         project(rewriter, loc, merged, op.getOutWeight(), op.getOutBias())};
     if (op.getAttnWeights())
       results.push_back(op.getAverageAttnWeights()
-                            ? averageHeads(rewriter, loc, chain.probs)
-                            : chain.probs);
+                            ? averageHeads(rewriter, loc, result.probs)
+                            : result.probs);
     rewriter.replaceOp(op, results);
     return success();
   }
+  bool remarks;
 };
 
-struct TfmDecomposeLayersPass
-    : tfm::impl::TfmDecomposeLayersBase<TfmDecomposeLayersPass> {
+struct TfmLowerLayersPass : tfm::impl::TfmLowerLayersBase<TfmLowerLayersPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposeLayersPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    populateLowerLayersPatterns(patterns, remarks);
+    // Top-down, remarks come in source order.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };
 } // namespace
 
-void mlir::tfm::populateDecomposeLayersPatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeSdpa, DecomposeMultiHeadAttention>(
-      patterns.getContext());
+void mlir::tfm::populateLowerLayersPatterns(RewritePatternSet &patterns,
+                                            bool emitRemarks) {
+  patterns.add<LowerSdpa, LowerMultiHeadAttention>(patterns.getContext(),
+                                                   emitRemarks);
 }
