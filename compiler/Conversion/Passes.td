@@ -214,6 +214,15 @@ def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
     sizes follow from the head dimensions so that the shared memory fits
     `shared-bytes` (docs/gpu.md).
 
+    With `mma=f16` or `mma=bf16`, the tensor-core kernel instead (head
+    dimensions up to 128 after rounding up to 16; others keep the f32
+    kernel): a warp per 16 queries, Q, K and V tiles rounded to that type
+    in shared memory, S = Q K^T and O += P V on `mma.sync.m16n8k16` with
+    `ldmatrix` (V transposed), the scores, the online softmax (its row max
+    and sum reduced across the 4 lanes of a row by shuffles) and the f32
+    output all in registers; P feeds the second product without leaving
+    them.
+
     Before:
     ```mlir
     tfm.attention ins(%q, %k, %v : memref<?x2x?x8xf32>, memref<?x2x?x8xf32>,
@@ -241,10 +250,15 @@ def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
            "Queries per block (0: chosen from the head dimensions)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "Keys per shared-memory tile (0: chosen from the head dimensions)">,
+    Option<"mma", "mma", "std::string", /*default=*/"",
+           "f16 or bf16: the tensor-core kernel, operands rounded to that "
+           "type, f32 accumulation (empty: the f32 kernel)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "affine::AffineDialect", "arith::ArithDialect",
-                           "math::MathDialect", "memref::MemRefDialect"];
+                           "math::MathDialect", "memref::MemRefDialect",
+                           "nvgpu::NVGPUDialect", "NVVM::NVVMDialect",
+                           "LLVM::LLVMDialect", "vector::VectorDialect"];
 }
 
 def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
@@ -335,6 +349,31 @@ def TfmGpuAlignWorkgroupMemory
                             {llvm.align = 16 : i64}) kernel
     ```
   }];
+}
+
+def TfmGpuTensorCoreOccupancy
+    : Pass<"tfm-gpu-tensor-core-occupancy", "gpu::GPUModuleOp"> {
+  let summary = "Let ptxas give chained tensor-core products their registers";
+  let description = [{
+    Each kernel where an `nvvm.mma.sync`'s A operand is computed from
+    another's result (flash attention's P·V) gets `nvvm.minctasm = 1` (PTX
+    `.minnctapersm 1`). Without it ptxas caps the registers of some of them
+    to reach an occupancy target of its own and spills the rest (short
+    static sequences: 80 registers and a few bytes of spills on sm_80);
+    such a kernel keeps the scores and the output accumulators live, and
+    its occupancy is bounded by its shared memory. Single-product GEMMs
+    keep ptxas's choice.
+
+    Before:
+    ```mlir
+    gpu.func @k() kernel { ... nvvm.mma.sync A[%p...] ... }
+    ```
+    After:
+    ```mlir
+    gpu.func @k() kernel attributes {nvvm.minctasm = 1 : i32} { ... }
+    ```
+  }];
+  let dependentDialects = ["NVVM::NVVMDialect"];
 }
 
 def TfmGpuStatus : Pass<"tfm-gpu-status", "ModuleOp"> {

@@ -45,12 +45,13 @@ void tfm::buildGPUTfmToLinalgPipeline(OpPassManager &pm,
 void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   buildBufferizationPipeline(pm);
-  pm.addNestedPass<func::FuncOp>(tfm::createConvertAttentionToGPU(
-      tfm::ConvertAttentionToGPUOptions{options.threads, 48 * 1024, 32, 0, 0}));
-  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   std::string mma = options.dtype;
   if (mma == "f32")
     mma.clear();
+  pm.addNestedPass<func::FuncOp>(
+      tfm::createConvertAttentionToGPU(tfm::ConvertAttentionToGPUOptions{
+          options.threads, 48 * 1024, 32, 0, 0, mma}));
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
       tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16, mma}));
   // Weights the tensor-core GEMMs round as they load them are stored
@@ -82,6 +83,7 @@ void tfm::buildGPUToNVVMPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // ldmatrix (the tensor-core GEMM) reads 16-byte rows of shared memory.
   kernels.addPass(tfm::createTfmGpuAlignWorkgroupMemory());
+  kernels.addPass(tfm::createTfmGpuTensorCoreOccupancy());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());

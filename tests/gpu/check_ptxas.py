@@ -11,7 +11,11 @@ With --dtype=f16 or bf16 the models are compiled with that --dtype: every
 contraction the f32 build runs as a tiled GEMM (the kernels of 16 x 16
 threads) is then a tensor-core GEMM (or, under 16 columns, a simple
 kernel), so no 16 x 16 kernel may be left, and the kernels with `mma.sync`
-(of that type) are counted: at least one.
+(of that type) are counted: at least one. Every attention is then the
+tensor-core flash-attention kernel (told by its transposed `ldmatrix` of
+V): an f32 flash-attention kernel (told by its six shared buffers) fails
+the check, since no example model has a head wider than the 128 that
+kernel takes; at least one must be there.
 
 usage: check_ptxas.py TFM_COMPILE SOURCE_DIR ARCH [PTXAS] [--dtype=D]
 Exits 77 (ctest's SKIP_RETURN_CODE) when ptxas is not there.
@@ -37,6 +41,7 @@ USAGE = re.compile(r"Used (\d+) registers")
 SHARED = re.compile(r"(\d+) bytes smem")
 ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
 F32_GEMM_BLOCK = ".maxntid 16, 16, 1"
+MMA_ATTENTION = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
 
 
 def kernel_bodies(ptx):
@@ -113,6 +118,11 @@ def check_model(tfm_compile, ptxas, arch, model, workdir, dtype):
             found[kernel]["mma"] = (
                 f"mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32"
                 in body)
+            found[kernel]["mma_attention"] = MMA_ATTENTION in body
+            if dtype != "f32" and f"__wg_{kernel}_5[" in body:
+                problems.append(f"{module}::{kernel}: an f32 flash-attention "
+                                f"kernel with --dtype {dtype}: an attention "
+                                "missed the tensor-core kernel")
             if dtype != "f32" and F32_GEMM_BLOCK in body:
                 problems.append(f"{module}::{kernel}: an f32 tiled GEMM "
                                 f"(16 x 16 threads) with --dtype {dtype}: a "
@@ -148,6 +158,7 @@ def main():
     failures, total_kernels, registers, shared = 0, 0, 0, 0
     tiled, tiled_registers = 0, 0
     mma, mma_registers = 0, 0
+    attention, attention_registers = 0, 0
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = pool.map(
@@ -164,7 +175,14 @@ def main():
                 tiled += len(with_shared)
                 tiled_registers = max([tiled_registers] +
                                       [k["registers"] for k in with_shared])
-                with_mma = [k for k in kernels.values() if k.get("mma")]
+                with_mma = [k for k in kernels.values()
+                            if k.get("mma") and not k.get("mma_attention")]
+                mma_attention = [k for k in kernels.values()
+                                 if k.get("mma_attention")]
+                attention += len(mma_attention)
+                attention_registers = max([attention_registers] +
+                                          [k["registers"]
+                                           for k in mma_attention])
                 mma += len(with_mma)
                 mma_registers = max([mma_registers] +
                                     [k["registers"] for k in with_mma])
@@ -177,14 +195,19 @@ def main():
           f"assembled by ptxas; at most {registers} registers and {shared} "
           f"bytes of shared memory per kernel; {tiled} kernels use shared "
           f"memory (at most {tiled_registers} registers); {mma} tensor-core "
-          f"GEMMs (at most {mma_registers} registers); {failures} models "
-          "failed")
+          f"GEMMs (at most {mma_registers} registers); {attention} "
+          f"tensor-core flash attentions (at most {attention_registers} "
+          f"registers); {failures} models failed")
     if not tiled:
         print("FAIL: no kernel uses shared memory: attention was not fused "
               "into the flash-attention kernel")
         return 1
     if dtype != "f32" and not mma:
         print(f"FAIL: --dtype {dtype} produced no mma.sync kernel")
+        return 1
+    if dtype != "f32" and not attention:
+        print(f"FAIL: --dtype {dtype} produced no tensor-core flash-attention "
+              "kernel")
         return 1
     return 1 if failures else 0
 

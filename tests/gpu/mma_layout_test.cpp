@@ -13,7 +13,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <random>
 #include <vector>
@@ -105,10 +107,56 @@ mmaSync(const std::array<std::array<Pair, 4>, 32> &a,
   return d;
 }
 
+/// ldmatrix.sync.aligned.m8n8.x4.trans.b16: the same addresses, but lane l
+/// receives, in register q, elements (2(l%4), l/4) and (2(l%4)+1, l/4) of
+/// matrix q (row r of matrix q being the 8 halves at lane 8q+r's address).
+Fragment ldmatrixTrans(const Tile &tile, int64_t row0, int64_t col0,
+                       int64_t (*row)(int64_t), int64_t (*col)(int64_t)) {
+  std::array<std::pair<int64_t, int64_t>, 32> address;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    address[lane] = {row0 + row(lane), col0 + col(lane)};
+  Fragment out;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t q = 0; q < 4; ++q) {
+      auto element = [&](int64_t r, int64_t c) {
+        auto [tr, tc] = address[8 * q + r];
+        return tile.at(tr, tc + c);
+      };
+      out[lane][q] = {element(2 * (lane % 4), lane / 4),
+                      element(2 * (lane % 4) + 1, lane / 4)};
+    }
+  return out;
+}
+
 int64_t aRow(int64_t lane) { return mma::ldmatrixARow(lane); }
 int64_t aCol(int64_t lane) { return mma::ldmatrixACol(lane); }
 int64_t bRow(int64_t lane) { return mma::ldmatrixBRow(lane); }
 int64_t bCol(int64_t lane) { return mma::ldmatrixBCol(lane); }
+int64_t vRow(int64_t lane) { return mma::ldmatrixTransBRow(lane); }
+int64_t vCol(int64_t lane) { return mma::ldmatrixTransBCol(lane); }
+
+using Accumulator = std::array<std::array<double, 4>, 32>;
+
+/// The B fragment of n8 tile `which` (0 or 1) of an ldmatrix.x4 of two.
+std::array<std::array<Pair, 2>, 32> bHalf(const Fragment &f, int64_t which) {
+  std::array<std::array<Pair, 2>, 32> out;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    out[lane] = {f[lane][2 * which], f[lane][2 * which + 1]};
+  return out;
+}
+
+/// The lanes of a quad (4 lanes of one row) combined as the kernel's two
+/// xor shuffles (offsets 1 and 2) combine them.
+template <typename Fn>
+std::array<double, 32> quadReduce(std::array<double, 32> x, Fn combine) {
+  for (int64_t offset : {1, 2}) {
+    std::array<double, 32> next;
+    for (int64_t lane = 0; lane < 32; ++lane)
+      next[lane] = combine(x[lane], x[lane ^ offset]);
+    x = next;
+  }
+  return x;
+}
 
 } // namespace
 
@@ -196,4 +244,133 @@ TEST_CASE("ldmatrix row addresses are 16-byte aligned and within the tile",
     REQUIRE(mma::ldmatrixBRow(lane) < 2 * mma::kN);
     REQUIRE(mma::ldmatrixBCol(lane) < mma::kK);
   }
+}
+
+TEST_CASE("a warp's flash attention through ldmatrix, mma.sync and quad "
+          "shuffles is softmax(Q K^T) V",
+          "[gpu][mma]") {
+  // MmaAttention.cpp's schedule for one warp: 16 queries, head 32 (two k16
+  // steps), values 16 (two n8 tiles), two key blocks of 32 (four n8 tiles
+  // of scores each), Q, K and V in shared tiles [rows][dim + 8], some keys
+  // hidden. P is fed to the second product in the accumulators' registers
+  // (accumulatorAsA*), V read by ldmatrix.trans.
+  constexpr int64_t rows = 16, head = 32, values = 16, blockK = 32, blocks = 2,
+                    keys = blockK * blocks;
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> value(-1, 1);
+  Tile qs{head + 8, std::vector<double>(rows * (head + 8), 1e9)};
+  Tile ks{head + 8, std::vector<double>(keys * (head + 8), 1e9)};
+  Tile vs{values + 8, std::vector<double>(keys * (values + 8), 1e9)};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < head; ++d)
+      qs.data[r * qs.stride + d] = value(random);
+  for (int64_t j = 0; j < keys; ++j) {
+    for (int64_t d = 0; d < head; ++d)
+      ks.data[j * ks.stride + d] = value(random);
+    for (int64_t d = 0; d < values; ++d)
+      vs.data[j * vs.stride + d] = value(random);
+  }
+  // Row r sees key j unless j > 40 + r (causal-like), and never key 3.
+  auto visible = [](int64_t r, int64_t j) { return j <= 40 + r && j != 3; };
+
+  constexpr int64_t tilesK = blockK / mma::kN, tilesV = values / mma::kN;
+  Accumulator acc[tilesV] = {};
+  std::array<double, 32> rowMax[2], rowSum[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    rowMax[h].fill(-INFINITY);
+    rowSum[h].fill(0.0);
+  }
+  for (int64_t block = 0; block < blocks; ++block) {
+    // The block's keys are rows block * blockK .. of Ks and Vs: staged at
+    // row 0 of the kernel's tiles, here read at that offset.
+    int64_t j0 = block * blockK;
+    Accumulator s[tilesK] = {};
+    for (int64_t step = 0; step < head / mma::kK; ++step) {
+      Fragment a = ldmatrix(qs, 0, step * mma::kK, aRow, aCol);
+      for (int64_t pair = 0; pair < tilesK / 2; ++pair) {
+        Fragment b =
+            ldmatrix(ks, j0 + pair * 2 * mma::kN, step * mma::kK, bRow, bCol);
+        for (int64_t which = 0; which < 2; ++which)
+          s[2 * pair + which] =
+              mmaSync(a, bHalf(b, which), s[2 * pair + which]);
+      }
+    }
+    for (int64_t n = 0; n < tilesK; ++n)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t reg = 0; reg < 4; ++reg)
+          if (!visible(mma::accumulatorRow(lane, reg),
+                       j0 + n * mma::kN + mma::accumulatorCol(lane, reg)))
+            s[n][lane][reg] = -INFINITY;
+    for (int64_t h = 0; h < 2; ++h) {
+      std::array<double, 32> tileMax;
+      tileMax.fill(-INFINITY);
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t n = 0; n < tilesK; ++n)
+          for (int64_t reg = 2 * h; reg < 2 * h + 2; ++reg)
+            tileMax[lane] = std::max(tileMax[lane], s[n][lane][reg]);
+      tileMax = quadReduce(tileMax,
+                           [](double x, double y) { return std::max(x, y); });
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        double newMax = std::max(rowMax[h][lane], tileMax[lane]);
+        double shift = newMax == -INFINITY ? 0.0 : newMax;
+        double alpha = std::exp(rowMax[h][lane] - shift);
+        double sum = 0;
+        for (int64_t n = 0; n < tilesK; ++n)
+          for (int64_t reg = 2 * h; reg < 2 * h + 2; ++reg) {
+            s[n][lane][reg] = std::exp(s[n][lane][reg] - shift);
+            sum += s[n][lane][reg];
+          }
+        for (int64_t n = 0; n < tilesV; ++n)
+          for (int64_t reg = 2 * h; reg < 2 * h + 2; ++reg)
+            acc[n][lane][reg] *= alpha;
+        rowSum[h][lane] = rowSum[h][lane] * alpha + sum;
+        rowMax[h][lane] = newMax;
+      }
+    }
+    for (int64_t kk = 0; kk < blockK / mma::kK; ++kk) {
+      std::array<std::array<Pair, 4>, 32> a;
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t reg = 0; reg < 4; ++reg) {
+          const auto &tile = s[2 * kk + mma::accumulatorAsATile(reg)][lane];
+          int64_t first = mma::accumulatorAsAReg(reg);
+          a[lane][reg] = {tile[first], tile[first + 1]};
+        }
+      for (int64_t pair = 0; pair < tilesV / 2; ++pair) {
+        Fragment b = ldmatrixTrans(vs, j0 + kk * mma::kK, pair * 2 * mma::kN,
+                                   vRow, vCol);
+        for (int64_t which = 0; which < 2; ++which)
+          acc[2 * pair + which] =
+              mmaSync(a, bHalf(b, which), acc[2 * pair + which]);
+      }
+    }
+  }
+  for (int64_t h = 0; h < 2; ++h)
+    rowSum[h] = quadReduce(rowSum[h], [](double x, double y) { return x + y; });
+
+  for (int64_t n = 0; n < tilesV; ++n)
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int64_t reg = 0; reg < 4; ++reg) {
+        int64_t r = mma::accumulatorRow(lane, reg);
+        int64_t c = n * mma::kN + mma::accumulatorCol(lane, reg);
+        // The float64 reference: softmax over the visible keys.
+        double m = -INFINITY;
+        std::vector<double> score(keys);
+        for (int64_t j = 0; j < keys; ++j) {
+          score[j] = 0;
+          for (int64_t d = 0; d < head; ++d)
+            score[j] += qs.at(r, d) * ks.at(j, d);
+          if (visible(r, j))
+            m = std::max(m, score[j]);
+        }
+        double sum = 0, out = 0;
+        for (int64_t j = 0; j < keys; ++j)
+          if (visible(r, j)) {
+            double p = std::exp(score[j] - m);
+            sum += p;
+            out += p * vs.at(j, c);
+          }
+        INFO("O[" << r << "][" << c << "]");
+        REQUIRE(acc[n][lane][reg] / rowSum[reg / 2][lane] ==
+                Approx(out / sum).epsilon(1e-12));
+      }
 }

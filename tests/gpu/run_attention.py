@@ -3,7 +3,9 @@
 not reach (sequences across several query and key tiles, heads of 32 to
 128, causal or not, a dynamic sequence length, a single query), compiled
 with tfm-compile --target cuda, run by tfm-run on random inputs and
-compared with a float64 reference.
+compared with a float64 reference: in f32 (the f32 kernel, within fp32
+tolerance) and with --dtype f16 and bf16 (the tensor-core kernel, within
+1e-2 of the largest output).
 
 usage: run_attention.py TFM_COMPILE TFM_RUN ARCH
 Exits 77 (ctest's SKIP_RETURN_CODE) where no GPU can run ARCH's cubins.
@@ -28,7 +30,12 @@ SHAPES = [
     (1, 4, 129, 129, 32, False, False),
     (3, 2, 1, 300, 64, False, False),
     (1, 1, 5, 200, 80, False, False),
+    (2, 2, 33, 90, 40, True, False),
 ]
+
+# --dtype runs: the largest error over the largest |y|.
+DTYPES = ("f16", "bf16")
+RTOL = 1e-2
 
 
 def model(B, H, Sq, Sk, D, causal, dynamic):
@@ -88,17 +95,41 @@ def main():
                 failures += 1
                 print(f"FAIL {name}: tfm-compile:\n{compiled.stderr}")
                 continue
+            inputs = ["--input", f"q={files['q']}", "--input",
+                      f"k={files['k']}", "--input", f"v={files['v']}"]
             result = subprocess.run(
-                [tfm_run, path + ".so", "--quiet", "--input",
-                 f"q={files['q']}", "--input", f"k={files['k']}", "--input",
-                 f"v={files['v']}", "--expected", f"y={files['y']}",
-                 "--rtol", "1e-4", "--atol", "1e-5"],
+                [tfm_run, path + ".so", "--quiet", *inputs, "--expected",
+                 f"y={files['y']}", "--rtol", "1e-4", "--atol", "1e-5"],
                 capture_output=True, text=True)
             ok = result.returncode == 0
             failures += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {name}"
+            print(f"{'ok  ' if ok else 'FAIL'} {name} f32"
                   + ("" if ok else f":\n{result.stdout}{result.stderr}"))
-    print(f"{arch}: {len(SHAPES)} attention shapes, {failures} failed")
+            y = reference(q, k, v, causal)
+            for dtype in DTYPES:
+                artifact = f"{path}_{dtype}.so"
+                compiled = subprocess.run(
+                    [tfm_compile, path + ".tfm", "--target", "cuda",
+                     "--gpu-arch", arch, "--dtype", dtype, "-o", artifact],
+                    capture_output=True, text=True)
+                result = compiled if compiled.returncode else subprocess.run(
+                    [tfm_run, artifact, "--quiet", *inputs, "--output",
+                     f"y={path}_{dtype}_y.npy"],
+                    capture_output=True, text=True)
+                if result.returncode != 0:
+                    failures += 1
+                    print(f"FAIL {name} {dtype}:\n{result.stdout}"
+                          f"{result.stderr}")
+                    continue
+                got = np.load(f"{path}_{dtype}_y.npy").astype(np.float64)
+                error = (np.abs(got - y).max() / np.abs(y).max()
+                         if got.shape == y.shape else np.inf)
+                ok = error <= RTOL
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {name} {dtype}: largest "
+                      f"error {error:.2e} of the largest value")
+    print(f"{arch}: {len(SHAPES)} attention shapes in f32, "
+          f"{', '.join(DTYPES)}, {failures} failed")
     return 1 if failures else 0
 
 

@@ -2,9 +2,12 @@
 """End-to-end on a GPU: compiles every example model with tfm-compile
 --target cuda to a shared library and runs it with tfm-run on the fixture's
 inputs, comparing each output with PyTorch's (tests/reference/manifest.json
-tolerances; the seeds' outputs at 1e-4/1e-5).
+tolerances; the seeds' outputs at 1e-4/1e-5). With --dtype=f16 or bf16 the
+models are compiled with that --dtype (tensor-core GEMMs and attention) and
+every output must be within 1e-2 (relative, and absolute for values near 0)
+of the reference.
 
-usage: run_reference.py TFM_COMPILE TFM_RUN SOURCE_DIR ARCH
+usage: run_reference.py TFM_COMPILE TFM_RUN SOURCE_DIR ARCH [--dtype=D]
 Exits 77 (ctest's SKIP_RETURN_CODE) when no CUDA driver or device is there
 (tfm-run --gpu-info says), when there is no CUDA toolkit to compile with, or
 when the device cannot run ARCH's cubins.
@@ -40,7 +43,10 @@ def seed_files(path):
              if exists(n)])
 
 
-def run_arguments(model):
+HALF_TOLERANCE = ["--rtol", "1e-2", "--atol", "1e-2"]
+
+
+def run_arguments(model, half):
     name, path, _, fixture = model
     if fixture:
         folder = fixture["folder"]
@@ -50,6 +56,8 @@ def run_arguments(model):
         for o in fixture["outputs"]:
             args += ["--expected",
                      f"{o['name']}={os.path.join(folder, o['file'])}"]
+        if half:
+            return args + HALF_TOLERANCE
         args += ["--rtol", str(fixture.get("rtol", fixture["default_rtol"])),
                  "--atol", str(fixture.get("atol", fixture["default_atol"]))]
         return args
@@ -61,14 +69,18 @@ def run_arguments(model):
         args += ["--input", f"{n}={f}"]
     for n, f in files[1]:
         args += ["--expected", f"{n}={f}"]
-    return args
+    return args + HALF_TOLERANCE if half else args
 
 
 def main():
-    if len(sys.argv) != 5:
+    args = [a for a in sys.argv[1:] if not a.startswith("--dtype=")]
+    dtypes = [a.split("=", 1)[1] for a in sys.argv[1:]
+              if a.startswith("--dtype=")]
+    dtype = dtypes[-1] if dtypes else "f32"
+    if len(args) != 4 or dtype not in ("f32", "f16", "bf16"):
         print(__doc__)
         return 2
-    tfm_compile, tfm_run, source_dir, arch = sys.argv[1:]
+    tfm_compile, tfm_run, source_dir, arch = args
     if why := unusable(tfm_run, arch):
         print(f"skipped: {why}")
         return SKIP
@@ -79,13 +91,13 @@ def main():
     failures, ran = 0, 0
     with tempfile.TemporaryDirectory() as workdir:
         for model in example_models(source_dir):
-            args = run_arguments(model)
+            args = run_arguments(model, dtype != "f32")
             if args is None:
                 continue
             name, path, weights, _ = model
             artifact = os.path.join(workdir, name.replace("/", "_") + ".so")
             command = [tfm_compile, path, "--target", "cuda", "--gpu-arch",
-                       arch, "-o", artifact]
+                       arch, "--dtype", dtype, "-o", artifact]
             if weights:
                 command += ["--weights", weights]
             compiled = subprocess.run(command, capture_output=True, text=True)
@@ -99,7 +111,7 @@ def main():
             if result.returncode != 0:
                 failures += 1
                 print(f"FAIL {name}:\n{result.stdout}{result.stderr}")
-    print(f"{arch}: {ran} models ran on the GPU, {failures} failed")
+    print(f"{arch} {dtype}: {ran} models ran on the GPU, {failures} failed")
     return 1 if failures else 0
 
 

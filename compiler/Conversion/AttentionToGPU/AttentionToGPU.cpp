@@ -36,9 +36,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -142,6 +146,90 @@ AttentionOp tfm::withDefaultLayout(OpBuilder &b, AttentionOp op) {
       op.getCausalAttr(), /*indexing_maps=*/ArrayAttr());
 }
 
+tfm::AttentionKeyRange tfm::emitKeyRange(OpBuilder &b, Location loc,
+                                         AttentionOp op,
+                                         ArrayRef<Value> leading, Value sq,
+                                         Value sk, Value i0, Value rows) {
+  auto min = [&](Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y).getResult();
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  // The sequence's kv_length or query_offset, clamped to [0, Sk].
+  auto perSequence = [&](Value buffer) -> Value {
+    Value value = memref::LoadOp::create(b, loc, buffer, leading.front());
+    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+    return arith::MaxSIOp::create(b, loc, min(index, sk),
+                                  arith::ConstantIndexOp::create(b, loc, 0));
+  };
+  AttentionKeyRange keys;
+  keys.keyLimit = op.getKvLength() ? perSequence(op.getKvLength()) : sk;
+  keys.queryOffset = op.getQueryOffset()
+                         ? perSequence(op.getQueryOffset())
+                         : arith::ConstantIndexOp::create(b, loc, 0);
+  // Causal: no query sees past the last one's position, and the keys there
+  // may not exist yet (a cache's unwritten rows): never read them.
+  if (op.getCausal())
+    keys.keyLimit = min(keys.keyLimit, add(keys.queryOffset, sq));
+  keys.keyEnd = op.getCausal()
+                    ? min(keys.keyLimit, add(keys.queryOffset, add(i0, rows)))
+                    : keys.keyLimit;
+  return keys;
+}
+
+Value tfm::emitMaskedScore(OpBuilder &b, Location loc, AttentionOp op,
+                           Value score, Value i, Value j, Value sq,
+                           const AttentionKeyRange &keys,
+                           ArrayRef<Value> leading) {
+  auto lt = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y)
+        .getResult();
+  };
+  Value visible = lt(j, keys.keyLimit);
+  if (op.getCausal())
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sle, j,
+            arith::AddIOp::create(b, loc, keys.queryOffset, i)));
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value mask = op.getMask();
+  if (!mask)
+    return arith::SelectOp::create(b, loc, visible, score, negInf);
+  // The mask is read only where the score exists (rows past Sq do not).
+  Value inside = arith::AndIOp::create(b, loc, visible, lt(i, sq));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, inside,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto maskType = cast<MemRefType>(mask.getType());
+  int64_t maskRank = maskType.getRank();
+  int64_t rank = int64_t(leading.size()) + 2;
+  SmallVector<Value> indices;
+  for (int64_t d = 0; d < maskRank; ++d) {
+    int64_t scoresDim = d + rank - maskRank;
+    if (maskType.getShape()[d] == 1)
+      indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    else if (scoresDim == rank - 1)
+      indices.push_back(j);
+    else if (scoresDim == rank - 2)
+      indices.push_back(i);
+    else
+      indices.push_back(leading[scoresDim]);
+  }
+  Value m = memref::LoadOp::create(b, loc, mask, indices);
+  Value masked =
+      maskType.getElementType().isInteger(1)
+          ? arith::SelectOp::create(b, loc, m, negInf, score).getResult()
+          : arith::AddFOp::create(b, loc, score, m).getResult();
+  scf::YieldOp::create(b, loc, masked);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, negInf);
+  return ifOp.getResult(0);
+}
+
 namespace {
 
 /// Emits the kernel of one attention op. Every value is an index unless
@@ -239,12 +327,6 @@ private:
     indices.append({i, d});
     return indices;
   }
-  /// Sequence `bh`'s value of kv_length or query_offset, clamped to [0, Sk].
-  Value perSequence(Value buffer) {
-    Value value = load(buffer, ValueRange{leading.front()});
-    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
-    return arith::MaxSIOp::create(b, loc, min(index, sk), idx(0));
-  }
 
   void emitBlock(Value bh, Value i0);
   void emitLoadTile(Value source, Value tile, Value first, Value limit,
@@ -261,7 +343,7 @@ private:
   int64_t rank = 0;
   Value sq, sk, threadId;
   SmallVector<Value> leading; // the block's (batch, head, ...) indices
-  Value keyLimit, queryOffset;
+  AttentionKeyRange keys;
   // Shared tiles: queries [Bq][Dk+1], keys then values [Bk][max(Dk,Dv)+1],
   // scores then probabilities [Bq][Bk+1], per-query max, sum and
   // correction [Bq].
@@ -355,14 +437,8 @@ void FlashAttentionKernelEmitter::emitLoadTile(Value source, Value tile,
 void FlashAttentionKernelEmitter::emitBlock(Value bh, Value i0) {
   (void)bh;
   Value rows = min(idx(t.blockQ), sub(sq, i0));
-  keyLimit = op.getKvLength() ? perSequence(op.getKvLength()) : sk;
-  queryOffset = op.getQueryOffset() ? perSequence(op.getQueryOffset()) : idx(0);
-  // Causal: no query sees past the last one's position, and the keys there
-  // may not exist yet (a cache's unwritten rows): never read them.
-  if (op.getCausal())
-    keyLimit = min(keyLimit, add(queryOffset, sq));
-  Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
-                                : keyLimit;
+  keys = emitKeyRange(b, loc, op, leading, sq, sk, i0, rows);
+  Value keyLimit = keys.keyLimit;
 
   emitLoadTile(op.getQuery(), qTile, i0, sq, t.blockQ, t.headDim,
                t.queryStride(), fconst(op.getScale().convertToDouble()));
@@ -375,7 +451,7 @@ void FlashAttentionKernelEmitter::emitBlock(Value bh, Value i0) {
 
   SmallVector<Value> zeros(t.accumulatorsPerThread(), fconst(0.0));
   SmallVector<Value> acc =
-      forLoop(idx(0), keyEnd, idx(t.blockK), zeros,
+      forLoop(idx(0), keys.keyEnd, idx(t.blockK), zeros,
               [&](Value j0, ValueRange carried) -> SmallVector<Value> {
                 emitLoadTile(op.getKey(), kvTile, j0, keyLimit, t.blockK,
                              t.headDim, t.keyValueStride(), Value());
@@ -410,42 +486,8 @@ Value FlashAttentionKernelEmitter::emitScore(Value r, Value c, Value i0,
                         return {fadd(sum[0], fmul(x, y))};
                       })
                   .front();
-  Value i = add(i0, r), j = add(j0, c);
-  Value visible = lt(j, keyLimit);
-  if (op.getCausal())
-    visible = arith::AndIOp::create(
-        b, loc, visible,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j,
-                              add(queryOffset, i)));
-  Value negInf = fconst(-std::numeric_limits<double>::infinity());
-  Value mask = op.getMask();
-  if (!mask)
-    return arith::SelectOp::create(b, loc, visible, dot, negInf);
-  // The mask is read only where the score exists (rows past Sq do not).
-  Value inside = arith::AndIOp::create(b, loc, visible, lt(i, sq));
-  return ifElse(
-      inside, b.getF32Type(),
-      [&] {
-        auto maskType = cast<MemRefType>(mask.getType());
-        int64_t maskRank = maskType.getRank();
-        SmallVector<Value> indices;
-        for (int64_t d = 0; d < maskRank; ++d) {
-          int64_t scoresDim = d + rank - maskRank;
-          if (maskType.getShape()[d] == 1)
-            indices.push_back(idx(0));
-          else if (scoresDim == rank - 1)
-            indices.push_back(j);
-          else if (scoresDim == rank - 2)
-            indices.push_back(i);
-          else
-            indices.push_back(leading[scoresDim]);
-        }
-        Value m = load(mask, indices);
-        if (maskType.getElementType().isInteger(1))
-          return arith::SelectOp::create(b, loc, m, negInf, dot).getResult();
-        return fadd(dot, m);
-      },
-      negInf);
+  return emitMaskedScore(b, loc, op, dot, add(i0, r), add(j0, c), sq, keys,
+                         leading);
 }
 
 void FlashAttentionKernelEmitter::emitSoftmaxRow(Value r) {
@@ -540,6 +582,17 @@ struct ConvertAttentionToGPUPass
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     OpBuilder b(&getContext());
+    Type half;
+    if (mma == "f16")
+      half = b.getF16Type();
+    else if (mma == "bf16")
+      half = b.getBF16Type();
+    else if (!mma.empty()) {
+      getOperation().emitError("convert-attention-to-gpu: mma must be f16 "
+                               "or bf16, not '")
+          << mma << "'";
+      return signalPassFailure();
+    }
     for (AttentionOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op.emitOpError("must be bufferized before convert-attention-to-gpu");
@@ -567,6 +620,13 @@ struct ConvertAttentionToGPUPass
       if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim)) {
         op.emitOpError("needs static head dimensions to lower to the GPU");
         return signalPassFailure();
+      }
+      // Head dimensions the tensor-core kernel cannot hold in registers
+      // (over 128) keep the f32 kernel.
+      b.setInsertionPoint(canonical);
+      if (half && emitMmaFlashAttention(b, canonical, half, sharedBytes)) {
+        op.erase();
+        continue;
       }
       FlashAttentionLimits limits;
       limits.threads = threads;

@@ -63,6 +63,37 @@ bool flashAttentionTakesLayout(AttentionOp op);
 /// `b`'s insertion point; the caller erases it once lowered).
 AttentionOp withDefaultLayout(OpBuilder &b, AttentionOp op);
 
+/// The keys one block of queries visits, shared by the f32 and the
+/// tensor-core kernels.
+struct AttentionKeyRange {
+  Value keyLimit;    ///< keys at or past it are hidden (kv_length, causal)
+  Value queryOffset; ///< query i's position is queryOffset + i
+  Value keyEnd;      ///< the block's key loop stops here
+};
+
+/// The key range of the `rows` queries from `i0` of the sequence whose
+/// leading (batch, head, ...) indices are `leading`, in [S, D] matrices of
+/// `sq` queries and `sk` keys.
+AttentionKeyRange emitKeyRange(OpBuilder &b, Location loc, AttentionOp op,
+                               ArrayRef<Value> leading, Value sq, Value sk,
+                               Value i0, Value rows);
+
+/// `score` of query `i` and key `j` (index values), or -inf where the key
+/// is hidden from the query: past the key limit, in the future (causal),
+/// or masked by the op's mask operand (boolean: true hides; float: added).
+/// The mask is read only for i < sq.
+Value emitMaskedScore(OpBuilder &b, Location loc, AttentionOp op, Value score,
+                      Value i, Value j, Value sq, const AttentionKeyRange &keys,
+                      ArrayRef<Value> leading);
+
+/// Lowers `op` (bufferized, in the default layout, static head dimensions
+/// of at most 128 after rounding up to 16) to the tensor-core kernel in
+/// `half` (f16 or bf16) at `b`'s insertion point; false (nothing built)
+/// when the op's head dimensions need more than `sharedBytes` or more
+/// registers than the kernel allows. MmaAttention.cpp.
+bool emitMmaFlashAttention(OpBuilder &b, AttentionOp op, Type half,
+                           int64_t sharedBytes);
+
 } // namespace mlir::tfm
 
 #endif // TFM_COMPILER_CONVERSION_ATTENTIONTOGPU_ATTENTIONTOGPU_H

@@ -24,24 +24,23 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/MmaContraction.h"
 #include "compiler/Conversion/LinalgToGPU/MmaLayout.h"
+#include "compiler/Conversion/LinalgToGPU/MmaOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace mlir;
 namespace mma = mlir::tfm::mma;
+using mma::IndexBuilder;
 
 namespace {
 constexpr int64_t kBlockM = 64, kBlockN = 64, kBlockK = 32;
@@ -55,33 +54,6 @@ constexpr int64_t kPad = 8;
 constexpr int64_t kMinColumns = 16;
 /// Consecutive elements a thread loads into a shared tile at a time.
 constexpr int64_t kRun = 8;
-
-/// An index value with the arithmetic MmaLayout.h's maps use, building
-/// unsigned arith ops.
-struct IndexBuilder {
-  OpBuilder *b;
-  Location loc;
-  Value v;
-  IndexBuilder with(Value x) const { return {b, loc, x}; }
-  Value c(int64_t x) const {
-    return arith::ConstantIndexOp::create(*b, loc, x);
-  }
-};
-IndexBuilder operator/(IndexBuilder x, int64_t y) {
-  return x.with(arith::DivUIOp::create(*x.b, x.loc, x.v, x.c(y)));
-}
-IndexBuilder operator%(IndexBuilder x, int64_t y) {
-  return x.with(arith::RemUIOp::create(*x.b, x.loc, x.v, x.c(y)));
-}
-IndexBuilder operator*(IndexBuilder x, int64_t y) {
-  return x.with(arith::MulIOp::create(*x.b, x.loc, x.v, x.c(y)));
-}
-IndexBuilder operator+(IndexBuilder x, int64_t y) {
-  return x.with(arith::AddIOp::create(*x.b, x.loc, x.v, x.c(y)));
-}
-IndexBuilder operator+(IndexBuilder x, IndexBuilder y) {
-  return x.with(arith::AddIOp::create(*x.b, x.loc, x.v, y.v));
-}
 
 /// Whether `v` is block argument `index` of `block`, possibly through an
 /// arith.extf (a half operand read in an f32 contraction).
@@ -183,10 +155,6 @@ private:
   /// ([row][k]) in half precision, strided over the block's threads.
   void loadTile(unsigned i, Value tile, Value tid, Value k0,
                 ArrayRef<Value> ivs);
-  /// The registers of an ldmatrix.x4 result, as mma.sync takes them:
-  /// vector<2xf16> for f16, i32 for bf16.
-  SmallVector<Value> fragmentRegisters(Value fragment);
-
   RewriterBase &b;
   linalg::LinalgOp op;
   linalg::ContractionDimensions dims;
@@ -235,21 +203,6 @@ void MmaContractionEmitter::loadTile(unsigned i, Value tile, Value tid,
         }
         scf::YieldOp::create(b, loc);
       });
-}
-
-SmallVector<Value> MmaContractionEmitter::fragmentRegisters(Value fragment) {
-  SmallVector<Value> registers;
-  for (int64_t i = 0; i < 4; ++i) {
-    Value reg = vector::ExtractOp::create(b, loc, fragment, i);
-    if (half.isBF16()) {
-      // mma.sync takes bf16 pairs as b32 registers.
-      Value word = vector::BitCastOp::create(
-          b, loc, VectorType::get({1}, b.getI32Type()), reg);
-      reg = vector::ExtractOp::create(b, loc, word, 0);
-    }
-    registers.push_back(reg);
-  }
-  return registers;
 }
 
 void MmaContractionEmitter::emit() {
@@ -348,10 +301,6 @@ void MmaContractionEmitter::emit() {
         ifLoad(both(lt(row, m), lt(col, n)), cOperand, ivs, b.getF32Type()));
   }
 
-  auto f32 = b.getF32Type();
-  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                     SmallVector<Type>(4, f32));
-  auto ptxType = half.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   auto fragmentType = VectorType::get({4, 2}, half);
   auto kLoopOp = scf::ForOp::create(
       b, loc, idx(0), k, idx(kBlockK), acc,
@@ -367,34 +316,33 @@ void MmaContractionEmitter::emit() {
           for (int64_t mi = 0; mi < tilesM; ++mi) {
             Value row = add(warpM, (mma::ldmatrixARow(lane) + mi * mma::kM).v);
             Value col = (mma::ldmatrixACol(lane) + ks * mma::kK).v;
-            aRegs.push_back(fragmentRegisters(nvgpu::LdMatrixOp::create(
-                b, loc, fragmentType, aTile, ValueRange{row, col},
-                /*transpose=*/false, /*numTiles=*/4)));
+            aRegs.push_back(mma::fragmentRegisters(
+                b, loc,
+                nvgpu::LdMatrixOp::create(b, loc, fragmentType, aTile,
+                                          ValueRange{row, col},
+                                          /*transpose=*/false, /*numTiles=*/4),
+                half));
           }
           for (int64_t pair = 0; pair < (tilesN + 1) / 2; ++pair) {
             Value row =
                 add(warpN, (mma::ldmatrixBRow(lane) + pair * 2 * mma::kN).v);
             Value col = (mma::ldmatrixBCol(lane) + ks * mma::kK).v;
-            SmallVector<Value> regs =
-                fragmentRegisters(nvgpu::LdMatrixOp::create(
-                    b, loc, fragmentType, bTile, ValueRange{row, col},
-                    /*transpose=*/false, /*numTiles=*/4));
+            SmallVector<Value> regs = mma::fragmentRegisters(
+                b, loc,
+                nvgpu::LdMatrixOp::create(b, loc, fragmentType, bTile,
+                                          ValueRange{row, col},
+                                          /*transpose=*/false, /*numTiles=*/4),
+                half);
             bRegs.push_back({regs[0], regs[1]});
             bRegs.push_back({regs[2], regs[3]});
           }
           for (int64_t mi = 0; mi < tilesM; ++mi)
             for (int64_t ni = 0; ni < tilesN; ++ni) {
               int64_t base = (mi * tilesN + ni) * 4;
-              auto mmaOp = NVVM::MmaOp::create(
-                  b, loc, resultType, aRegs[mi], bRegs[ni],
-                  ArrayRef<Value>(sums).slice(base, 4),
-                  {mma::kM, mma::kN, mma::kK}, std::nullopt, std::nullopt,
-                  std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                 NVVM::MMALayout::col});
-              for (int64_t reg = 0; reg < 4; ++reg)
-                sums[base + reg] = LLVM::ExtractValueOp::create(
-                    b, loc, mmaOp.getResult(), reg);
+              SmallVector<Value> d =
+                  mma::emitMma(b, loc, aRegs[mi], bRegs[ni],
+                               ArrayRef<Value>(sums).slice(base, 4), half);
+              std::copy(d.begin(), d.end(), sums.begin() + base);
             }
         }
         gpu::BarrierOp::create(b, loc);

@@ -51,6 +51,26 @@ template <typename T> T ldmatrixBRow(T lane) {
 }
 template <typename T> T ldmatrixBCol(T lane) { return lane / 8 % 2 * 8; }
 
+/// ldmatrix.x4.trans of two 16 x 8 B tiles (K x N, N = 16 in all) kept
+/// K-major as Vs[k][n] (N contiguous): the k and n of the row `lane`
+/// addresses. Transposed, lane l receives elements (2(l%4), l/4) and
+/// (2(l%4)+1, l/4) of each matrix, which is B's (k, n) fragment layout;
+/// matrix q holds k 8(q%2) .. 8(q%2)+7 and n 8(q/2) .. 8(q/2)+7, so
+/// registers 0 and 1 are the first 8 columns' b0b1 and b2b3, 2 and 3 the
+/// next 8 columns'. The addresses are A's (ldmatrixARow, ldmatrixACol).
+template <typename T> T ldmatrixTransBRow(T lane) { return ldmatrixARow(lane); }
+template <typename T> T ldmatrixTransBCol(T lane) { return ldmatrixACol(lane); }
+
+/// The A fragment (m16 x k16) of a product P·V where P is the f32
+/// accumulator of two adjacent n8 tiles of an earlier mma (flash
+/// attention's probabilities): A's register `reg` is the (rounded) pair of
+/// accumulator registers accumulatorAsA{Tile,Reg}(reg) and that + 1. Both
+/// fragments give a lane the same rows (groupID, +8) and the same column
+/// pairs (2 threadID_in_group, +8 in the second tile), so no data moves
+/// between lanes.
+inline constexpr int64_t accumulatorAsATile(int64_t reg) { return reg / 2; }
+inline constexpr int64_t accumulatorAsAReg(int64_t reg) { return reg % 2 * 2; }
+
 } // namespace mlir::tfm::mma
 
 #endif // TFM_COMPILER_CONVERSION_LINALGTOGPU_MMALAYOUT_H
