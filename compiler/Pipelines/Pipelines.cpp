@@ -58,7 +58,8 @@ void tfm::buildBufferizationPipeline(OpPassManager &pm) {
   // Chains of elementwise generics (and the softmax's pieces) become one
   // pass over memory each, after fusion into tfm.attention has had its look;
   // fewer ops also keep bufferization's analysis near-linear in the model.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // Never into a consumer that would recompute each element (a GEMM).
+  pm.addPass(createTfmFuseElementwise());
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

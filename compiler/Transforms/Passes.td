@@ -297,6 +297,30 @@ def TfmDecomposeSoftmax : Pass<"tfm-decompose-softmax", "func::FuncOp"> {
                            "arith::ArithDialect", "tensor::TensorDialect"];
 }
 
+def TfmFuseElementwise : Pass<"tfm-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg chains, never recomputing an element";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (elementwise producers into
+    their single consumer, reshapes folded by expansion, constants folded),
+    except that a producer that computes something is not fused into a
+    consumer that reads each of its elements more than once (a loop the
+    operand's map does not use: a contraction's operand, a broadcast). A
+    GELU followed by a linear layer stays its own pass over memory instead
+    of becoming `erf` inside the GEMM's inner loop, N times per element;
+    copies, transposes and broadcasts still fuse anywhere, and row
+    reductions (softmax, layer norm) still take their producers.
+
+    Before:
+    ```mlir
+    %g = linalg.generic ... ins(%h) { math.erf ... }              // GELU
+    %y = linalg.generic {iterator_types = [p, p, r]} ins(%g, %w) ... // x W^T
+    ```
+    After: unchanged (upstream fuses `%g` into `%y`).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "affine::AffineDialect",
+                           "tensor::TensorDialect"];
+}
+
 def TfmResultsToOutParams : Pass<"tfm-results-to-out-params", "ModuleOp"> {
   let summary = "Return a model's memref results through out-parameters";
   let description = [{

@@ -188,26 +188,31 @@ struct ConvertLinalgToGPUPass
     });
     if (unsupported)
       return signalPassFailure();
+    // The GEMMs first: they take the elementwise ops around them into their
+    // kernels (ContractionFusion), which then get no launch of their own.
+    llvm::DenseSet<Operation *> done;
     for (linalg::LinalgOp op : ops) {
-      if (mmaType) {
-        FailureOr<bool> mmaGemm =
-            tfm::convertToMmaContraction(rewriter, op, mmaType);
-        if (failed(mmaGemm))
-          return signalPassFailure();
-        if (*mmaGemm)
-          continue;
-      }
+      if (!linalg::isaContractionOpInterface(op))
+        continue;
+      SmallVector<Operation *> fused;
+      FailureOr<bool> gemm = false;
+      if (mmaType)
+        gemm = tfm::convertToMmaContraction(rewriter, op, mmaType, fused);
       // With tensor cores on, the contractions they leave (fewer than 16
       // static columns) are small: they keep the simple kernel, so that
       // every tiled GEMM of such a build is a tensor-core one.
-      if (!mmaType && gemmThreadsM > 0 && gemmThreadsN > 0) {
-        FailureOr<bool> tiled = tfm::convertToTiledContraction(
-            rewriter, op, gemmThreadsM, gemmThreadsN);
-        if (failed(tiled))
-          return signalPassFailure();
-        if (*tiled)
-          continue;
-      }
+      else if (gemmThreadsM > 0 && gemmThreadsN > 0)
+        gemm = tfm::convertToTiledContraction(rewriter, op, gemmThreadsM,
+                                              gemmThreadsN, fused);
+      if (failed(gemm))
+        return signalPassFailure();
+      if (*gemm)
+        done.insert(op);
+      done.insert(fused.begin(), fused.end());
+    }
+    for (linalg::LinalgOp op : ops) {
+      if (done.contains(op))
+        continue;
       if (failed(convertToLaunch(rewriter, op, threads)))
         return signalPassFailure();
     }

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/MmaContraction.h"
+#include "compiler/Conversion/LinalgToGPU/ContractionFusion.h"
 #include "compiler/Conversion/LinalgToGPU/MmaLayout.h"
 #include "compiler/Conversion/LinalgToGPU/MmaOps.h"
 
@@ -95,8 +96,10 @@ bool isMultiplyAdd(linalg::LinalgOp op) {
 class MmaContractionEmitter {
 public:
   MmaContractionEmitter(RewriterBase &b, linalg::LinalgOp op,
-                        const linalg::ContractionDimensions &dims, Type half)
-      : b(b), op(op), dims(dims), loc(op.getLoc()), half(half) {}
+                        const linalg::ContractionDimensions &dims, Type half,
+                        const tfm::ContractionFusion &fusion)
+      : b(b), op(op), dims(dims), loc(op.getLoc()), half(half), fusion(fusion) {
+  }
 
   void emit();
 
@@ -160,6 +163,7 @@ private:
   linalg::ContractionDimensions dims;
   Location loc;
   Type half;
+  const tfm::ContractionFusion &fusion;
   Value m, n, k, m0, n0;
   /// The m16 and n8 tiles of a warp (kTilesM x kTilesN, fewer for a small
   /// static M or N).
@@ -297,8 +301,8 @@ void MmaContractionEmitter::emit() {
   for (auto [row, col] : llvm::zip(accRows, accCols)) {
     setRow(ivs, row);
     ivs[nLoop] = col;
-    acc.push_back(
-        ifLoad(both(lt(row, m), lt(col, n)), cOperand, ivs, b.getF32Type()));
+    acc.push_back(fusion.emitInitial(b, loc, both(lt(row, m), lt(col, n)),
+                                     indicesOf(cOperand, ivs), b.getF32Type()));
   }
 
   auto fragmentType = VectorType::get({4, 2}, half);
@@ -356,16 +360,16 @@ void MmaContractionEmitter::emit() {
     b.setInsertionPoint(store.thenBlock()->getTerminator());
     setRow(ivs, row);
     ivs[nLoop] = col;
-    memref::StoreOp::create(b, loc, kLoopOp.getResult(i), cOperand.get(),
-                            indicesOf(cOperand, ivs));
+    fusion.emitStore(b, loc, kLoopOp.getResult(i), indicesOf(cOperand, ivs));
   }
 }
 
 } // namespace
 
-FailureOr<bool> mlir::tfm::convertToMmaContraction(RewriterBase &rewriter,
-                                                   linalg::LinalgOp op,
-                                                   Type half) {
+FailureOr<bool>
+mlir::tfm::convertToMmaContraction(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   Type half,
+                                   SmallVectorImpl<Operation *> &fused) {
   if (!half.isF16() && !half.isBF16())
     return op->emitOpError("tensor-core GEMMs take f16 or bf16, not ") << half;
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
@@ -393,8 +397,11 @@ FailureOr<bool> mlir::tfm::convertToMmaContraction(RewriterBase &rewriter,
     if (!type.isF32() && type != half)
       return false;
   }
+  tfm::ContractionFusion fusion = tfm::ContractionFusion::find(op);
   rewriter.setInsertionPoint(op);
-  MmaContractionEmitter(rewriter, op, *dims, half).emit();
+  MmaContractionEmitter(rewriter, op, *dims, half, fusion).emit();
+  fusion.appendFused(fused);
+  fusion.eraseFused(rewriter);
   rewriter.eraseOp(op);
   return true;
 }

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/TiledContraction.h"
+#include "compiler/Conversion/LinalgToGPU/ContractionFusion.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,9 +40,10 @@ class TiledContractionEmitter {
 public:
   TiledContractionEmitter(RewriterBase &b, linalg::LinalgOp op,
                           const linalg::ContractionDimensions &dims,
-                          int64_t threadsM, int64_t threadsN)
-      : b(b), op(op), dims(dims), loc(op.getLoc()), tm(threadsM), tn(threadsN) {
-  }
+                          int64_t threadsM, int64_t threadsN,
+                          const tfm::ContractionFusion &fusion)
+      : b(b), op(op), dims(dims), loc(op.getLoc()), tm(threadsM), tn(threadsN),
+        fusion(fusion) {}
 
   void emit();
 
@@ -109,6 +111,7 @@ private:
   linalg::ContractionDimensions dims;
   Location loc;
   int64_t tm, tn;
+  const tfm::ContractionFusion &fusion;
   SmallVector<OpFoldResult> mSizes;
 };
 
@@ -193,8 +196,9 @@ void TiledContractionEmitter::emit() {
     for (int64_t j = 0; j < kPatch; ++j) {
       setRow(ivs, rows[i]);
       ivs[nLoop] = cols[j];
-      acc.push_back(ifLoad(arith::AndIOp::create(b, loc, rowOk[i], colOk[j]),
-                           cOperand, ivs, element));
+      acc.push_back(fusion.emitInitial(
+          b, loc, arith::AndIOp::create(b, loc, rowOk[i], colOk[j]),
+          indicesOf(cOperand, ivs), element));
     }
 
   auto kLoopOp = scf::ForOp::create(
@@ -265,17 +269,16 @@ void TiledContractionEmitter::emit() {
       b.setInsertionPoint(store.thenBlock()->getTerminator());
       setRow(ivs, rows[i]);
       ivs[nLoop] = cols[j];
-      memref::StoreOp::create(b, loc, kLoopOp.getResult(i * kPatch + j),
-                              cOperand.get(), indicesOf(cOperand, ivs));
+      fusion.emitStore(b, loc, kLoopOp.getResult(i * kPatch + j),
+                       indicesOf(cOperand, ivs));
     }
 }
 
 } // namespace
 
-FailureOr<bool> mlir::tfm::convertToTiledContraction(RewriterBase &rewriter,
-                                                     linalg::LinalgOp op,
-                                                     int64_t threadsM,
-                                                     int64_t threadsN) {
+FailureOr<bool> mlir::tfm::convertToTiledContraction(
+    RewriterBase &rewriter, linalg::LinalgOp op, int64_t threadsM,
+    int64_t threadsN, SmallVectorImpl<Operation *> &fused) {
   if (threadsM < 1 || threadsN < 1 || threadsM * threadsN > 1024)
     return op->emitOpError("tiled GEMM threads must be in [1, 1024]");
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
@@ -295,8 +298,12 @@ FailureOr<bool> mlir::tfm::convertToTiledContraction(RewriterBase &rewriter,
   for (Value input : op.getDpsInputs())
     if (getElementTypeOrSelf(input.getType()) != element)
       return false;
+  tfm::ContractionFusion fusion = tfm::ContractionFusion::find(op);
   rewriter.setInsertionPoint(op);
-  TiledContractionEmitter(rewriter, op, *dims, threadsM, threadsN).emit();
+  TiledContractionEmitter(rewriter, op, *dims, threadsM, threadsN, fusion)
+      .emit();
+  fusion.appendFused(fused);
+  fusion.eraseFused(rewriter);
   rewriter.eraseOp(op);
   return true;
 }

@@ -148,3 +148,87 @@ func.func @narrow(%a: memref<?x64xf32>, %b: memref<64x8xf32>, %c: memref<?x8xf32
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x8xf32>) outs(%c : memref<?x8xf32>)
   return
 }
+
+// -----
+
+// A linear layer as the GPU pipeline bufferizes it: the bias broadcast into
+// a temporary C, the GEMM, then GELU into the output. One launch: C starts
+// as the bias where the kernel loads it, GELU is applied where it stores,
+// and the temporary, never used, is gone.
+// CHECK-LABEL: func.func @fused_linear(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x64xf32>, %[[W:[^:]*]]: memref<32x64xf32>, %[[BIAS:[^:]*]]: memref<32xf32>, %[[Y:[^:]*]]: memref<?x32xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[BIAS]]
+// CHECK:           nvvm.mma.sync
+// CHECK:           math.erf
+// CHECK:           memref.store %{{.*}}, %[[Y]]
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+func.func @fused_linear(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %bias: memref<32xf32>, %y: memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x64xf32>
+  %t = memref.alloc(%rows) : memref<?x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<32xf32>) outs(%t : memref<?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%t : memref<?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<?x32xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %c = arith.constant 0.70710678 : f32
+    %s = arith.mulf %v, %c : f32
+    %e = math.erf %s : f32
+    %g = arith.mulf %v, %e : f32
+    linalg.yield %g : f32
+  }
+  memref.dealloc %t : memref<?x32xf32>
+  return
+}
+
+// -----
+
+// The residual written into the GEMM's own input (x = x + x W^T): a block
+// would overwrite rows of x that other blocks still read, so the add keeps
+// its own launch after the GEMM. The zero fill before it is the GEMM's.
+// CHECK-LABEL: func.func @epilogue_writes_gemm_input(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x64xf32>
+// CHECK:         gpu.launch
+// CHECK:           nvvm.mma.sync
+// CHECK:           gpu.terminator
+// CHECK:         gpu.launch
+// CHECK:           arith.addf
+// CHECK:           memref.store %{{.*}}, %[[X]]
+// CHECK-NOT:     gpu.launch
+func.func @epilogue_writes_gemm_input(%x: memref<?x64xf32>, %w: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x64xf32>
+  %t = memref.alloc(%rows) : memref<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%t : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<64x64xf32>) outs(%t : memref<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<?x64xf32>) outs(%x : memref<?x64xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %s = arith.addf %v, %out : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<?x64xf32>
+  return
+}
