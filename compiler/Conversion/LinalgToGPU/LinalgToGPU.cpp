@@ -61,8 +61,78 @@ LogicalResult inlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   return success();
 }
 
+/// The linalg.fill that last wrote `buffer` before `at`, when every other
+/// op that touches `buffer` in between only copies out of it (a fill
+/// shared by several reductions, as bufferization leaves it).
+linalg::FillOp lastFillBefore(Value buffer, Operation *at) {
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return {};
+  linalg::FillOp fill;
+  for (Operation *user : buffer.getUsers()) {
+    if (user->getBlock() != at->getBlock())
+      return {};
+    if (user == at || !user->isBeforeInBlock(at))
+      continue;
+    if (auto f = dyn_cast<linalg::FillOp>(user);
+        f && f.getDpsInits()[0] == buffer) {
+      if (fill && !fill->isBeforeInBlock(f) && fill != f)
+        continue; // an earlier fill
+      fill = f;
+    }
+  }
+  if (!fill || !fill.hasPureBufferSemantics())
+    return {};
+  for (Operation *user : buffer.getUsers()) {
+    if (user == fill || user == at || !fill->isBeforeInBlock(user) ||
+        !user->isBeforeInBlock(at))
+      continue;
+    auto copy = dyn_cast<linalg::CopyOp>(user);
+    if (!copy || copy.getDpsInputs()[0] != buffer ||
+        copy.getDpsInits()[0] == buffer)
+      return {};
+  }
+  return fill;
+}
+
+/// The linalg.fill whose constant a reduction's accumulator starts from:
+/// the fill that last wrote the accumulator, or, when the op right before
+/// is a copy into it, the fill that last wrote the copy's source (a copy
+/// then goes: added to `erase`). The launch stores the constant where each
+/// thread's rows start. Null when there is none, or the op's output is not
+/// owned by the threads (its map must be a projection of the leading
+/// parallel loops).
+linalg::FillOp reductionStart(linalg::LinalgOp op,
+                              SmallVectorImpl<Operation *> &erase) {
+  unsigned parallel = leadingParallelLoops(op);
+  if (parallel == 0 || parallel == op.getNumLoops() ||
+      op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
+    return {};
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap map = op.getMatchingIndexingMap(init);
+  if (!map.isProjectedPermutation() ||
+      llvm::any_of(map.getResults(), [&](AffineExpr e) {
+        return cast<AffineDimExpr>(e).getPosition() >= parallel;
+      }))
+    return {};
+  Value acc = init->get();
+  Type element = getElementTypeOrSelf(acc.getType());
+  auto usable = [&](linalg::FillOp fill) {
+    return fill && fill.value().getType() == element;
+  };
+  if (auto copy = dyn_cast_or_null<linalg::CopyOp>(op->getPrevNode());
+      copy && copy.getDpsInits()[0] == acc) {
+    linalg::FillOp fill = lastFillBefore(copy.getDpsInputs()[0], copy);
+    if (!usable(fill))
+      return {};
+    erase.push_back(copy);
+    return fill;
+  }
+  linalg::FillOp fill = lastFillBefore(acc, op);
+  return usable(fill) ? fill : linalg::FillOp();
+}
+
 LogicalResult convertToLaunch(RewriterBase &rewriter, linalg::LinalgOp op,
-                              int64_t threads) {
+                              int64_t threads, Value start = Value()) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   unsigned parallel = leadingParallelLoops(op);
@@ -110,6 +180,14 @@ LogicalResult convertToLaunch(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
   auto ivs =
       affine::AffineDelinearizeIndexOp::create(rewriter, loc, linear, extents);
+  if (start) {
+    // The thread owns its output elements (reductionStart): it starts them.
+    OpOperand *init = op.getDpsInitOperand(0);
+    SmallVector<Value> at;
+    for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
+      at.push_back(ivs.getResult(cast<AffineDimExpr>(e).getPosition()));
+    memref::StoreOp::create(rewriter, loc, start, init->get(), at);
+  }
   auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
   FailureOr<linalg::LinalgLoops> loops =
       linalg::linalgOpToParallelLoops(rewriter, clone);
@@ -210,10 +288,54 @@ struct ConvertLinalgToGPUPass
         done.insert(op);
       done.insert(fused.begin(), fused.end());
     }
+    // Reductions start from the constant their accumulator was filled
+    // with, in their own kernel: the copies of a shared fill go, and so
+    // does the fill once only such reductions and deallocs see its buffer.
+    llvm::DenseMap<Operation *, Value> starts;
+    llvm::DenseMap<Operation *, Operation *> startFills;
     for (linalg::LinalgOp op : ops) {
       if (done.contains(op))
         continue;
-      if (failed(convertToLaunch(rewriter, op, threads)))
+      SmallVector<Operation *> erase;
+      if (linalg::FillOp fill = reductionStart(op, erase)) {
+        starts[op] = fill.value();
+        startFills[op] = fill;
+        for (Operation *e : erase) {
+          done.insert(e);
+          rewriter.eraseOp(e);
+        }
+      }
+    }
+    for (linalg::LinalgOp op : ops) {
+      if (done.contains(op))
+        continue;
+      auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
+      if (!fill)
+        continue;
+      // Past a reduction that restarts the buffer itself, its readers read
+      // that reduction's result, not the fill's.
+      Value buffer = fill.getDpsInits()[0];
+      Operation *overwrite = nullptr;
+      for (Operation *user : buffer.getUsers())
+        if (startFills.lookup(user) == fill.getOperation() &&
+            cast<linalg::LinalgOp>(user).getDpsInits()[0] == buffer &&
+            (!overwrite || user->isBeforeInBlock(overwrite)))
+          overwrite = user;
+      bool dead = llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+        return user == fill || isa<memref::DeallocOp>(user) ||
+               startFills.lookup(user) == fill.getOperation() ||
+               (overwrite && user->getBlock() == overwrite->getBlock() &&
+                overwrite->isBeforeInBlock(user));
+      });
+      if (dead && buffer.getDefiningOp<memref::AllocOp>()) {
+        done.insert(fill);
+        rewriter.eraseOp(fill);
+      }
+    }
+    for (linalg::LinalgOp op : ops) {
+      if (done.contains(op))
+        continue;
+      if (failed(convertToLaunch(rewriter, op, threads, starts.lookup(op))))
         return signalPassFailure();
     }
   }

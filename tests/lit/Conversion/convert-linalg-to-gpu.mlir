@@ -198,3 +198,4 @@ func.func @linear_batched(%x: memref<?x5x16xf32>, %w: memref<8x16xf32>, %y: memr
   }
   return
 }
+
