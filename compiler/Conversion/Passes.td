@@ -351,26 +351,29 @@ def TfmGpuAlignWorkgroupMemory
   }];
 }
 
-def TfmGpuTensorCoreOccupancy
-    : Pass<"tfm-gpu-tensor-core-occupancy", "gpu::GPUModuleOp"> {
-  let summary = "Let ptxas give chained tensor-core products their registers";
+def TfmGpuOccupancyHint
+    : Pass<"tfm-gpu-occupancy-hint", "gpu::GPUModuleOp"> {
+  let summary = "Let ptxas give shared-memory tiled kernels their registers";
   let description = [{
-    Each kernel where an `nvvm.mma.sync`'s A operand is computed from
-    another's result (flash attention's P·V) gets `nvvm.minctasm = 1` (PTX
-    `.minnctapersm 1`). Without it ptxas caps the registers of some of them
-    to reach an occupancy target of its own and spills the rest (short
-    static sequences: 80 registers and a few bytes of spills on sm_80);
-    such a kernel keeps the scores and the output accumulators live, and
-    its occupancy is bounded by its shared memory. Single-product GEMMs
-    keep ptxas's choice.
+    Each kernel with shared-memory tiles (workgroup attributions) whose
+    register need exceeds ptxas's own occupancy target gets
+    `nvvm.minctasm = 1` (PTX `.minnctapersm 1`): the kernels whose
+    `mma.sync` takes an A fragment computed in registers (flash
+    attention's P·V; 80 registers and 4 to 16 bytes of spills on sm_80
+    without it) and the f32 tiled kernels of 256 threads or more (the
+    GEMM with a fused bias: 64 registers, 4 bytes spilled). The
+    tensor-core GEMM (128 registers) and the f32 flash attention (128
+    threads, 80-100 registers) fit ptxas's targets and keep the occupancy
+    they give.
 
     Before:
     ```mlir
-    gpu.func @k() kernel { ... nvvm.mma.sync A[%p...] ... }
+    gpu.func @k() workgroup(%s : memref<1024xf32, 3>) kernel { ... }
     ```
     After:
     ```mlir
-    gpu.func @k() kernel attributes {nvvm.minctasm = 1 : i32} { ... }
+    gpu.func @k() workgroup(%s : memref<1024xf32, 3>) kernel
+        attributes {nvvm.minctasm = 1 : i32} { ... }
     ```
   }];
   let dependentDialects = ["NVVM::NVVMDialect"];

@@ -83,7 +83,7 @@ void tfm::buildGPUToNVVMPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // ldmatrix (the tensor-core GEMM) reads 16-byte rows of shared memory.
   kernels.addPass(tfm::createTfmGpuAlignWorkgroupMemory());
-  kernels.addPass(tfm::createTfmGpuTensorCoreOccupancy());
+  kernels.addPass(tfm::createTfmGpuOccupancyHint());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
