@@ -29,6 +29,8 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 void mgpuMemFree(void *ptr, void *stream);
 void mgpuModuleUnload(void *module);
+void *tfmGpuConstant(void **slot, const void *host, uint64_t bytes);
+void tfmGpuReleaseConstants(void **slots, uint64_t count);
 }
 
 namespace {
@@ -72,6 +74,21 @@ void checkEveryEntryPointFails(const std::string &expected) {
   CHECK_THAT(message(tfm_gpu_timer_start(&timer)), Catch::Contains(expected));
   CHECK(timer == nullptr);
   tfm_gpu_free(nullptr);
+
+  // A weight's first upload fails with the reason as the run's status, and
+  // leaves its slot empty; unloading the artifact then touches nothing.
+  tfm_status_free(tfm_gpu_take_error());
+  void *slots[2] = {};
+  CHECK(tfmGpuConstant(&slots[0], host, sizeof host) == nullptr);
+  CHECK(slots[0] == nullptr);
+  CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
+  CHECK_THAT(message(tfm_gpu_take_error()), Catch::Contains(expected));
+  tfmGpuReleaseConstants(slots, 2);
+  CHECK(tfm_gpu_status() == 0);
+  // An uploaded weight is the slot's pointer, without a call to the driver.
+  slots[1] = host;
+  CHECK(tfmGpuConstant(&slots[1], nullptr, sizeof host) == host);
+  CHECK(tfm_gpu_status() == 0);
 
   // What a model run does: a null stream, no memory, launches skipped, and
   // a status for the entry point to return.
