@@ -25,14 +25,12 @@ enum {
 };
 
 static int allocs, frees, uploads, failNextAlloc;
+/* Room before each allocation for its size, keeping 16-byte alignment. */
+static const size_t kHeader = 16;
 
 static void trace(const char *what, size_t bytes) {
-  if (!getenv("FAKE_CUDA_TRACE"))
-    return;
-  if (bytes)
+  if (getenv("FAKE_CUDA_TRACE"))
     fprintf(stderr, "fake-cuda: %s %zu bytes\n", what, bytes);
-  else
-    fprintf(stderr, "fake-cuda: %s\n", what);
 }
 
 /* Control and counters, for the tests (found with dlsym). */
@@ -146,18 +144,23 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
     return kInvalidValue;
   if (__atomic_exchange_n(&failNextAlloc, 0, __ATOMIC_SEQ_CST))
     return kOutOfMemory;
-  void *memory = malloc(bytes);
+  /* The size goes in front, for the trace of the free. */
+  char *memory = malloc(kHeader + bytes);
   if (!memory)
     return kOutOfMemory;
+  memcpy(memory, &bytes, sizeof bytes);
   __atomic_fetch_add(&allocs, 1, __ATOMIC_SEQ_CST);
-  *ptr = (CUdeviceptr)(uintptr_t)memory;
+  *ptr = (CUdeviceptr)(uintptr_t)(memory + kHeader);
   trace("cuMemAlloc", bytes);
   return kSuccess;
 }
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  char *memory = (char *)(uintptr_t)ptr - kHeader;
+  size_t bytes;
+  memcpy(&bytes, memory, sizeof bytes);
   __atomic_fetch_add(&frees, 1, __ATOMIC_SEQ_CST);
-  trace("cuMemFree", 0);
-  free((void *)(uintptr_t)ptr);
+  trace("cuMemFree", bytes);
+  free(memory);
   return kSuccess;
 }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
