@@ -213,8 +213,8 @@ struct TfmGpuDeviceBuffersPass
         type.getNumElements() * layout.getTypeSize(type.getElementType());
 
     // A get_global of its own at the entry: `global` may sit anywhere.
-    auto host = memref::GetGlobalOp::create(rewriter, loc, type,
-                                            global.getNameAttr());
+    auto host =
+        memref::GetGlobalOp::create(rewriter, loc, type, global.getNameAttr());
     Value hostIndex =
         memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, host);
     Value hostInt = arith::IndexCastOp::create(rewriter, loc, i64, hostIndex);
@@ -226,14 +226,13 @@ struct TfmGpuDeviceBuffersPass
         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(it->second)});
     Value size = LLVM::ConstantOp::create(rewriter, loc, i64,
                                           rewriter.getI64IntegerAttr(bytes));
-    Value device = LLVM::CallOp::create(rewriter, loc, TypeRange{ptrType},
-                                        kConstantFunction,
-                                        ValueRange{slot, hostPtr, size})
-                       .getResult();
+    Value device =
+        LLVM::CallOp::create(rewriter, loc, TypeRange{ptrType},
+                             kConstantFunction, ValueRange{slot, hostPtr, size})
+            .getResult();
     LLVMTypeConverter converter(ctx);
-    Value descriptor =
-        MemRefDescriptor::fromStaticShape(rewriter, loc, converter, type,
-                                          device);
+    Value descriptor = MemRefDescriptor::fromStaticShape(
+        rewriter, loc, converter, type, device);
     return UnrealizedConversionCastOp::create(rewriter, loc, type, descriptor)
         .getResult(0);
   }
@@ -250,10 +249,9 @@ struct TfmGpuDeviceBuffersPass
     LLVM::LLVMFuncOp::create(
         b, module.getLoc(), kConstantFunction,
         LLVM::LLVMFunctionType::get(ptrType, {ptrType, ptrType, i64}));
-    LLVM::LLVMFuncOp::create(
-        b, module.getLoc(), kReleaseFunction,
-        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                    {ptrType, i64}));
+    LLVM::LLVMFuncOp::create(b, module.getLoc(), kReleaseFunction,
+                             LLVM::LLVMFunctionType::get(
+                                 LLVM::LLVMVoidType::get(ctx), {ptrType, i64}));
   }
 
   /// The slot array (null pointers until a run uploads) and the destructor
@@ -282,17 +280,17 @@ struct TfmGpuDeviceBuffersPass
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(dtor.addEntryBlock(b));
-      Value slotArray = LLVM::AddressOfOp::create(b, loc, ptrType, kSlotsGlobal);
-      Value count = LLVM::ConstantOp::create(
-          b, loc, b.getI64Type(), b.getI64IntegerAttr(slots.size()));
+      Value slotArray =
+          LLVM::AddressOfOp::create(b, loc, ptrType, kSlotsGlobal);
+      Value count = LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                             b.getI64IntegerAttr(slots.size()));
       LLVM::CallOp::create(b, loc, TypeRange(), kReleaseFunction,
                            ValueRange{slotArray, count});
       LLVM::ReturnOp::create(b, loc, ValueRange());
     }
     LLVM::GlobalDtorsOp::create(
         b, loc, b.getArrayAttr({FlatSymbolRefAttr::get(dtor)}),
-        b.getI32ArrayAttr({65535}),
-        b.getArrayAttr({LLVM::ZeroAttr::get(ctx)}));
+        b.getI32ArrayAttr({65535}), b.getArrayAttr({LLVM::ZeroAttr::get(ctx)}));
   }
 
   /// A host load from a device buffer: a one-thread kernel copies the
