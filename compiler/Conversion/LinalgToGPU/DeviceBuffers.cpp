@@ -205,9 +205,9 @@ struct TfmGpuDeviceBuffersPass
     ModuleOp module = global->getParentOfType<ModuleOp>();
     declareRuntime(rewriter, module);
 
-    auto [it, inserted] =
-        slots.try_emplace(global.getNameAttr().getAttr(), slots.size());
-    (void)inserted;
+    unsigned index =
+        slots.try_emplace(global.getNameAttr().getAttr(), slots.size())
+            .first->second;
     DataLayout layout = DataLayout::closest(global);
     uint64_t bytes =
         type.getNumElements() * layout.getTypeSize(type.getElementType());
@@ -223,7 +223,7 @@ struct TfmGpuDeviceBuffersPass
         LLVM::AddressOfOp::create(rewriter, loc, ptrType, kSlotsGlobal);
     Value slot = LLVM::GEPOp::create(
         rewriter, loc, ptrType, ptrType, slotArray,
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(it->second)});
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(index)});
     Value size = LLVM::ConstantOp::create(rewriter, loc, i64,
                                           rewriter.getI64IntegerAttr(bytes));
     Value device =
