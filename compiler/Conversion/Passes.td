@@ -261,20 +261,30 @@ def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
                            "LLVM::LLVMDialect", "vector::VectorDialect"];
 }
 
-def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
+def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "ModuleOp"> {
   let summary = "Put the buffers that kernels touch in device memory";
   let description = [{
-    After `convert-linalg-to-gpu`, on the host function: a buffer that some
-    `gpu.launch` reads or writes (through any view) lives on the device.
-    `memref.alloc` and `memref.alloca` become `gpu.alloc` (freed with
-    `gpu.dealloc` where the host freed them, or before returning), a
-    constant (`memref.get_global`, the bound weights) is copied into a
-    `gpu.alloc` with `gpu.memcpy`, and a host `memref.load` from a device
-    buffer (a run-time check's status) reads the element in a one-thread
-    kernel and copies it back. The model's inputs and outputs are device
-    buffers already (docs/gpu.md). Buffers no kernel touches (the shape
-    operand of a `memref.reshape`) stay on the host. A host `memref.store`
-    into a device buffer is reported as an error.
+    After `convert-linalg-to-gpu`, on each host function: a buffer that
+    some `gpu.launch` reads or writes (through any view) lives on the
+    device. `memref.alloc` and `memref.alloca` become `gpu.alloc` (freed
+    with `gpu.dealloc` where the host freed them, or before returning), and
+    a host `memref.load` from a device buffer (a run-time check's status)
+    reads the element in a one-thread kernel and copies it back. The
+    model's inputs and outputs are device buffers already (docs/gpu.md).
+    Buffers no kernel touches (the shape operand of a `memref.reshape`)
+    stay on the host. A host `memref.store` into a device buffer is
+    reported as an error.
+
+    A constant (`memref.get_global`, the bound weights) is resident: it
+    gets a slot in the module's `__tfm_gpu_weights` array (one per global,
+    shared by every function), and the run starts by calling the runtime's
+    `tfmGpuConstant(slot, host, bytes)`, which uploads the weight at the
+    first run and returns the cached device pointer afterwards (null, with
+    the error pending for tfm-gpu-status, when the upload fails). A
+    `llvm.mlir.global_dtors` entry calls `tfmGpuReleaseConstants` to free
+    the slots when the artifact is unloaded. The device pointer becomes a
+    memref through an LLVM descriptor and `unrealized_conversion_cast`,
+    which the LLVM lowering of the memref ops reconciles.
 
     Before:
     ```mlir
@@ -286,15 +296,26 @@ def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
     After:
     ```mlir
     %g = memref.get_global @weight : memref<4x4xf32>
-    %w = gpu.alloc () : memref<4x4xf32>
-    gpu.memcpy %w, %g : memref<4x4xf32>, memref<4x4xf32>
+    %p = memref.extract_aligned_pointer_as_index %g : ... -> index
+    %host = llvm.inttoptr ... : i64 to !llvm.ptr
+    %slots = llvm.mlir.addressof @__tfm_gpu_weights : !llvm.ptr
+    %slot = llvm.getelementptr %slots[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    %d = llvm.call @tfmGpuConstant(%slot, %host, %c64) : ... -> !llvm.ptr
+    %desc = ... (a memref descriptor of %d)
+    %w = builtin.unrealized_conversion_cast %desc : ... to memref<4x4xf32>
     %t = gpu.alloc (%n) : memref<?x4xf32>
     gpu.launch ... { ... }
     gpu.dealloc %t : memref<?x4xf32>
-    gpu.dealloc %w : memref<4x4xf32>
+    ...
+    llvm.mlir.global internal @__tfm_gpu_weights() : !llvm.array<1 x ptr>
+    llvm.func internal @__tfm_gpu_release_weights() {
+      ... llvm.call @tfmGpuReleaseConstants(%slots, %c1) ...
+    }
+    llvm.mlir.global_dtors dtors = [@__tfm_gpu_release_weights], ...
     ```
   }];
-  let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect"];
+  let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect",
+                           "LLVM::LLVMDialect", "arith::ArithDialect"];
 }
 
 def TfmGpuRoundWeights : Pass<"tfm-gpu-round-weights", "ModuleOp"> {

@@ -58,7 +58,8 @@ void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
   // rounded (half the bytes to embed, upload and read).
   if (!mma.empty())
     pm.addPass(tfm::createTfmGpuRoundWeights());
-  pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDeviceBuffers());
+  // Per module: the resident weights' slots are shared by its functions.
+  pm.addPass(tfm::createTfmGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());
   // Constants and index arithmetic into the kernels: loop bounds stay
   // compile-time constants there instead of becoming kernel parameters.

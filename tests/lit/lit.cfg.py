@@ -76,6 +76,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%{bool-model}", os.path.join(config.tfm_lib_dir, "tfm_test_bool_model.so"))
 )
+# A CUDA driver over host memory (tests/unit/runtime/FakeCudaDriver.c), for
+# TFM_CUDA_LIBRARY: GPU artifacts run (kernels do not) without a GPU.
+config.substitutions.append(
+    ("%{fake-cuda}", os.path.join(config.tfm_lib_dir, "tfm_fake_cuda.so"))
+)
 # `not` accepts any failure; tools whose exit codes are a contract (tfm-run:
 # 1 for a mismatch, 2 for other errors) are checked with this.
 config.substitutions.append(

@@ -5,11 +5,16 @@
 // translation emit (module loading runs from a global constructor). Each is
 // a no-op returning null while the driver is missing or an error is pending,
 // so that a machine without a GPU gets a status from the run, not a crash.
+// Next to them, tfmGpuConstant and tfmGpuReleaseConstants keep an artifact's
+// weights on the device from their first use until it is unloaded
+// (tfm-gpu-device-buffers emits the calls).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
 
 #include <fmt/format.h>
+
+#include <mutex>
 
 using namespace tfm::rt::cuda;
 
@@ -31,6 +36,15 @@ CUmodule loadModule(const void *data) {
   // JIT-compiling its PTX) or PTX text alike.
   check(api->cuModuleLoadData(&module, data), "loading the GPU kernels");
   return module;
+}
+
+/// Serializes first uploads, so that two runs starting at once upload a
+/// weight once. Taken only while a slot is empty: once per weight per
+/// loaded artifact. Never destroyed, as the pending error: an artifact's
+/// destructor may run after this file's statics are gone.
+std::mutex &uploadMutex() {
+  static std::mutex *mutex = new std::mutex;
+  return *mutex;
 }
 } // namespace
 
@@ -201,6 +215,67 @@ void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
   check(api->cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                               static_cast<CUstream>(stream)),
         "cuMemsetD16Async");
+}
+
+/// The device copy of `bytes` bytes of weights at `host`, cached in `*slot`
+/// (one of the artifact's own slots, null until the first upload). The copy
+/// is synchronous and complete before the slot is published, so runs on
+/// any thread and any stream may read it; the run's stream is not needed.
+/// Returns null, with the error pending for the run's status, when the
+/// driver is missing, an error is pending, or the upload fails (the slot
+/// stays empty and a later run tries again).
+void *tfmGpuConstant(void **slot, const void *host, uint64_t bytes) {
+  if (void *device = __atomic_load_n(slot, __ATOMIC_ACQUIRE))
+    return device;
+  std::lock_guard<std::mutex> lock(uploadMutex());
+  if (void *device = __atomic_load_n(slot, __ATOMIC_ACQUIRE))
+    return device; // Another run uploaded it while this one waited.
+  const DriverApi *api = usable();
+  if (!api)
+    return nullptr;
+  ScopedContext context(*api);
+  CUdeviceptr ptr = 0;
+  // cuMemAlloc refuses 0 bytes; an empty weight still needs an address.
+  if (!check(api->cuMemAlloc(&ptr, bytes ? bytes : 1),
+             "allocating GPU memory for the weights (cuMemAlloc)"))
+    return nullptr;
+  // cuMemcpy from pageable memory may return before the DMA ends: the
+  // synchronization makes the copy complete before other streams see it.
+  if (!check(api->cuMemcpy(ptr, reinterpret_cast<CUdeviceptr>(host), bytes),
+             "copying the weights to the GPU (cuMemcpy)") ||
+      !check(api->cuStreamSynchronize(nullptr),
+             "copying the weights to the GPU")) {
+    api->cuMemFree(ptr);
+    return nullptr;
+  }
+  void *device = reinterpret_cast<void *>(ptr);
+  __atomic_store_n(slot, device, __ATOMIC_RELEASE);
+  return device;
+}
+
+/// Frees the device copies in `slots[0..count)` and empties them: the
+/// artifact's global destructor, when it is unloaded (dlclose, exit). Runs
+/// of the artifact must have returned. Errors are not recorded: at exit the
+/// driver may be shut down already, and nobody would take them.
+void tfmGpuReleaseConstants(void **slots, uint64_t count) {
+  bool any = false;
+  for (uint64_t i = 0; i < count && !any; ++i)
+    any = slots[i] != nullptr;
+  // Nothing uploaded (no driver, never run): the driver is not touched.
+  if (!any)
+    return;
+  const DriverApi *api = driver();
+  if (!api)
+    return;
+  std::lock_guard<std::mutex> lock(uploadMutex());
+  bool pushed = api->cuCtxPushCurrent(primaryContext()) == kSuccess;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (slots[i])
+      api->cuMemFree(reinterpret_cast<CUdeviceptr>(slots[i]));
+    slots[i] = nullptr;
+  }
+  if (pushed)
+    api->cuCtxPopCurrent(nullptr);
 }
 
 void mgpuSetDefaultDevice(int32_t device) {

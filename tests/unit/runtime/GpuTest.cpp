@@ -3,8 +3,10 @@
 // ctest runs these with TFM_CUDA_LIBRARY naming a library that is not there
 // ([gpu-nodriver]) or the toolkit's stub libcuda ([gpu-stub]), so that they
 // check the same thing on machines with and without a GPU: every entry
-// point fails cleanly, with a message, and nothing crashes. The tags are
-// hidden because the two need separate processes (the driver loads once).
+// point fails cleanly, with a message, and nothing crashes. [gpu-fake]
+// runs with FakeCudaDriver.c, a driver over host memory, to check what the
+// runtime does with device memory. The tags are hidden because each needs
+// its own process (the driver loads once).
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime.h"
@@ -12,7 +14,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <dlfcn.h>
 
 // What the host code of a GPU artifact calls (MgpuWrappers.cpp).
 extern "C" {
@@ -29,6 +36,8 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 void mgpuMemFree(void *ptr, void *stream);
 void mgpuModuleUnload(void *module);
+void *tfmGpuConstant(void **slot, const void *host, uint64_t bytes);
+void tfmGpuReleaseConstants(void **slots, uint64_t count);
 }
 
 namespace {
@@ -73,6 +82,21 @@ void checkEveryEntryPointFails(const std::string &expected) {
   CHECK(timer == nullptr);
   tfm_gpu_free(nullptr);
 
+  // A weight's first upload fails with the reason as the run's status, and
+  // leaves its slot empty; unloading the artifact then touches nothing.
+  tfm_status_free(tfm_gpu_take_error());
+  void *slots[2] = {};
+  CHECK(tfmGpuConstant(&slots[0], host, sizeof host) == nullptr);
+  CHECK(slots[0] == nullptr);
+  CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
+  CHECK_THAT(message(tfm_gpu_take_error()), Catch::Contains(expected));
+  tfmGpuReleaseConstants(slots, 2);
+  CHECK(tfm_gpu_status() == 0);
+  // An uploaded weight is the slot's pointer, without a call to the driver.
+  slots[1] = host;
+  CHECK(tfmGpuConstant(&slots[1], nullptr, sizeof host) == host);
+  CHECK(tfm_gpu_status() == 0);
+
   // What a model run does: a null stream, no memory, launches skipped, and
   // a status for the entry point to return.
   void *stream = mgpuStreamCreate();
@@ -113,4 +137,110 @@ TEST_CASE("null arguments to the GPU functions", "[.][gpu-nodriver]") {
   CHECK(tfm_status_code(tfm_gpu_timer_stop(nullptr, &ms)) ==
         TFM_STATUS_INVALID_ARGUMENT);
   tfm_gpu_take_error();
+}
+
+namespace {
+/// The fake driver's counters (FakeCudaDriver.c), from the library that
+/// TFM_CUDA_LIBRARY names: the runtime has loaded it, dlopen shares it.
+struct FakeDriver {
+  void (*counts)(int *, int *, int *) = nullptr;
+  void (*failNextAlloc)() = nullptr;
+
+  FakeDriver() {
+    void *handle = ::dlopen(std::getenv("TFM_CUDA_LIBRARY"), RTLD_NOW);
+    REQUIRE(handle);
+    counts = reinterpret_cast<void (*)(int *, int *, int *)>(
+        ::dlsym(handle, "fakeCudaCounts"));
+    failNextAlloc =
+        reinterpret_cast<void (*)()>(::dlsym(handle, "fakeCudaFailNextAlloc"));
+    REQUIRE(counts);
+    REQUIRE(failNextAlloc);
+  }
+  int allocs() const { return get(0); }
+  int frees() const { return get(1); }
+  int uploads() const { return get(2); }
+  int get(int which) const {
+    int values[3];
+    counts(&values[0], &values[1], &values[2]);
+    return values[which];
+  }
+};
+} // namespace
+
+TEST_CASE("weights are uploaded once, by one of the runs starting together",
+          "[.][gpu-fake]") {
+  FakeDriver fake;
+  tfm_status_free(tfm_gpu_take_error());
+  int allocs = fake.allocs(), uploads = fake.uploads();
+  std::vector<float> weight(1024);
+  for (size_t i = 0; i < weight.size(); ++i)
+    weight[i] = static_cast<float>(i);
+  float other[3] = {1, 2, 3};
+  void *slots[3] = {};
+
+  // Eight runs of one artifact start at once, all reading weight 0.
+  std::vector<void *> seen(8);
+  std::vector<std::thread> runs;
+  for (size_t t = 0; t < seen.size(); ++t)
+    runs.emplace_back([&, t] {
+      seen[t] = tfmGpuConstant(&slots[0], weight.data(),
+                               weight.size() * sizeof(float));
+    });
+  for (std::thread &run : runs)
+    run.join();
+  CHECK(fake.allocs() == allocs + 1);
+  CHECK(fake.uploads() == uploads + 1);
+  REQUIRE(slots[0] != nullptr);
+  for (void *device : seen)
+    CHECK(device == slots[0]);
+  // The fake's device memory is host memory: the copy is the weight.
+  CHECK(std::memcmp(slots[0], weight.data(), weight.size() * sizeof(float)) ==
+        0);
+
+  // Later runs get the same copy; another weight has its own.
+  CHECK(tfmGpuConstant(&slots[0], weight.data(), 4) == slots[0]);
+  CHECK(tfmGpuConstant(&slots[2], other, sizeof other) != nullptr);
+  CHECK(fake.allocs() == allocs + 2);
+  CHECK(fake.uploads() == uploads + 2);
+  CHECK(tfm_gpu_status() == 0);
+
+  // Unloading the artifact frees what its slots hold, and empties them.
+  int frees = fake.frees();
+  tfmGpuReleaseConstants(slots, 3);
+  CHECK(fake.frees() == frees + 2);
+  CHECK(slots[0] == nullptr);
+  CHECK(slots[2] == nullptr);
+  tfmGpuReleaseConstants(slots, 3);
+  CHECK(fake.frees() == frees + 2);
+  CHECK(tfm_gpu_status() == 0);
+}
+
+TEST_CASE("a failed upload is the run's status, and a later run retries",
+          "[.][gpu-fake]") {
+  FakeDriver fake;
+  tfm_status_free(tfm_gpu_take_error());
+  float weight[4] = {1, 2, 3, 4};
+  void *slot = nullptr;
+  fake.failNextAlloc();
+  CHECK(tfmGpuConstant(&slot, weight, sizeof weight) == nullptr);
+  CHECK(slot == nullptr);
+  CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
+  CHECK_THAT(message(tfm_gpu_take_error()),
+             Catch::Contains("allocating GPU memory for the weights "
+                             "(cuMemAlloc) failed: CUDA_ERROR_OUT_OF_MEMORY"));
+  // While an error is pending (the run goes on to its status) nothing
+  // more is uploaded.
+  fake.failNextAlloc();
+  CHECK(tfmGpuConstant(&slot, weight, sizeof weight) == nullptr);
+  void *other = nullptr;
+  CHECK(tfmGpuConstant(&other, weight, sizeof weight) == nullptr);
+  CHECK(other == nullptr);
+  tfm_status_free(tfm_gpu_take_error());
+
+  void *device = tfmGpuConstant(&slot, weight, sizeof weight);
+  CHECK(device != nullptr);
+  CHECK(slot == device);
+  CHECK(tfm_gpu_status() == 0);
+  tfmGpuReleaseConstants(&slot, 1);
+  CHECK(slot == nullptr);
 }
