@@ -8,7 +8,8 @@
 // attention over short sequences (4 to 16 bytes at 80). Their occupancy is
 // bounded by their shared memory and block size anyway, and a spill costs
 // a local-memory round trip in the inner loop: `.minnctapersm 1`
-// (nvvm.minctasm) lifts the target for those two. The single-product
+// (nvvm.minctasm) lifts the target for the attention, `.minnctapersm 3`
+// gives the GEMM up to 85. The single-product
 // tensor-core GEMM (128 registers) and the f32 flash attention (80-100 for
 // 128 threads) fit ptxas's targets and keep them: lifting it there only
 // costs occupancy (151 registers for the attention, 3 blocks per SM
@@ -21,6 +22,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUOCCUPANCYHINT
@@ -51,8 +54,11 @@ bool chainsProducts(NVVM::MmaOp mma) {
 }
 
 /// Threads per block from which ptxas's register target (64) is too low
-/// for the f32 tiled GEMM.
+/// for the f32 tiled GEMM, the registers it is given instead, and the
+/// registers of an SM (sm_80, sm_90).
 constexpr int64_t kWideBlock = 256;
+constexpr int64_t kRegisters = 80;
+constexpr int64_t kRegisterFile = 65536;
 
 struct TfmGpuOccupancyHintPass
     : tfm::impl::TfmGpuOccupancyHintBase<TfmGpuOccupancyHintPass> {
@@ -72,11 +78,18 @@ struct TfmGpuOccupancyHintPass
         for (int32_t extent : *block)
           threads *= extent;
       // ptxas aims at 64 registers for 256 threads, which the f32 GEMM's
-      // 4 x 4 patch with a fused epilogue exceeds; the f32 flash attention
-      // (128 threads) fits its target and keeps the occupancy it gives.
-      if (chained || (!products && threads >= kWideBlock))
+      // 4 x 4 patch with a fused epilogue exceeds (76); unbounded, it takes
+      // 151 for small static shapes (one block per SM). Room for 80
+      // registers keeps 3 blocks of 256. The f32 flash attention (128
+      // threads) fits ptxas's target and keeps it.
+      int64_t blocks = 0;
+      if (chained)
+        blocks = 1;
+      else if (!products && threads >= kWideBlock)
+        blocks = std::max<int64_t>(1, kRegisterFile / (threads * kRegisters));
+      if (blocks)
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      b.getI32IntegerAttr(1));
+                      b.getI32IntegerAttr(blocks));
     });
   }
 };
