@@ -199,6 +199,31 @@ def ConvertLinalgToGPU : Pass<"convert-linalg-to-gpu", "func::FuncOp"> {
                            "LLVM::LLVMDialect", "vector::VectorDialect"];
 }
 
+def TfmGpuDecomposeAttention
+    : Pass<"tfm-gpu-decompose-attention", "func::FuncOp"> {
+  let summary = "Decompose the tfm.attention ops the GPU kernel cannot take";
+  let description = [{
+    On tensors, before the GPU's bufferization: every `tfm.attention` that
+    `convert-attention-to-gpu` would refuse (dynamic head dimensions, heads
+    too wide for the kernel's shared memory, a mask read through another
+    map than its default, an element type other than f32) becomes the
+    attention chain over tfm primitives (`tfm-decompose-attention`'s
+    patterns), which the linalg kernels then run: such a model compiles,
+    unfused, instead of failing. Attention over a cache has no such
+    spelling and keeps its op (and its error).
+
+    Before:
+    ```mlir
+    %o = tfm.attention ins(%q, %k, %v : tensor<2x?x?xf32>, ...) outs(%init : tensor<2x?x?xf32>) scale 0.125
+    ```
+    After:
+    ```mlir
+    %s = tfm.matmul %q, %kt ...   %p = tfm.softmax ...   %o = tfm.matmul %p, %v ...
+    ```
+  }];
+  let dependentDialects = ["tfm::TfmDialect", "tensor::TensorDialect"];
+}
+
 def ConvertAttentionToGPU : Pass<"convert-attention-to-gpu", "func::FuncOp"> {
   let summary = "Lower bufferized tfm.attention to a flash-attention gpu.launch";
   let description = [{

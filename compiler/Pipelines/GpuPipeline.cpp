@@ -40,6 +40,11 @@ void tfm::buildGPUTfmToLinalgPipeline(OpPassManager &pm,
   linalg.packLinear = false;
   linalg.fuseAttention = true;
   buildTfmToLinalgPipeline(pm, linalg);
+  // What the flash-attention kernel cannot take runs unfused (its chain's
+  // primitives become linalg like the rest).
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDecomposeAttention());
+  pm.addNestedPass<func::FuncOp>(tfm::createConvertTfmToLinalg());
+  pm.addPass(createCanonicalizerPass());
 }
 
 void tfm::buildGPUKernelsPipeline(OpPassManager &pm,

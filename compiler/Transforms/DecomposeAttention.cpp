@@ -164,9 +164,13 @@ FailureOr<DecomposedAttention> mlir::tfm::decomposeAttention(OpBuilder &b,
 
 namespace {
 struct DecomposeAttentionPattern : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttentionPattern(MLIRContext *context,
+                            std::function<bool(AttentionOp)> filter)
+      : OpRewritePattern(context), filter(std::move(filter)) {}
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (filter && !filter(op))
+      return rewriter.notifyMatchFailure(op, "kept fused");
     FailureOr<DecomposedAttention> chain = decomposeAttention(rewriter, op);
     if (failed(chain))
       return rewriter.notifyMatchFailure(
@@ -174,6 +178,9 @@ struct DecomposeAttentionPattern : OpRewritePattern<AttentionOp> {
     rewriter.replaceOp(op, chain->output);
     return success();
   }
+
+private:
+  std::function<bool(AttentionOp)> filter;
 };
 
 struct TfmDecomposeAttentionPass
@@ -188,6 +195,7 @@ struct TfmDecomposeAttentionPass
 } // namespace
 
 void mlir::tfm::populateDecomposeAttentionPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttentionPattern>(patterns.getContext());
+    RewritePatternSet &patterns, std::function<bool(AttentionOp)> filter) {
+  patterns.add<DecomposeAttentionPattern>(patterns.getContext(),
+                                          std::move(filter));
 }

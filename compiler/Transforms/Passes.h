@@ -4,9 +4,12 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
 namespace mlir {
 class RewritePatternSet;
 namespace tfm {
+class AttentionOp;
 
 #define GEN_PASS_DECL
 #include "compiler/Transforms/Passes.h.inc"
@@ -17,8 +20,11 @@ namespace tfm {
 void populateLowerLayersPatterns(RewritePatternSet &patterns,
                                  bool emitRemarks = false);
 
-/// tfm.attention on tensors to the attention chain over tfm primitives.
-void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+/// tfm.attention on tensors to the attention chain over tfm primitives;
+/// with `filter`, only the ops it accepts.
+void populateDecomposeAttentionPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(AttentionOp)> filter = nullptr);
 
 /// Attention chains over linalg into tfm.attention.
 /// With `emitRemarks`, each fused chain gets a remark at its P·V contraction.

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToGPU/AttentionToGPU.h"
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -42,14 +43,17 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <limits>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_CONVERTATTENTIONTOGPU
+#define GEN_PASS_DEF_TFMGPUDECOMPOSEATTENTION
 #include "compiler/Conversion/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -121,6 +125,31 @@ bool tfm::flashAttentionTakesLayout(AttentionOp op) {
   auto maskRank = cast<ShapedType>(op.getMask().getType()).getRank();
   return maps[3] == AttentionOp::getDefaultIndexingMaps(
                         op.getContext(), op.getNumBatchDims(), maskRank)[3];
+}
+
+bool tfm::gpuFlashAttentionTakes(AttentionOp op) {
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  auto v = cast<ShapedType>(op.getValue().getType());
+  if (!q.getElementType().isF32())
+    return false;
+  if (Value mask = op.getMask()) {
+    auto maskRank = cast<ShapedType>(mask.getType()).getRank();
+    if (op.getIndexingMapsArray()[3] !=
+        AttentionOp::getDefaultIndexingMaps(op.getContext(),
+                                            op.getNumBatchDims(), maskRank)[3])
+      return false;
+  }
+  // The head dimensions in the canonical order (the last dim of Q's and
+  // V's canonical views).
+  auto canonicalLast = [&](ShapedType type, unsigned mapIndex) {
+    SmallVector<int64_t> positions = op.getCanonicalDimPositions(mapIndex);
+    return type.getShape()[positions.back()];
+  };
+  int64_t headDim = canonicalLast(q, 0), valueDim = canonicalLast(v, 2);
+  if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
+    return false;
+  return succeeded(
+      chooseFlashAttentionTiles(FlashAttentionLimits(), headDim, valueDim));
 }
 
 AttentionOp tfm::withDefaultLayout(OpBuilder &b, AttentionOp op) {
@@ -573,6 +602,17 @@ void FlashAttentionKernelEmitter::emitStore(ValueRange acc, Value i0) {
       body();
   }
 }
+
+struct TfmGpuDecomposeAttentionPass
+    : tfm::impl::TfmGpuDecomposeAttentionBase<TfmGpuDecomposeAttentionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDecomposeAttentionPatterns(
+        patterns, [](AttentionOp op) { return !gpuFlashAttentionTakes(op); });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
 
 struct ConvertAttentionToGPUPass
     : tfm::impl::ConvertAttentionToGPUBase<ConvertAttentionToGPUPass> {

@@ -58,6 +58,10 @@ chooseFlashAttentionTiles(const FlashAttentionLimits &limits, int64_t headDim,
 
 /// Whether the kernel reads `op`'s operands as laid out (see the .cpp).
 bool flashAttentionTakesLayout(AttentionOp op);
+/// Whether convert-attention-to-gpu (default limits) can lower `op`, on
+/// tensors or buffers: f32, static head dimensions within the tiles' shared
+/// memory, the mask read through its default map.
+bool gpuFlashAttentionTakes(AttentionOp op);
 /// `op` itself when its operands are read in the default order, otherwise
 /// the same attention over views of its operands in that order (built at
 /// `b`'s insertion point; the caller erases it once lowered).
