@@ -402,16 +402,16 @@ def TfmGpuOccupancyHint
   let summary = "Let ptxas give shared-memory tiled kernels their registers";
   let description = [{
     Each kernel with shared-memory tiles (workgroup attributions) whose
-    register need exceeds ptxas's own occupancy target gets a lower one,
-    `nvvm.minctasm` (PTX `.minnctapersm`): 1 for the kernels whose
+    register need exceeds ptxas's own occupancy target gets
+    `nvvm.minctasm = 1` (PTX `.minnctapersm 1`): the kernels whose
     `mma.sync` takes an A fragment computed in registers (flash
     attention's P·V; 80 registers and 4 to 16 bytes of spills on sm_80
-    without it), and room for 80 registers (3 blocks of 256 threads) for
-    the f32 tiled kernels of 256 threads or more (the GEMM with a fused
-    bias wants 76 where ptxas aims at 64 and spills 4 bytes; unbounded it
-    took 151, one block per SM). The tensor-core GEMM (128 registers) and
-    the f32 flash attention (128 threads, 80-100 registers) fit ptxas's
-    targets and keep the occupancy they give.
+    without it), and the f32 tiled kernels of 256 threads or more (the
+    GEMM with a fused bias wants 76 registers where ptxas aims at 64 and
+    spills 4 bytes; a middle target of 3 blocks made ptxas unroll the small
+    static GEMMs further and spill 16). The tensor-core GEMM (128
+    registers) and the f32 flash attention (128 threads, 80-100 registers)
+    fit ptxas's targets and keep the occupancy they give.
 
     Before:
     ```mlir
@@ -420,7 +420,7 @@ def TfmGpuOccupancyHint
     After (a 16 x 16-thread f32 GEMM):
     ```mlir
     gpu.func @k() workgroup(%s : memref<1024xf32, 3>) kernel
-        attributes {nvvm.minctasm = 3 : i32} { ... }
+        attributes {nvvm.minctasm = 1 : i32} { ... }
     ```
   }];
   let dependentDialects = ["NVVM::NVVMDialect"];

@@ -8,8 +8,7 @@
 // attention over short sequences (4 to 16 bytes at 80). Their occupancy is
 // bounded by their shared memory and block size anyway, and a spill costs
 // a local-memory round trip in the inner loop: `.minnctapersm 1`
-// (nvvm.minctasm) lifts the target for the attention, `.minnctapersm 3`
-// gives the GEMM up to 85. The single-product
+// (nvvm.minctasm) lifts the target for both. The single-product
 // tensor-core GEMM (128 registers) and the f32 flash attention (80-100 for
 // 128 threads) fit ptxas's targets and keep them: lifting it there only
 // costs occupancy (151 registers for the attention, 3 blocks per SM
@@ -22,8 +21,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <algorithm>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUOCCUPANCYHINT
@@ -54,11 +51,8 @@ bool chainsProducts(NVVM::MmaOp mma) {
 }
 
 /// Threads per block from which ptxas's register target (64) is too low
-/// for the f32 tiled GEMM, the registers it is given instead, and the
-/// registers of an SM (sm_80, sm_90).
+/// for the f32 tiled GEMM.
 constexpr int64_t kWideBlock = 256;
-constexpr int64_t kRegisters = 80;
-constexpr int64_t kRegisterFile = 65536;
 
 struct TfmGpuOccupancyHintPass
     : tfm::impl::TfmGpuOccupancyHintBase<TfmGpuOccupancyHintPass> {
@@ -78,15 +72,15 @@ struct TfmGpuOccupancyHintPass
         for (int32_t extent : *block)
           threads *= extent;
       // ptxas aims at 64 registers for 256 threads, which the f32 GEMM's
-      // 4 x 4 patch with a fused epilogue exceeds (76); unbounded, it takes
-      // 151 for small static shapes (one block per SM). Room for 80
-      // registers keeps 3 blocks of 256. The f32 flash attention (128
-      // threads) fits ptxas's target and keeps it.
+      // 4 x 4 patch with a fused epilogue exceeds (76). A middle target
+      // does not work: at 3 blocks of 256 (85 registers) ptxas unrolls the
+      // small static GEMMs of the fixtures further and spills 16 bytes, so
+      // the GEMM gets no target (76 registers for a dynamic M; up to 151
+      // for tiny static shapes, where occupancy does not matter). The f32
+      // flash attention (128 threads) fits ptxas's target and keeps it.
       int64_t blocks = 0;
-      if (chained)
+      if (chained || (!products && threads >= kWideBlock))
         blocks = 1;
-      else if (!products && threads >= kWideBlock)
-        blocks = std::max<int64_t>(1, kRegisterFile / (threads * kRegisters));
       if (blocks)
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(blocks));

@@ -1,14 +1,14 @@
 // RUN: tfm-opt %s -pass-pipeline='builtin.module(gpu.module(tfm-gpu-occupancy-hint))' | FileCheck %s
 
-// Shared-memory tiled kernels are told how few blocks per SM are enough,
-// so that ptxas does not spill to reach more: one where the second
-// product's A fragment is packed from the first one's accumulators (flash
-// attention's P·V), three of 256 threads for an f32 tiled kernel (up to 85
-// registers, where ptxas aims at 64).
+// Shared-memory tiled kernels are told one block per SM is enough, so that
+// ptxas does not spill to reach more: where the second product's A
+// fragment is packed from the first one's accumulators (flash attention's
+// P·V), and an f32 tiled kernel of 256 threads (ptxas aims at 64
+// registers there).
 // CHECK-LABEL: gpu.func @chained(
 // CHECK-SAME:    kernel attributes {nvvm.minctasm = 1 : i32}
 // CHECK-LABEL: gpu.func @f32_tiles(
-// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 16, 16, 1>, nvvm.minctasm = 3 : i32}
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 16, 16, 1>, nvvm.minctasm = 1 : i32}
 // The tensor-core GEMM (A from ldmatrix, through the registers' extracts),
 // an f32 tiled kernel of 128 threads (the flash attention's) and a kernel
 // without shared memory keep ptxas's choice.
