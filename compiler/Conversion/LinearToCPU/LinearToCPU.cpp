@@ -215,9 +215,19 @@ void GemmEmitter::emitCall() {
     rows = mul(rows, memref::DimOp::create(b, loc, input, d));
   Value rowBlocks = ceilDiv(rows, idx(tiling.blockRows));
   Value panels = columnPanelCount(op.getInit());
+  // A task sweeps its row block's K chunk of A once per panel: with more
+  // than one row block (a block is 288 rows on AVX-512, a 147 KB chunk
+  // from L2), fewer and wider tasks reuse it over more panels (BERT's
+  // 512 x 3072 -> 768 projection: 10% faster on 1 thread, 5-9% on 2), and
+  // the row blocks still give threads work; a single row block (decode,
+  // short sequences) keeps many narrow tasks.
+  Value multipleRowBlocks = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sgt, rowBlocks, idx(1));
+  Value targetTasks =
+      arith::SelectOp::create(b, loc, multipleRowBlocks, idx(16), idx(64));
   Value panelsPerTask =
       max(idx(1), min(idx(tiling.maxPanelsPerTask),
-                      ceilDiv(mul(rowBlocks, panels), idx(64))));
+                      ceilDiv(mul(rowBlocks, panels), targetTasks)));
   Value columnBlocks = ceilDiv(panels, panelsPerTask);
   SmallVector<Value> args(op->getOperands());
   args.append({panelsPerTask, idx(0), mul(rowBlocks, columnBlocks)});
