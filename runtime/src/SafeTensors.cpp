@@ -33,6 +33,10 @@ namespace tfm {
 
 namespace {
 
+/// Characters of a tensor name quoted in a message (names of real
+/// checkpoints are well under this).
+constexpr size_t kNameInMessage = 256;
+
 constexpr const char *kMetadataKey = "__metadata__";
 
 struct DtypeInfo {
@@ -57,7 +61,10 @@ struct RawEntry {
 std::string parseEntry(const std::string &name, const json &value,
                        uint64_t dataSize, RawEntry &entry) {
   entry.name = name;
-  std::string where = fmt::format("tensor '{}'", name);
+  // A name may hold any character JSON can escape: the message stays on
+  // one line.
+  std::string where =
+      fmt::format("tensor '{}'", rt::printable(name, kNameInMessage));
   if (!value.is_object())
     return fmt::format("{}: expected an object, got {}", where,
                        value.type_name());
@@ -220,12 +227,15 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
       if (furthest && furthest->end > entry.begin)
         return fail(fmt::format("tensors '{}' [{}, {}) and '{}' [{}, {}) "
                                 "overlap",
-                                furthest->name, furthest->begin, furthest->end,
-                                entry.name, entry.begin, entry.end));
+                                rt::printable(furthest->name, kNameInMessage),
+                                furthest->begin, furthest->end,
+                                rt::printable(entry.name, kNameInMessage),
+                                entry.begin, entry.end));
       if (entry.begin > covered)
         return fail(fmt::format("the data bytes [{}, {}) belong to no tensor "
                                 "(before '{}')",
-                                covered, entry.begin, entry.name));
+                                covered, entry.begin,
+                                rt::printable(entry.name, kNameInMessage)));
       if (!furthest || entry.end > furthest->end)
         furthest = &entry;
       covered = furthest->end;
@@ -321,7 +331,8 @@ bool writeSafeTensors(const std::string &path,
     uint64_t offset = 0;
     for (const SafeTensorWriteEntry &entry : entries) {
       auto fail = [&](const std::string &message) {
-        error = fmt::format("{}: tensor '{}': {}", path, entry.name, message);
+        error = fmt::format("{}: tensor '{}': {}", path,
+                            rt::printable(entry.name, kNameInMessage), message);
         return false;
       };
       if (entry.name == kMetadataKey || header.contains(entry.name))

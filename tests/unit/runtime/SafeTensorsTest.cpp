@@ -259,6 +259,21 @@ TEST_CASE("safetensors rejects hidden bytes and repeated names",
   INFO(error);
 }
 
+TEST_CASE("safetensors errors quote names on one line", "[safetensors]") {
+  // JSON escapes let a name hold a newline (found by tfm-fuzz-safetensors):
+  // the message shows it escaped, on the message's one line.
+  expectError(safeTensorsFile(R"({"\nx": {"dtype": "F32", "shape": [4],
+                                          "data_offsets": [0, 16]}})",
+                              8),
+              "tensor '\\x0ax': data_offsets [0, 16) end past the data "
+              "section (8 bytes)");
+  expectError(safeTensorsFile(R"({"a\tb": {"dtype": "F32", "shape": [1],
+                                          "data_offsets": [4, 8]}})",
+                              8),
+              "the data bytes [0, 4) belong to no tensor (before "
+              "'a\\x09b')");
+}
+
 TEST_CASE("safetensors accepts empty tensors and padding", "[safetensors]") {
   std::string path = tempPath("padding.safetensors");
   // Spaces pad the header (the format allows them); an empty tensor sits
