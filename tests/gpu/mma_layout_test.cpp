@@ -18,6 +18,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace mma = mlir::tfm::mma;
@@ -35,21 +36,28 @@ struct Tile {
   double at(int64_t r, int64_t c) const { return data[r * stride + c]; }
 };
 
-/// ldmatrix.sync.aligned.m8n8.x4.b16 (not transposed), per the ISA: lanes
-/// 8q .. 8q+7 supply the addresses of rows 0..7 of matrix q; lane l
-/// receives, in register q, elements 2(l%4) and 2(l%4)+1 of row l/4 of
-/// matrix q.
+/// ldmatrix.sync.aligned.m8n8.x4[.trans].b16, per the ISA: lanes 8q .. 8q+7
+/// supply the addresses of rows 0..7 of matrix q (each row the 8 halves
+/// there). Not transposed, lane l receives in register q elements
+/// (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix q; transposed, elements
+/// (2(l%4), l/4) and (2(l%4)+1, l/4).
 Fragment ldmatrix(const Tile &tile, int64_t row0, int64_t col0,
-                  int64_t (*row)(int64_t), int64_t (*col)(int64_t)) {
+                  int64_t (*row)(int64_t), int64_t (*col)(int64_t),
+                  bool transpose = false) {
   std::array<std::pair<int64_t, int64_t>, 32> address;
   for (int64_t lane = 0; lane < 32; ++lane)
     address[lane] = {row0 + row(lane), col0 + col(lane)};
   Fragment out;
   for (int64_t lane = 0; lane < 32; ++lane)
     for (int64_t q = 0; q < 4; ++q) {
-      auto [r, c] = address[8 * q + lane / 4];
-      out[lane][q] = {tile.at(r, c + 2 * (lane % 4)),
-                      tile.at(r, c + 2 * (lane % 4) + 1)};
+      auto element = [&](int64_t r, int64_t c) {
+        if (transpose)
+          std::swap(r, c);
+        auto [tr, tc] = address[8 * q + r];
+        return tile.at(tr, tc + c);
+      };
+      out[lane][q] = {element(lane / 4, 2 * (lane % 4)),
+                      element(lane / 4, 2 * (lane % 4) + 1)};
     }
   return out;
 }
@@ -105,27 +113,6 @@ mmaSync(const std::array<std::array<Pair, 4>, 32> &a,
     }
   }
   return d;
-}
-
-/// ldmatrix.sync.aligned.m8n8.x4.trans.b16: the same addresses, but lane l
-/// receives, in register q, elements (2(l%4), l/4) and (2(l%4)+1, l/4) of
-/// matrix q (row r of matrix q being the 8 halves at lane 8q+r's address).
-Fragment ldmatrixTrans(const Tile &tile, int64_t row0, int64_t col0,
-                       int64_t (*row)(int64_t), int64_t (*col)(int64_t)) {
-  std::array<std::pair<int64_t, int64_t>, 32> address;
-  for (int64_t lane = 0; lane < 32; ++lane)
-    address[lane] = {row0 + row(lane), col0 + col(lane)};
-  Fragment out;
-  for (int64_t lane = 0; lane < 32; ++lane)
-    for (int64_t q = 0; q < 4; ++q) {
-      auto element = [&](int64_t r, int64_t c) {
-        auto [tr, tc] = address[8 * q + r];
-        return tile.at(tr, tc + c);
-      };
-      out[lane][q] = {element(2 * (lane % 4), lane / 4),
-                      element(2 * (lane % 4) + 1, lane / 4)};
-    }
-  return out;
 }
 
 int64_t aRow(int64_t lane) { return mma::ldmatrixARow(lane); }
@@ -336,8 +323,8 @@ TEST_CASE("a warp's flash attention through ldmatrix, mma.sync and quad "
           a[lane][reg] = {tile[first], tile[first + 1]};
         }
       for (int64_t pair = 0; pair < tilesV / 2; ++pair) {
-        Fragment b = ldmatrixTrans(vs, j0 + kk * mma::kK, pair * 2 * mma::kN,
-                                   vRow, vCol);
+        Fragment b = ldmatrix(vs, j0 + kk * mma::kK, pair * 2 * mma::kN, vRow,
+                              vCol, /*transpose=*/true);
         for (int64_t which = 0; which < 2; ++which)
           acc[2 * pair + which] =
               mmaSync(a, bHalf(b, which), acc[2 * pair + which]);

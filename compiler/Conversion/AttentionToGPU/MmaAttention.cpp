@@ -37,7 +37,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -144,6 +143,18 @@ private:
   /// and columns >= dim; scaled first when `scale` is set.
   void emitLoadTile(Value source, Value tile, Value first, Value limit,
                     int64_t rows, int64_t dim, int64_t pad, Value scale);
+  /// acc's n8 tiles `tile` and `tile` + 1 (four f32 registers each) +=
+  /// a · the two B fragments of one ldmatrix.x4 (`regs`).
+  void accumulateTilePair(ArrayRef<Value> a, ArrayRef<Value> regs,
+                          SmallVectorImpl<Value> &acc, int64_t tile) {
+    for (int64_t half8 = 0; half8 < 2; ++half8) {
+      int64_t base = (tile + half8) * 4;
+      SmallVector<Value> d =
+          mma::emitMma(b, loc, a, regs.slice(2 * half8, 2),
+                       ArrayRef<Value>(acc).slice(base, 4), half);
+      std::copy(d.begin(), d.end(), acc.begin() + base);
+    }
+  }
   /// S = Q K^T of the warp's 16 queries and the Bk keys: Bk/8 n8 tiles of
   /// four f32 registers each.
   SmallVector<Value> emitScores();
@@ -263,35 +274,21 @@ void MmaAttentionEmitter::emitLoadTile(Value source, Value tile, Value first,
 }
 
 SmallVector<Value> MmaAttentionEmitter::emitScores() {
-  auto fragmentType = VectorType::get({4, 2}, half);
   int64_t tilesK = t.blockK / mma::kN;
   SmallVector<Value> s(tilesK * 4, fconst(0.0));
   for (int64_t ks = 0; ks < t.headPad / mma::kK; ++ks) {
     Value aRow = add(warpRow, mma::ldmatrixARow(lane).v);
     Value aCol = (mma::ldmatrixACol(lane) + ks * mma::kK).v;
-    SmallVector<Value> a = mma::fragmentRegisters(
-        b, loc,
-        nvgpu::LdMatrixOp::create(b, loc, fragmentType, qTile,
-                                  ValueRange{aRow, aCol},
-                                  /*transpose=*/false, /*numTiles=*/4),
-        half);
+    SmallVector<Value> a =
+        mma::loadFragment(b, loc, qTile, aRow, aCol, /*transpose=*/false, half);
     // Two n8 tiles of keys per ldmatrix.x4 of Ks[key][d] (K^T's columns).
     for (int64_t pair = 0; pair < tilesK / 2; ++pair) {
       Value bRow = (mma::ldmatrixBRow(lane) + pair * 2 * mma::kN).v;
       Value bCol = (mma::ldmatrixBCol(lane) + ks * mma::kK).v;
-      SmallVector<Value> regs = mma::fragmentRegisters(
-          b, loc,
-          nvgpu::LdMatrixOp::create(b, loc, fragmentType, kTile,
-                                    ValueRange{bRow, bCol},
-                                    /*transpose=*/false, /*numTiles=*/4),
-          half);
-      for (int64_t half8 = 0; half8 < 2; ++half8) {
-        int64_t base = (2 * pair + half8) * 4;
-        SmallVector<Value> d =
-            mma::emitMma(b, loc, a, ArrayRef<Value>(regs).slice(2 * half8, 2),
-                         ArrayRef<Value>(s).slice(base, 4), half);
-        std::copy(d.begin(), d.end(), s.begin() + base);
-      }
+      accumulateTilePair(a,
+                         mma::loadFragment(b, loc, kTile, bRow, bCol,
+                                           /*transpose=*/false, half),
+                         s, 2 * pair);
     }
   }
   return s;
@@ -300,7 +297,6 @@ SmallVector<Value> MmaAttentionEmitter::emitScores() {
 SmallVector<Value>
 MmaAttentionEmitter::emitProbabilitiesTimesValues(ArrayRef<Value> p,
                                                   ArrayRef<Value> acc) {
-  auto fragmentType = VectorType::get({4, 2}, half);
   SmallVector<Value> out(acc);
   for (int64_t kk = 0; kk < t.blockK / mma::kK; ++kk) {
     // Keys 16 kk .. 16 kk + 15 are the scores' n8 tiles 2 kk and 2 kk + 1.
@@ -313,19 +309,10 @@ MmaAttentionEmitter::emitProbabilitiesTimesValues(ArrayRef<Value> p,
     for (int64_t pair = 0; pair < t.valuePad / (2 * mma::kN); ++pair) {
       Value row = (mma::ldmatrixTransBRow(lane) + kk * mma::kK).v;
       Value col = (mma::ldmatrixTransBCol(lane) + pair * 2 * mma::kN).v;
-      SmallVector<Value> regs = mma::fragmentRegisters(
-          b, loc,
-          nvgpu::LdMatrixOp::create(b, loc, fragmentType, vTile,
-                                    ValueRange{row, col},
-                                    /*transpose=*/true, /*numTiles=*/4),
-          half);
-      for (int64_t half8 = 0; half8 < 2; ++half8) {
-        int64_t base = (2 * pair + half8) * 4;
-        SmallVector<Value> d =
-            mma::emitMma(b, loc, a, ArrayRef<Value>(regs).slice(2 * half8, 2),
-                         ArrayRef<Value>(out).slice(base, 4), half);
-        std::copy(d.begin(), d.end(), out.begin() + base);
-      }
+      accumulateTilePair(
+          a,
+          mma::loadFragment(b, loc, vTile, row, col, /*transpose=*/true, half),
+          out, 2 * pair);
     }
   }
   return out;

@@ -19,33 +19,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/ContractionFusion.h"
+#include "compiler/Conversion/LinalgToGPU/BufferRoot.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-
-/// The allocation or argument that `buffer` views.
-Value rootOf(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      buffer = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      buffer = cast.getSource();
-    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
-      buffer = transpose.getIn();
-    else
-      break;
-  }
-  return buffer;
-}
 
 /// An all-parallel generic with one init written through the identity map
 /// over `rank` loops, whose payload is pure.
@@ -105,7 +90,7 @@ ContractionFusion ContractionFusion::find(linalg::LinalgOp op) {
   if (isElementwiseOver(prev, rank) && prev.getDpsInits()[0] == c &&
       !prev.payloadUsesValueFromOperand(prev.getDpsInitOperand(0)) &&
       llvm::none_of(prev.getDpsInputs(),
-                    [&](Value in) { return rootOf(in) == rootOf(c); }))
+                    [&](Value in) { return bufferRoot(in) == bufferRoot(c); }))
     fusion.init = prev;
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(prevOp);
       fill && fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == c &&
@@ -117,7 +102,7 @@ ContractionFusion ContractionFusion::find(linalg::LinalgOp op) {
     return fusion;
   OpOperand *readC = nullptr;
   for (OpOperand *in : next.getDpsInputOperands()) {
-    if (rootOf(in->get()) != rootOf(c))
+    if (bufferRoot(in->get()) != bufferRoot(c))
       continue;
     // C read twice, or through a view or another map: not one element.
     if (readC || in->get() != c ||
@@ -128,11 +113,11 @@ ContractionFusion ContractionFusion::find(linalg::LinalgOp op) {
   if (!readC)
     return fusion;
   Value out = next.getDpsInits()[0];
-  Value outRoot = rootOf(out);
+  Value outRoot = bufferRoot(out);
   SmallVector<Value> read(op.getDpsInputs());
   if (auto prologue = dyn_cast_or_null<linalg::GenericOp>(fusion.init))
     llvm::append_range(read, prologue.getDpsInputs());
-  if (llvm::any_of(read, [&](Value in) { return rootOf(in) == outRoot; }))
+  if (llvm::any_of(read, [&](Value in) { return bufferRoot(in) == outRoot; }))
     return fusion;
   if (out != c) {
     // C is never written: only these ops and its dealloc may see it.

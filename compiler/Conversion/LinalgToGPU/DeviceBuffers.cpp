@@ -8,6 +8,7 @@
 // global destructor empties when the artifact is unloaded.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/LinalgToGPU/BufferRoot.h"
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -31,31 +31,6 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
-
-/// The allocation, constant or argument that `buffer` is a view of.
-Value rootOf(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      buffer = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      buffer = cast.getSource();
-      continue;
-    }
-    // Not a ViewLikeOpInterface: how attention's permuted operands are seen.
-    if (auto transpose = dyn_cast<memref::TransposeOp>(def)) {
-      buffer = transpose.getIn();
-      continue;
-    }
-    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
-      buffer = metadata.getSource();
-      continue;
-    }
-    break;
-  }
-  return buffer;
-}
 
 /// The runtime's entry points (runtime/src/cuda/MgpuWrappers.cpp) and the
 /// artifact's own symbols for its resident weights.
@@ -91,7 +66,7 @@ struct TfmGpuDeviceBuffersPass
             continue;
           Region *defined = operand.getParentRegion();
           if (!launch.getBody().isAncestor(defined))
-            roots.insert(rootOf(operand));
+            roots.insert(tfm::bufferRoot(operand));
         }
       });
     });
@@ -99,7 +74,7 @@ struct TfmGpuDeviceBuffersPass
       return success();
     SmallVector<memref::DeallocOp> deallocs;
     func.walk([&](memref::DeallocOp d) {
-      if (roots.contains(rootOf(d.getMemref())))
+      if (roots.contains(tfm::bufferRoot(d.getMemref())))
         deallocs.push_back(d);
     });
     SmallVector<memref::LoadOp> hostLoads;
@@ -108,10 +83,10 @@ struct TfmGpuDeviceBuffersPass
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
       if (auto load = dyn_cast<memref::LoadOp>(op);
-          load && roots.contains(rootOf(load.getMemref())))
+          load && roots.contains(tfm::bufferRoot(load.getMemref())))
         hostLoads.push_back(load);
       if (auto store = dyn_cast<memref::StoreOp>(op);
-          store && roots.contains(rootOf(store.getMemref()))) {
+          store && roots.contains(tfm::bufferRoot(store.getMemref()))) {
         store.emitOpError("writes from the host into a buffer that GPU "
                           "kernels use: not supported by --target cuda");
         failedStore = true;

@@ -32,7 +32,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
@@ -305,7 +304,6 @@ void MmaContractionEmitter::emit() {
                                      indicesOf(cOperand, ivs), b.getF32Type()));
   }
 
-  auto fragmentType = VectorType::get({4, 2}, half);
   auto kLoopOp = scf::ForOp::create(
       b, loc, idx(0), k, idx(kBlockK), acc,
       [&](OpBuilder &nested, Location, Value k0, ValueRange carried) {
@@ -320,23 +318,15 @@ void MmaContractionEmitter::emit() {
           for (int64_t mi = 0; mi < tilesM; ++mi) {
             Value row = add(warpM, (mma::ldmatrixARow(lane) + mi * mma::kM).v);
             Value col = (mma::ldmatrixACol(lane) + ks * mma::kK).v;
-            aRegs.push_back(mma::fragmentRegisters(
-                b, loc,
-                nvgpu::LdMatrixOp::create(b, loc, fragmentType, aTile,
-                                          ValueRange{row, col},
-                                          /*transpose=*/false, /*numTiles=*/4),
-                half));
+            aRegs.push_back(mma::loadFragment(b, loc, aTile, row, col,
+                                              /*transpose=*/false, half));
           }
           for (int64_t pair = 0; pair < (tilesN + 1) / 2; ++pair) {
             Value row =
                 add(warpN, (mma::ldmatrixBRow(lane) + pair * 2 * mma::kN).v);
             Value col = (mma::ldmatrixBCol(lane) + ks * mma::kK).v;
-            SmallVector<Value> regs = mma::fragmentRegisters(
-                b, loc,
-                nvgpu::LdMatrixOp::create(b, loc, fragmentType, bTile,
-                                          ValueRange{row, col},
-                                          /*transpose=*/false, /*numTiles=*/4),
-                half);
+            SmallVector<Value> regs = mma::loadFragment(
+                b, loc, bTile, row, col, /*transpose=*/false, half);
             bRegs.push_back({regs[0], regs[1]});
             bRegs.push_back({regs[2], regs[3]});
           }

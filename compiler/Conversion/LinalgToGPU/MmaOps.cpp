@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -45,6 +46,15 @@ SmallVector<Value> mma::fragmentRegisters(OpBuilder &b, Location loc,
     registers.push_back(asRegister(
         b, loc, vector::ExtractOp::create(b, loc, fragment, i), half));
   return registers;
+}
+
+SmallVector<Value> mma::loadFragment(OpBuilder &b, Location loc, Value tile,
+                                     Value row, Value col, bool transpose,
+                                     Type half) {
+  Value fragment = nvgpu::LdMatrixOp::create(
+      b, loc, VectorType::get({4, 2}, half), tile, ValueRange{row, col},
+      transpose, /*numTiles=*/4);
+  return fragmentRegisters(b, loc, fragment, half);
 }
 
 Value mma::packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type half) {

@@ -34,6 +34,12 @@ IndexBuilder operator+(IndexBuilder x, IndexBuilder y);
 SmallVector<Value> fragmentRegisters(OpBuilder &b, Location loc, Value fragment,
                                      Type half);
 
+/// ldmatrix.x4 (transposed or not) of the shared `tile` at the row and
+/// column this lane addresses, as the four registers mma.sync takes.
+SmallVector<Value> loadFragment(OpBuilder &b, Location loc, Value tile,
+                                Value row, Value col, bool transpose,
+                                Type half);
+
 /// The register mma.sync takes for the pair (lo, hi) of f32 values rounded
 /// to `half`: an A operand built from an earlier product's accumulators.
 Value packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type half);
