@@ -175,6 +175,44 @@ AttentionOp tfm::withDefaultLayout(OpBuilder &b, AttentionOp op) {
       op.getCausalAttr(), /*indexing_maps=*/ArrayAttr());
 }
 
+tfm::AttentionGrid tfm::emitAttentionGrid(OpBuilder &b, Location loc,
+                                          AttentionOp op, int64_t blockQ) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value q = op.getQuery(), k = op.getKey();
+  int64_t rank = cast<MemRefType>(q.getType()).getRank();
+  AttentionGrid g;
+  g.sq = memref::DimOp::create(b, loc, q, rank - 2);
+  g.sk = memref::DimOp::create(b, loc, k, rank - 2);
+  Value heads = idx(1);
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    Value dim = memref::DimOp::create(b, loc, q, d);
+    g.batchDims.push_back(dim);
+    heads = arith::MulIOp::create(b, loc, heads, dim);
+  }
+  g.queryBlocks = arith::CeilDivUIOp::create(b, loc, g.sq, idx(blockQ));
+  g.blocks = arith::MulIOp::create(b, loc, heads, g.queryBlocks);
+  // An empty problem still launches one (idle) block.
+  g.grid = arith::MaxUIOp::create(b, loc, g.blocks, idx(1));
+  return g;
+}
+
+Value tfm::emitBlockStart(OpBuilder &b, Location loc, const AttentionGrid &g,
+                          Value block, int64_t blockQ,
+                          SmallVectorImpl<Value> &leading) {
+  Value bh = arith::DivUIOp::create(b, loc, block, g.queryBlocks);
+  Value i0 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, block, g.queryBlocks),
+      arith::ConstantIndexOp::create(b, loc, blockQ));
+  if (!g.batchDims.empty()) {
+    auto split =
+        affine::AffineDelinearizeIndexOp::create(b, loc, bh, g.batchDims);
+    leading.assign(split.getResults().begin(), split.getResults().end());
+  }
+  return i0;
+}
+
 tfm::AttentionKeyRange tfm::emitKeyRange(OpBuilder &b, Location loc,
                                          AttentionOp op,
                                          ArrayRef<Value> leading, Value sq,
@@ -357,7 +395,7 @@ private:
     return indices;
   }
 
-  void emitBlock(Value bh, Value i0);
+  void emitBlock(Value i0);
   void emitLoadTile(Value source, Value tile, Value first, Value limit,
                     int64_t rows, int64_t dim, int64_t stride, Value scale);
   Value emitScore(Value r, Value c, Value i0, Value j0);
@@ -380,22 +418,10 @@ private:
 };
 
 void FlashAttentionKernelEmitter::emit() {
-  Value q = op.getQuery(), k = op.getKey();
-  rank = cast<MemRefType>(q.getType()).getRank();
-  sq = memref::DimOp::create(b, loc, q, rank - 2);
-  sk = memref::DimOp::create(b, loc, k, rank - 2);
-  SmallVector<OpFoldResult> batchDims;
-  Value heads = idx(1);
-  for (int64_t d = 0; d + 2 < rank; ++d) {
-    Value dim = memref::DimOp::create(b, loc, q, d);
-    batchDims.push_back(dim);
-    heads = mul(heads, dim);
-  }
-  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, idx(t.blockQ));
-  Value blocks = mul(heads, queryBlocks);
-  // An empty problem still launches one (idle) block: a zero grid is an
-  // invalid launch.
-  Value grid = arith::MaxUIOp::create(b, loc, blocks, idx(1));
+  rank = cast<MemRefType>(op.getQuery().getType()).getRank();
+  AttentionGrid g = emitAttentionGrid(b, loc, op, t.blockQ);
+  sq = g.sq;
+  sk = g.sk;
 
   MLIRContext *ctx = b.getContext();
   auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -410,7 +436,7 @@ void FlashAttentionKernelEmitter::emit() {
                              tile(t.blockQ),
                              tile(t.blockQ)};
   Value one = idx(1);
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, idx(t.threads),
+  auto launch = gpu::LaunchOp::create(b, loc, g.grid, one, one, idx(t.threads),
                                       one, one, /*dynamicSharedMemorySize=*/
                                       nullptr, /*asyncTokenType=*/nullptr,
                                       ValueRange{}, tiles);
@@ -429,16 +455,8 @@ void FlashAttentionKernelEmitter::emit() {
   Value block = launch.getBlockIds().x;
   // The condition is the same for the whole block, so the barriers inside
   // are reached by all of its threads or by none.
-  ifThen(lt(block, blocks), [&] {
-    Value bh = arith::DivUIOp::create(b, loc, block, queryBlocks);
-    Value i0 =
-        mul(arith::RemUIOp::create(b, loc, block, queryBlocks), idx(t.blockQ));
-    if (!batchDims.empty()) {
-      auto split =
-          affine::AffineDelinearizeIndexOp::create(b, loc, bh, batchDims);
-      leading.assign(split.getResults().begin(), split.getResults().end());
-    }
-    emitBlock(bh, i0);
+  ifThen(lt(block, g.blocks), [&] {
+    emitBlock(emitBlockStart(b, loc, g, block, t.blockQ, leading));
   });
 }
 
@@ -463,8 +481,7 @@ void FlashAttentionKernelEmitter::emitLoadTile(Value source, Value tile,
   });
 }
 
-void FlashAttentionKernelEmitter::emitBlock(Value bh, Value i0) {
-  (void)bh;
+void FlashAttentionKernelEmitter::emitBlock(Value i0) {
   Value rows = min(idx(t.blockQ), sub(sq, i0));
   keys = emitKeyRange(b, loc, op, leading, sq, sk, i0, rows);
   Value keyLimit = keys.keyLimit;

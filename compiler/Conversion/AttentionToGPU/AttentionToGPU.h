@@ -67,6 +67,23 @@ bool gpuFlashAttentionTakes(AttentionOp op);
 /// `b`'s insertion point; the caller erases it once lowered).
 AttentionOp withDefaultLayout(OpBuilder &b, AttentionOp op);
 
+/// The grid of a flash-attention launch, shared by the f32 and the
+/// tensor-core kernels: one block per (batch*head, block of queries).
+struct AttentionGrid {
+  Value sq, sk;      ///< queries and keys per sequence
+  Value queryBlocks; ///< blocks per sequence
+  Value blocks;      ///< blocks in all
+  Value grid;        ///< `blocks`, at least 1 (a zero grid is invalid)
+  SmallVector<OpFoldResult> batchDims; ///< Q's (batch, head, ...) sizes
+};
+AttentionGrid emitAttentionGrid(OpBuilder &b, Location loc, AttentionOp op,
+                                int64_t blockQ);
+/// Inside the launch: the first query of block `block`, and its
+/// (batch, head, ...) indices into `leading`.
+Value emitBlockStart(OpBuilder &b, Location loc, const AttentionGrid &grid,
+                     Value block, int64_t blockQ,
+                     SmallVectorImpl<Value> &leading);
+
 /// The keys one block of queries visits, shared by the f32 and the
 /// tensor-core kernels.
 struct AttentionKeyRange {

@@ -177,22 +177,9 @@ private:
 };
 
 void MmaAttentionEmitter::emit() {
-  Value q = op.getQuery(), k = op.getKey();
-  int64_t rank = cast<MemRefType>(q.getType()).getRank();
-  sq = memref::DimOp::create(b, loc, q, rank - 2);
-  sk = memref::DimOp::create(b, loc, k, rank - 2);
-  SmallVector<OpFoldResult> batchDims;
-  Value heads = idx(1);
-  for (int64_t d = 0; d + 2 < rank; ++d) {
-    Value dim = memref::DimOp::create(b, loc, q, d);
-    batchDims.push_back(dim);
-    heads = mul(heads, dim);
-  }
-  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, idx(t.blockQ()));
-  Value blocks = mul(heads, queryBlocks);
-  // An empty problem still launches one (idle) block: a zero grid is an
-  // invalid launch.
-  Value grid = arith::MaxUIOp::create(b, loc, blocks, idx(1));
+  AttentionGrid g = emitAttentionGrid(b, loc, op, t.blockQ());
+  sq = g.sq;
+  sk = g.sk;
 
   auto shared =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -205,7 +192,7 @@ void MmaAttentionEmitter::emit() {
                              tile(t.blockK, t.valuePad)};
   Value one = idx(1);
   auto launch = gpu::LaunchOp::create(
-      b, loc, grid, one, one, idx(t.warps * mma::kWarp), one, one,
+      b, loc, g.grid, one, one, idx(t.warps * mma::kWarp), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       ValueRange{}, tiles);
   OpBuilder::InsertionGuard guard(b);
@@ -221,17 +208,10 @@ void MmaAttentionEmitter::emit() {
   Value block = launch.getBlockIds().x;
   // The condition is the same for the whole block, so the barriers and
   // shuffles inside are reached by all of its threads or by none.
-  auto inGrid = scf::IfOp::create(b, loc, lt(block, blocks),
+  auto inGrid = scf::IfOp::create(b, loc, lt(block, g.blocks),
                                   /*withElseRegion=*/false);
   b.setInsertionPoint(inGrid.thenBlock()->getTerminator());
-  Value bh = arith::DivUIOp::create(b, loc, block, queryBlocks);
-  Value i0 =
-      mul(arith::RemUIOp::create(b, loc, block, queryBlocks), idx(t.blockQ()));
-  if (!batchDims.empty()) {
-    auto split =
-        affine::AffineDelinearizeIndexOp::create(b, loc, bh, batchDims);
-    leading.assign(split.getResults().begin(), split.getResults().end());
-  }
+  Value i0 = emitBlockStart(b, loc, g, block, t.blockQ(), leading);
   emitBlock(i0);
 }
 
