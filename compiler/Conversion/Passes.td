@@ -83,8 +83,12 @@ def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
   let description = [{
     Rewrites each `tfm.packed_linear` on memrefs into a call to an outlined
     task function over (row block, column block) tasks, which
-    `tfm-dispatch-tasks` hands to the caller's threads. Inside a task, K is
-    cut into chunks whose packed weight panel stays in L1; for each panel
+    `tfm-dispatch-tasks` hands to the caller's threads. There are about as
+    many tasks as threads (a `tfm.exec_threads` query, resolved by
+    `tfm-dispatch-tasks`), as wide as possible: each task reads its blocks
+    of both operands from memory. Inside a task, K is cut into chunks whose
+    packed weight panel stays in L1; each chunk of A is copied, a group of
+    rows at a time, to a stack tile the micro-kernels read; for each panel
     of `nr` columns, a micro-kernel of `mr` rows keeps its `mr x nr`
     accumulators in vector registers, broadcasting one element of the input
     per row and fusing it with two contiguous weight vectors per K step.

@@ -44,6 +44,7 @@ struct TfmDispatchTasksPass
     });
     for (LLVM::LLVMFuncOp model : models) {
       Value exec = addExecArgument(model);
+      resolveExecThreads(model, exec);
       SmallVector<LLVM::CallOp> calls;
       model.walk([&](LLVM::CallOp call) {
         std::optional<StringRef> callee = call.getCallee();
@@ -56,6 +57,104 @@ struct TfmDispatchTasksPass
         if (failed(dispatch(model, call, exec)))
           return signalPassFailure();
     }
+    // Outside a model function (inside a task, say) ranges run inline on
+    // one thread.
+    SmallVector<LLVM::LLVMFuncOp> queries;
+    module.walk([&](LLVM::LLVMFuncOp f) {
+      if (tfm::isExecThreadsFunction(f))
+        queries.push_back(f);
+    });
+    for (LLVM::LLVMFuncOp query : queries) {
+      SmallVector<Operation *> users;
+      if (std::optional<SymbolTable::UseRange> uses =
+              query.getSymbolUses(module))
+        for (const SymbolTable::SymbolUse &use : *uses)
+          users.push_back(use.getUser());
+      for (Operation *user : users) {
+        auto call = dyn_cast<LLVM::CallOp>(user);
+        if (!call) {
+          user->emitError("a tfm.exec_threads function may only be called");
+          return signalPassFailure();
+        }
+        replaceQuery(call, Value());
+      }
+      query.erase();
+    }
+  }
+
+  /// Replaces a thread-count query by `exec`'s thread count, or by 1
+  /// without `exec`.
+  void replaceQuery(LLVM::CallOp call, Value exec) {
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    auto type = cast<IntegerType>(call.getResult().getType());
+    Value count =
+        exec ? LLVM::CallOp::create(b, loc, getOrCreateThreadCount(call, type),
+                                    ValueRange{exec})
+                   .getResult()
+             : LLVM::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, 1))
+                   .getResult();
+    call.getResult().replaceAllUsesWith(count);
+    call.erase();
+  }
+
+  /// `exec == NULL || exec->num_threads < 1 ? 1 : exec->num_threads`, as
+  /// an internal function LLVM inlines.
+  LLVM::LLVMFuncOp getOrCreateThreadCount(Operation *at, IntegerType type) {
+    auto module = at->getParentOfType<ModuleOp>();
+    std::string name =
+        "__tfm_exec_thread_count_i" + std::to_string(type.getWidth());
+    if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return existing;
+    MLIRContext *ctx = at->getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = IntegerType::get(ctx, 32);
+    Location loc = at->getLoc();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(
+        b, loc, name, LLVM::LLVMFunctionType::get(type, {ptr}));
+    fn.setLinkage(LLVM::Linkage::Internal);
+    Block *entry = fn.addEntryBlock(b);
+    Block *read = fn.addBlock(), *none = fn.addBlock();
+    Value exec = entry->getArgument(0);
+    b.setInsertionPointToStart(entry);
+    Value one =
+        LLVM::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, 1));
+    Value isNull = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, exec,
+                                        LLVM::ZeroOp::create(b, loc, ptr));
+    LLVM::CondBrOp::create(b, loc, isNull, none, read);
+    b.setInsertionPointToStart(none);
+    LLVM::ReturnOp::create(b, loc, one);
+    b.setInsertionPointToStart(read);
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, execStructType(ctx), exec,
+                                     ArrayRef<LLVM::GEPArg>{0, 1});
+    Value threads = LLVM::LoadOp::create(b, loc, i32, slot);
+    if (type.getWidth() > 32)
+      threads = LLVM::ZExtOp::create(b, loc, type, threads);
+    else if (type.getWidth() < 32)
+      threads = LLVM::TruncOp::create(b, loc, type, threads);
+    Value many =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt, threads, one);
+    LLVM::ReturnOp::create(
+        b, loc, LLVM::SelectOp::create(b, loc, many, threads, one).getResult());
+    return fn;
+  }
+
+  /// Replaces the model's thread-count queries by its `exec` argument's
+  /// thread count.
+  void resolveExecThreads(LLVM::LLVMFuncOp model, Value exec) {
+    auto module = model->getParentOfType<ModuleOp>();
+    SmallVector<LLVM::CallOp> queries;
+    model.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      Operation *fn =
+          callee ? module.lookupSymbol(StringRef(*callee)) : nullptr;
+      if (fn && tfm::isExecThreadsFunction(fn))
+        queries.push_back(call);
+    });
+    for (LLVM::CallOp call : queries)
+      replaceQuery(call, exec);
   }
 
   Value addExecArgument(LLVM::LLVMFuncOp model) {

@@ -601,7 +601,11 @@ def TfmDispatchTasks : Pass<"tfm-dispatch-tasks", "ModuleOp"> {
     set, `parallel_for(context, count, trampoline, args)` with the operands
     packed in a stack struct, so that the app's thread pool runs sub-ranges;
     otherwise the plain call, so a NULL `exec` runs everything on the
-    calling thread with no thread library at all.
+    calling thread with no thread library at all. Calls of the function
+    marked `tfm.exec_threads` (lowerings ask it how many threads will run
+    their tasks) become `exec->num_threads` in a model function (1 for a
+    NULL `exec` or a count of 0), and 1 anywhere else, where nested ranges
+    run inline.
   }];
   let dependentDialects = ["LLVM::LLVMDialect"];
 }

@@ -34,6 +34,26 @@ inline std::string printTaskForComparison(func::FuncOp task) {
   return text;
 }
 
+/// The number of threads the caller's `tfm_exec` runs task ranges on, as an
+/// index at `b`'s insertion point: a call of the module's
+/// `tfm.exec_threads` declaration (created on first use), which
+/// tfm-dispatch-tasks replaces. Lowerings size task ranges by it, so that
+/// one thread gets one wide task instead of many narrow ones.
+inline Value createExecThreadsQuery(OpBuilder &b, Location loc,
+                                    ModuleOp module) {
+  constexpr llvm::StringLiteral name = "__tfm_exec_threads";
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    fn = func::FuncOp::create(b, loc, name,
+                              b.getFunctionType({}, {b.getIndexType()}));
+    fn.setPrivate();
+    setExecThreadsFunction(fn);
+  }
+  return func::CallOp::create(b, loc, fn, ValueRange{}).getResult(0);
+}
+
 } // namespace mlir::tfm
 
 #endif // TFM_COMPILER_TRANSFORMS_TASKFUNCTIONS_H

@@ -21,6 +21,18 @@ using namespace e2e;
 using ref::Array;
 
 namespace {
+/// Runs every task on the calling thread, last first, while telling the
+/// model it has `threads` threads: the GEMM sizes its tasks by that count.
+struct ClaimedThreadsExec {
+  explicit ClaimedThreadsExec(uint32_t threads) { exec.num_threads = threads; }
+  tfm_exec exec{TFM_EXEC_ABI_VERSION, 1, &ClaimedThreadsExec::parallelFor,
+                nullptr};
+  static void parallelFor(void *, int64_t count, tfm_task_fn task, void *args) {
+    for (int64_t i = count; i-- > 0;)
+      task(args, i, i + 1);
+  }
+};
+
 std::string gemmModel(int64_t k, int64_t n) {
   return "model gemm\n"
          "input x: f32[batch, seq, " +
@@ -51,13 +63,20 @@ void checkGemm(const std::string &cpu, int64_t k, int64_t n,
   // float32 sums of k products: the error grows like sqrt(k).
   double atol = 2e-6 * std::sqrt(double(k));
   Pool pool(2);
+  // Thread counts change how the rows and columns split into tasks: none
+  // (0 counts as 1), odd ones, and far more than there is work.
+  ClaimedThreadsExec none(0), three(3), seven(7), many(1000);
   for (auto [batch, seq] : shapes) {
-    for (const tfm_exec *exec : {(const tfm_exec *)nullptr, pool.exec()}) {
+    for (const tfm_exec *exec :
+         {(const tfm_exec *)nullptr, pool.exec(), (const tfm_exec *)&none.exec,
+          (const tfm_exec *)&three.exec, (const tfm_exec *)&seven.exec,
+          (const tfm_exec *)&many.exec}) {
       // Plain loops, not sections: Catch2 would rerun (and recompile) the
       // whole case for each section.
       {
         INFO(cpu << " K " << k << " N " << n << " batch " << batch << " seq "
-                 << seq << (exec ? " 2 threads" : " serial"));
+                 << seq << " exec claiming " << (exec ? exec->num_threads : 0)
+                 << " threads");
         HostTensor x = rng.f32({batch, seq, k}), r = rng.f32({batch, seq, n});
         RunResult out = model->runOk({x, r}, exec);
         Array X = ref::fromTensor(x), R = ref::fromTensor(r);
@@ -77,7 +96,7 @@ void checkGemm(const std::string &cpu, int64_t k, int64_t n,
 TEST_CASE("packed GEMM matches float64 at odd shapes on every vector width",
           "[gemm]") {
   // Rows: 1, a micro-kernel's tail, several micro-kernels, past a 48- and
-  // 96-row block; (batch, seq) flatten into them.
+  // 96-row group of the copied A tile; (batch, seq) flatten into them.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
       {1, 1}, {1, 5}, {1, 7}, {2, 13}, {3, 43}, {1, 131}};
   for (const char *cpu : {"x86-64-v2", "x86-64-v3", "x86-64-v4"}) {
@@ -93,8 +112,10 @@ TEST_CASE("packed GEMM matches float64 at odd shapes on every vector width",
 }
 
 TEST_CASE("packed GEMM on large inputs: threads agree with float64", "[gemm]") {
-  // Big enough for many tasks on several row and column blocks.
-  checkGemm("host", 520, 200, {{2, 150}});
+  // Big enough for several row blocks (288 rows with AVX-512, 144 with
+  // AVX2), row groups and K chunks; N past the 512 KB column block limit.
+  checkGemm("host", 520, 200, {{2, 150}, {1, 601}});
+  checkGemm("host", 130, 1100, {{1, 300}});
 }
 
 TEST_CASE("portable artifact: every kernel variant matches float64", "[gemm]") {

@@ -162,3 +162,13 @@ void mlir::tfm::setTaskFunction(Operation *op) {
   op->setAttr(TfmDialect::TaskAttrHelper::getNameStr(),
               UnitAttr::get(op->getContext()));
 }
+
+bool mlir::tfm::isExecThreadsFunction(Operation *op) {
+  return op->hasAttrOfType<UnitAttr>(
+      TfmDialect::ExecThreadsAttrHelper::getNameStr());
+}
+
+void mlir::tfm::setExecThreadsFunction(Operation *op) {
+  op->setAttr(TfmDialect::ExecThreadsAttrHelper::getNameStr(),
+              UnitAttr::get(op->getContext()));
+}

@@ -25,8 +25,11 @@ def Tfm_Dialect : Dialect {
     Two discardable attributes tie the compiler's levels together, checked by
     the dialect wherever they appear: `tfm.signature` (a `#tfm.signature`) on
     the model function, and `tfm.task` on the functions the CPU lowerings
-    outline for tfm-dispatch-tasks to hand to the caller's threads, and
-    `tfm.workspace_size` naming the function that sizes a model's workspace.
+    outline for tfm-dispatch-tasks to hand to the caller's threads,
+    `tfm.exec_threads` on the declaration whose calls tfm-dispatch-tasks
+    replaces by the caller's thread count (so that a lowering can size its
+    tasks to the threads that run them), and `tfm.workspace_size` naming
+    the function that sizes a model's workspace.
   }];
   let cppNamespace = "::mlir::tfm";
   let useDefaultAttributePrinterParser = 1;
@@ -37,6 +40,7 @@ def Tfm_Dialect : Dialect {
   let discardableAttrs = (ins
     "::mlir::tfm::SignatureAttr":$signature,
     "::mlir::UnitAttr":$task,
+    "::mlir::UnitAttr":$exec_threads,
     "::mlir::FlatSymbolRefAttr":$workspace_size
   );
 }

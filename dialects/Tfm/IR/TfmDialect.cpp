@@ -26,7 +26,8 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
     if (!isa<SignatureAttr>(attr.getValue()))
       return op->emitError("'")
              << name << "' must be a #tfm.signature, not " << attr.getValue();
-  } else if (name == TaskAttrHelper::getNameStr()) {
+  } else if (name == TaskAttrHelper::getNameStr() ||
+             name == ExecThreadsAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError("'") << name << "' must be a unit attribute";
   } else if (name == WorkspaceSizeAttrHelper::getNameStr()) {

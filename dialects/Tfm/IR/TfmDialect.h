@@ -24,6 +24,13 @@ inline bool hasSignature(Operation *op) { return bool(getSignatureAttr(op)); }
 /// tfm-dispatch-tasks hands its calls to the caller's threads.
 bool isTaskFunction(Operation *op);
 void setTaskFunction(Operation *op);
+
+/// Whether `op` is the declaration `() -> index` whose calls stand for the
+/// number of threads the caller's `tfm_exec` runs tasks on (1 without one,
+/// and inside a task, where nested ranges run inline): tfm-dispatch-tasks
+/// replaces them once the model function has its `exec` argument.
+bool isExecThreadsFunction(Operation *op);
+void setExecThreadsFunction(Operation *op);
 } // namespace mlir::tfm
 
 #endif // TFM_DIALECTS_TFM_IR_TFMDIALECT_H

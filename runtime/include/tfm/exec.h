@@ -9,7 +9,7 @@
 typedef void (*tfm_task_fn)(void *args, int64_t begin, int64_t end);
 typedef struct tfm_exec {
   uint32_t abi_version; /* 1 */
-  uint32_t num_threads; /* informational: how many threads parallel_for uses */
+  uint32_t num_threads; /* threads parallel_for uses; tasks are sized by it */
   /* Runs task(args, b, e) over sub-ranges [b, e) covering [0, count), in any
    * order and on any threads, and returns when all are done. NULL: serial. */
   void (*parallel_for)(void *context, int64_t count, tfm_task_fn task,

@@ -103,3 +103,48 @@ module {
     llvm.return
   }
 }
+
+// -----
+
+// Calls of the tfm.exec_threads declaration become the caller's thread count:
+// in a model function, exec->num_threads (1 for a NULL exec or a count below
+// 1) through an internal helper LLVM inlines; anywhere else (a task, where
+// nested ranges run inline) the constant 1. The declaration goes away.
+
+// CHECK-LABEL: llvm.func internal @__tfm_exec_thread_count_i64(
+// CHECK-SAME:    %[[EXEC:[^:]*]]: !llvm.ptr) -> i64
+// CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         %[[NOEXEC:.*]] = llvm.icmp "eq" %[[EXEC]], %[[NULL]]
+// CHECK:         llvm.cond_br %[[NOEXEC]], ^[[NONE:[^,]*]], ^[[READ:[^ ]*]]
+// CHECK:       ^[[READ]]:
+// CHECK:         %[[SLOT:.*]] = llvm.getelementptr %[[EXEC]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(i32, i32, ptr, ptr)>
+// CHECK:         %[[N32:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> i32
+// CHECK:         %[[N:.*]] = llvm.zext %[[N32]] : i32 to i64
+// CHECK:         %[[MANY:.*]] = llvm.icmp "ugt" %[[N]], %[[ONE]]
+// CHECK:         %[[COUNT:.*]] = llvm.select %[[MANY]], %[[N]], %[[ONE]]
+// CHECK:         llvm.return %[[COUNT]]
+// CHECK:       ^[[NONE]]:
+// CHECK:         llvm.return %[[ONE]]
+// CHECK-NOT:   @__tfm_exec_threads
+// CHECK-LABEL: llvm.func @in_task(
+// CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK:         llvm.call @sink(%[[ONE]])
+// CHECK-LABEL: llvm.func @threads(
+// CHECK-SAME:    %[[MODEL_EXEC:[^:]*]]: !llvm.ptr)
+// CHECK:         %[[T:.*]] = llvm.call @__tfm_exec_thread_count_i64(%[[MODEL_EXEC]]) : (!llvm.ptr) -> i64
+// CHECK:         llvm.call @sink(%[[T]])
+module {
+  llvm.func @__tfm_exec_threads() -> i64 attributes {tfm.exec_threads}
+  llvm.func @sink(i64)
+  llvm.func @in_task() {
+    %n = llvm.call @__tfm_exec_threads() : () -> i64
+    llvm.call @sink(%n) : (i64) -> ()
+    llvm.return
+  }
+  llvm.func @threads() attributes {tfm.signature = #tfm.signature<model = "threads", symbols = [], inputs = [], outputs = []>} {
+    %n = llvm.call @__tfm_exec_threads() : () -> i64
+    llvm.call @sink(%n) : (i64) -> ()
+    llvm.return
+  }
+}

@@ -139,6 +139,11 @@ func.func private @task_not_unit(%b: index, %e: index) attributes {tfm.task = 1 
 
 // -----
 
+// expected-error @+1 {{'tfm.exec_threads' must be a unit attribute}}
+func.func private @threads_not_unit() -> index attributes {tfm.exec_threads = 2 : i64}
+
+// -----
+
 // expected-error @+1 {{'tfm.workspace_size' must be a symbol reference}}
 func.func @workspace_not_symbol() attributes {tfm.workspace_size = "ws"} {
   return
