@@ -139,6 +139,8 @@ def main():
         log.write(buf.getvalue())
     progress("exported all workloads")
 
+    # The tools run from each workload's directory.
+    args.tfm_bin = os.path.abspath(args.tfm_bin)
     exe = os.path.join(args.tfm_bin, "tfm-compile")
     tfm_built = (datetime.datetime.fromtimestamp(os.path.getmtime(exe), datetime.timezone.utc)
                  .strftime("%Y-%m-%d %H:%M UTC") if os.path.exists(exe) else "?")

@@ -81,5 +81,7 @@ done
 
 export TFM_BENCH_ARGV="$orig_args"
 export PYTHONDONTWRITEBYTECODE=1
+# main.py runs from here: a relative --tfm-bin means the caller's directory.
+tfm_bin="$(cd "$tfm_bin" && pwd)"
 cd "$here"
 exec "$py" "$here/main.py" --tfm-bin "$tfm_bin" --helper "$helper" --work "$work" ${args[@]+"${args[@]}"}
