@@ -45,15 +45,7 @@ struct TfmDispatchTasksPass
     for (LLVM::LLVMFuncOp model : models) {
       Value exec = addExecArgument(model);
       resolveExecThreads(model, exec);
-      SmallVector<LLVM::CallOp> calls;
-      model.walk([&](LLVM::CallOp call) {
-        std::optional<StringRef> callee = call.getCallee();
-        Operation *fn =
-            callee ? module.lookupSymbol(StringRef(*callee)) : nullptr;
-        if (fn && tfm::isTaskFunction(fn))
-          calls.push_back(call);
-      });
-      for (LLVM::CallOp call : calls)
+      for (LLVM::CallOp call : callsOf(model, tfm::isTaskFunction))
         if (failed(dispatch(model, call, exec)))
           return signalPassFailure();
     }
@@ -141,19 +133,25 @@ struct TfmDispatchTasksPass
     return fn;
   }
 
-  /// Replaces the model's thread-count queries by its `exec` argument's
-  /// thread count.
-  void resolveExecThreads(LLVM::LLVMFuncOp model, Value exec) {
+  /// The direct calls in `model` of functions `isCallee` accepts.
+  static SmallVector<LLVM::CallOp> callsOf(LLVM::LLVMFuncOp model,
+                                           bool (*isCallee)(Operation *)) {
     auto module = model->getParentOfType<ModuleOp>();
-    SmallVector<LLVM::CallOp> queries;
+    SmallVector<LLVM::CallOp> calls;
     model.walk([&](LLVM::CallOp call) {
       std::optional<StringRef> callee = call.getCallee();
       Operation *fn =
           callee ? module.lookupSymbol(StringRef(*callee)) : nullptr;
-      if (fn && tfm::isExecThreadsFunction(fn))
-        queries.push_back(call);
+      if (fn && isCallee(fn))
+        calls.push_back(call);
     });
-    for (LLVM::CallOp call : queries)
+    return calls;
+  }
+
+  /// Replaces the model's thread-count queries by its `exec` argument's
+  /// thread count.
+  void resolveExecThreads(LLVM::LLVMFuncOp model, Value exec) {
+    for (LLVM::CallOp call : callsOf(model, tfm::isExecThreadsFunction))
       replaceQuery(call, exec);
   }
 
