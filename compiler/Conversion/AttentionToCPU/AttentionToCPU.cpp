@@ -32,6 +32,7 @@
 // turned into polynomials by this pass so that LLVM never scalarizes them into
 // expf calls.
 //
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
@@ -84,7 +85,9 @@ Value queryLength(OpBuilder &b, Location loc, AttentionOp op) {
 
 /// Emits the loop nest for one attention op. Builder helpers keep the
 /// arithmetic readable; every value is an index unless named otherwise.
-class FlashAttentionEmitter {
+class FlashAttentionEmitter : mlir::tfm::IndexArith<FlashAttentionEmitter> {
+  friend class mlir::tfm::IndexArith<FlashAttentionEmitter>;
+
 public:
   /// Emits the variant's task function and its call at `at`'s insertion
   /// point; the caller erases the op.
@@ -98,11 +101,6 @@ public:
   LogicalResult emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value fconst(double v) {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, v));
   }

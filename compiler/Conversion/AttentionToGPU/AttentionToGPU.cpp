@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToGPU/AttentionToGPU.h"
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
@@ -301,7 +302,10 @@ namespace {
 
 /// Emits the kernel of one attention op. Every value is an index unless
 /// named otherwise.
-class FlashAttentionKernelEmitter {
+class FlashAttentionKernelEmitter
+    : mlir::tfm::IndexArith<FlashAttentionKernelEmitter> {
+  friend class mlir::tfm::IndexArith<FlashAttentionKernelEmitter>;
+
 public:
   FlashAttentionKernelEmitter(AttentionOp op, const FlashAttentionTiles &tiles,
                               OpBuilder &b)
@@ -310,17 +314,12 @@ public:
   void emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value div(Value x, int64_t y) {
     return arith::DivUIOp::create(b, loc, x, idx(y));
   }
   Value rem(Value x, int64_t y) {
     return arith::RemUIOp::create(b, loc, x, idx(y));
   }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }

@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToGPU/AttentionToGPU.h"
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/LinalgToGPU/MmaLayout.h"
 #include "compiler/Conversion/LinalgToGPU/MmaOps.h"
 #include "dialects/Tfm/IR/TfmOps.h"
@@ -96,7 +97,9 @@ FailureOr<MmaAttentionTiles> chooseTiles(int64_t headDim, int64_t valueDim,
   return t;
 }
 
-class MmaAttentionEmitter {
+class MmaAttentionEmitter : mlir::tfm::IndexArith<MmaAttentionEmitter> {
+  friend class mlir::tfm::IndexArith<MmaAttentionEmitter>;
+
 public:
   MmaAttentionEmitter(OpBuilder &b, AttentionOp op,
                       const MmaAttentionTiles &tiles, Type half)
@@ -106,11 +109,6 @@ public:
   void emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/MmaContraction.h"
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/LinalgToGPU/ContractionFusion.h"
 #include "compiler/Conversion/LinalgToGPU/MmaLayout.h"
 #include "compiler/Conversion/LinalgToGPU/MmaOps.h"
@@ -92,7 +93,9 @@ bool isMultiplyAdd(linalg::LinalgOp op) {
                                           block->without_terminator().end()));
 }
 
-class MmaContractionEmitter {
+class MmaContractionEmitter : mlir::tfm::IndexArith<MmaContractionEmitter> {
+  friend class mlir::tfm::IndexArith<MmaContractionEmitter>;
+
 public:
   MmaContractionEmitter(RewriterBase &b, linalg::LinalgOp op,
                         const linalg::ContractionDimensions &dims, Type half,
@@ -103,9 +106,6 @@ public:
   void emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/LinalgToGPU/TiledContraction.h"
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/LinalgToGPU/ContractionFusion.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -36,7 +37,9 @@ namespace {
 constexpr int64_t kPatch = 4; ///< each thread's outputs along M and along N
 constexpr int64_t kBlockK = 16;
 
-class TiledContractionEmitter {
+class TiledContractionEmitter : mlir::tfm::IndexArith<TiledContractionEmitter> {
+  friend class mlir::tfm::IndexArith<TiledContractionEmitter>;
+
 public:
   TiledContractionEmitter(RewriterBase &b, linalg::LinalgOp op,
                           const linalg::ContractionDimensions &dims,
@@ -48,9 +51,6 @@ public:
   void emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }

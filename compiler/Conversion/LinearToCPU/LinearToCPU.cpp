@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/Common/IndexArith.h"
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Transforms/TaskFunctions.h"
@@ -75,7 +76,9 @@ Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
       b, loc, buffer, ArrayRef<ReassociationIndices>{rows, {rank - 1}});
 }
 
-class GemmEmitter {
+class GemmEmitter : mlir::tfm::IndexArith<GemmEmitter> {
+  friend class mlir::tfm::IndexArith<GemmEmitter>;
+
 public:
   /// Emits the variant's task count and task call at `at`'s insertion
   /// point (creating the task function on first use).
@@ -88,15 +91,6 @@ public:
   void emitCall();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value ceilDiv(Value x, Value y) {
-    return arith::CeilDivSIOp::create(b, loc, x, y);
-  }
   Value splat(double v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(v)));

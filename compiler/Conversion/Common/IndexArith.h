@@ -1,0 +1,50 @@
+//===- IndexArith.h - Index arithmetic for the kernel emitters --*- C++ -*-===//
+//
+// The hand-written kernel emitters (CPU GEMM and attention, GPU contractions
+// and attention) build loop bounds and addresses from a handful of index ops.
+// Each gets them by deriving from IndexArith<Emitter>, which builds with the
+// emitter's own `b` (an OpBuilder) at its `loc`, so that the helpers follow
+// the emitter's insertion point.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_CONVERSION_COMMON_INDEXARITH_H
+#define TFM_COMPILER_CONVERSION_COMMON_INDEXARITH_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+namespace mlir::tfm {
+
+/// `Emitter` has members `b` (OpBuilder or OpBuilder &) and `loc`, visible
+/// to this class (public, or `friend class IndexArith<Emitter>`).
+template <typename Emitter> class IndexArith {
+protected:
+  Value idx(int64_t v) {
+    return arith::ConstantIndexOp::create(builder(), location(), v);
+  }
+  Value add(Value x, Value y) {
+    return arith::AddIOp::create(builder(), location(), x, y);
+  }
+  Value sub(Value x, Value y) {
+    return arith::SubIOp::create(builder(), location(), x, y);
+  }
+  Value mul(Value x, Value y) {
+    return arith::MulIOp::create(builder(), location(), x, y);
+  }
+  Value min(Value x, Value y) {
+    return arith::MinSIOp::create(builder(), location(), x, y);
+  }
+  Value max(Value x, Value y) {
+    return arith::MaxSIOp::create(builder(), location(), x, y);
+  }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(builder(), location(), x, y);
+  }
+
+private:
+  OpBuilder &builder() { return static_cast<Emitter *>(this)->b; }
+  Location location() { return static_cast<Emitter *>(this)->loc; }
+};
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_CONVERSION_COMMON_INDEXARITH_H
