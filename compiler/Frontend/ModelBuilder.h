@@ -63,6 +63,9 @@ struct Tensor {
     return cast<ShapedType>(value.getType()).getElementType();
   }
   int64_t rank() const { return shape.size(); }
+  bool sameElementType(const Tensor &other) const {
+    return elementType() == other.elementType();
+  }
 };
 
 /// Where the builder learns a weight's dtype and shape from.
