@@ -233,6 +233,15 @@ void GemmEmitter::emitCall() {
   Value columnSplit = max(
       ceilDiv(panels, idx(maxPanels)),
       max(idx(1), min(panels, ceilDiv(threads, max(minRowBlocks, idx(1))))));
+  // With one row block (short sequences, decode) the columns alone make
+  // the tasks: a multiple of the threads, rather than rows split into
+  // uneven micro-kernel counts.
+  Value oneRowBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                            minRowBlocks, idx(1));
+  columnSplit = arith::SelectOp::create(
+      b, loc, oneRowBlock,
+      min(panels, mul(ceilDiv(columnSplit, threads), threads)), columnSplit);
+  columnSplit = max(columnSplit, idx(1));
   Value rowSplit = max(minRowBlocks, ceilDiv(threads, columnSplit));
   rowSplit = ceilDiv(mul(ceilDiv(mul(rowSplit, columnSplit), threads), threads),
                      columnSplit);
