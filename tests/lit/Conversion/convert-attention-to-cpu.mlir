@@ -17,10 +17,15 @@
 // CHECK:       %[[KR:.*]] = memref.reinterpret_cast
 // CHECK:       %[[VR:.*]] = memref.reinterpret_cast
 // CHECK:       %[[OR:.*]] = memref.reinterpret_cast
-// The query block is packed (and scaled) once per task.
-// CHECK:       memref.load %[[QR]]
+// The query block is packed (and scaled) once per task: 16 rows of Q as
+// vectors, transposed by shuffles (no vector.transpose left, no scalar
+// copies) into 16 rows of Qt.
+// CHECK-NOT:   memref.store
+// CHECK:       vector.load %[[QR]]
 // CHECK:       arith.mulf
-// CHECK:       memref.store %{{.*}}, %[[QT]]
+// CHECK-NOT:   vector.transpose
+// CHECK:       vector.shuffle
+// CHECK:       vector.store %{{.*}}, %[[QT]]
 // Scores micro-kernel: 4 keys x 4 query vectors of accumulators carried over
 // Dk, keys read straight from K.
 // CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
