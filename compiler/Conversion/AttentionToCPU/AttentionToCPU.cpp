@@ -44,7 +44,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -720,13 +719,14 @@ struct ConvertAttentionToCPUPass
     }
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
-    // The exponentials that are not the kernels': only the kernels' become
-    // polynomials, so the rest of the module keeps its numerics.
-    DenseSet<Operation *> othersExps;
-    getOperation().walk([&](math::ExpOp exp) { othersExps.insert(exp); });
-    DenseSet<Operation *> othersTransposes;
-    getOperation().walk(
-        [&](vector::TransposeOp op) { othersTransposes.insert(op); });
+    // The exponentials and transposes that are not the kernels': only the
+    // kernels' are lowered here, so the rest of the module keeps its
+    // numerics and its lowering.
+    DenseSet<Operation *> others;
+    getOperation().walk([&](Operation *op) {
+      if (isa<math::ExpOp, vector::TransposeOp>(op))
+        others.insert(op);
+    });
     for (AttentionOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op.emitOpError("must be bufferized before convert-attention-to-cpu");
@@ -781,38 +781,20 @@ struct ConvertAttentionToCPUPass
         return signalPassFailure();
       op.erase();
     }
+    SmallVector<Operation *> kernelExps, kernelTransposes;
+    getOperation().walk([&](Operation *op) {
+      if (others.contains(op))
+        return;
+      if (isa<math::ExpOp>(op))
+        kernelExps.push_back(op);
+      else if (isa<vector::TransposeOp>(op))
+        kernelTransposes.push_back(op);
+    });
+    // The query packs' transposes as shuffles, not per-element moves.
+    if (failed(lowerTransposesToShuffles(&getContext(), kernelTransposes)))
+      return signalPassFailure();
     // The kernels' vector exponentials as polynomials: LLVM would scalarize
     // them into expf calls otherwise.
-    SmallVector<Operation *> kernelExps;
-    getOperation().walk([&](math::ExpOp exp) {
-      if (!othersExps.contains(exp))
-        kernelExps.push_back(exp);
-    });
-    // The query packs' lanes x lanes transposes as shuffles (16 x 16 f32
-    // in AVX-512's 2-source permutes, smaller ones as one shuffle), not
-    // per-element moves.
-    SmallVector<Operation *> wideTransposes, narrowTransposes;
-    getOperation().walk([&](vector::TransposeOp transpose) {
-      if (othersTransposes.contains(transpose))
-        return;
-      VectorType type = transpose.getSourceVectorType();
-      bool sixteen = type.getRank() == 2 && type.getDimSize(0) == 16 &&
-                     type.getDimSize(1) == 16 &&
-                     type.getElementTypeBitWidth() == 32;
-      (sixteen ? wideTransposes : narrowTransposes).push_back(transpose);
-    });
-    for (auto [lowering, ops] :
-         {std::pair{vector::VectorTransposeLowering::Shuffle16x16,
-                    &wideTransposes},
-          std::pair{vector::VectorTransposeLowering::Shuffle1D,
-                    &narrowTransposes}}) {
-      RewritePatternSet transposePatterns(&getContext());
-      vector::populateVectorTransposeLoweringPatterns(transposePatterns,
-                                                      lowering);
-      if (failed(applyOpPatternsGreedily(*ops, std::move(transposePatterns))))
-        return signalPassFailure();
-    }
-
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == "exp" || name == math::ExpOp::getOperationName();

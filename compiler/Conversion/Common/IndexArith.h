@@ -21,26 +21,17 @@ protected:
   Value idx(int64_t v) {
     return arith::ConstantIndexOp::create(builder(), location(), v);
   }
-  Value add(Value x, Value y) {
-    return arith::AddIOp::create(builder(), location(), x, y);
-  }
-  Value sub(Value x, Value y) {
-    return arith::SubIOp::create(builder(), location(), x, y);
-  }
-  Value mul(Value x, Value y) {
-    return arith::MulIOp::create(builder(), location(), x, y);
-  }
-  Value min(Value x, Value y) {
-    return arith::MinSIOp::create(builder(), location(), x, y);
-  }
-  Value max(Value x, Value y) {
-    return arith::MaxSIOp::create(builder(), location(), x, y);
-  }
-  Value ceilDiv(Value x, Value y) {
-    return arith::CeilDivSIOp::create(builder(), location(), x, y);
-  }
+  Value add(Value x, Value y) { return binary<arith::AddIOp>(x, y); }
+  Value sub(Value x, Value y) { return binary<arith::SubIOp>(x, y); }
+  Value mul(Value x, Value y) { return binary<arith::MulIOp>(x, y); }
+  Value min(Value x, Value y) { return binary<arith::MinSIOp>(x, y); }
+  Value max(Value x, Value y) { return binary<arith::MaxSIOp>(x, y); }
+  Value ceilDiv(Value x, Value y) { return binary<arith::CeilDivSIOp>(x, y); }
 
 private:
+  template <typename Op> Value binary(Value x, Value y) {
+    return Op::create(builder(), location(), x, y);
+  }
   OpBuilder &builder() { return static_cast<Emitter *>(this)->b; }
   Location location() { return static_cast<Emitter *>(this)->loc; }
 };

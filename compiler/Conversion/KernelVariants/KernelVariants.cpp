@@ -4,6 +4,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -207,4 +210,26 @@ void mlir::tfm::emitVariantSwitch(
   for (auto [i, variant] : llvm::enumerate(variants.drop_front()))
     fill(dispatch.getCaseRegions()[i], variant);
   fill(dispatch.getDefaultRegion(), variants.front());
+}
+
+LogicalResult
+mlir::tfm::lowerTransposesToShuffles(MLIRContext *ctx,
+                                     ArrayRef<Operation *> transposes) {
+  SmallVector<Operation *> wide, narrow;
+  for (Operation *op : transposes) {
+    VectorType type = cast<vector::TransposeOp>(op).getSourceVectorType();
+    bool sixteen = type.getRank() == 2 && type.getDimSize(0) == 16 &&
+                   type.getDimSize(1) == 16 &&
+                   type.getElementTypeBitWidth() == 32;
+    (sixteen ? wide : narrow).push_back(op);
+  }
+  for (auto [lowering, ops] :
+       {std::pair{vector::VectorTransposeLowering::Shuffle16x16, &wide},
+        std::pair{vector::VectorTransposeLowering::Shuffle1D, &narrow}}) {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorTransposeLoweringPatterns(patterns, lowering);
+    if (failed(applyOpPatternsGreedily(*ops, std::move(patterns))))
+      return failure();
+  }
+  return success();
 }

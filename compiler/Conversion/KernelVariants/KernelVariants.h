@@ -48,6 +48,12 @@ void emitVariantSwitch(OpBuilder &b, Location loc, ModuleOp module,
                        ArrayRef<KernelVariant> variants,
                        function_ref<void(const KernelVariant &)> emitCall);
 
+/// Lowers a kernel's 2-D `vector.transpose` ops to shuffles right away
+/// (16 x 16 of 32 bits through AVX-512's two-source permutes, others as one
+/// shuffle) rather than leaving them to the default per-element lowering.
+LogicalResult lowerTransposesToShuffles(MLIRContext *ctx,
+                                        ArrayRef<Operation *> transposes);
+
 } // namespace mlir::tfm
 
 #endif // TFM_COMPILER_CONVERSION_KERNELVARIANTS_KERNELVARIANTS_H

@@ -150,8 +150,9 @@ private:
   int64_t kernelWidth = 0, subPanels = 1;
   // Whether the last panel may be partial: N is dynamic or not a multiple.
   bool maskColumns = false;
-  // Inside the task function: K, N and the panel count.
-  Value k, n, columnPanels;
+  // Inside the task function: K, N and the panel count, and the last row
+  // of the packed weight a prefetch may name (0 when K is 0).
+  Value k, n, columnPanels, lastK;
   // Inside the task function: matrices [M, K], [panels, K, nr], [M, N].
   Value a, packed, bias, residual, c;
   // Inside the task function: the stack tile [copyRows, blockK] holding
@@ -295,6 +296,7 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
 
   Value m = memref::DimOp::create(b, loc, a, 0);
   k = depth(packed);
+  lastK = sub(max(k, idx(1)), idx(1));
   n = columns(c);
   columnPanels = columnPanelCount(c);
   Value columnBlocks = ceilDiv(columnPanels, panelsPerTask);
@@ -329,9 +331,7 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
               b, loc, arith::CmpIPredicate::sge, nextP, pEnd);
           nextP = arith::SelectOp::create(b, loc, lastPanel, p0, nextP);
           Value nextK0 = arith::SelectOp::create(
-              b, loc, lastPanel,
-              min(add(k0, idx(tiling.blockK)), sub(max(k, idx(1)), idx(1))),
-              k0);
+              b, loc, lastPanel, min(add(k0, idx(tiling.blockK)), lastK), k0);
           forLoop(s0, sEnd, idx(tiling.microRows), [&](Value i) {
             Value rows = min(idx(tiling.microRows), sub(sEnd, i));
             // One micro-kernel per row count, so every accumulator of every
@@ -479,7 +479,6 @@ void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value chunkRow,
   SmallVector<int64_t> prefetchColumns;
   for (int64_t col = 0; col < kernelWidth; col += lineFloats)
     prefetchColumns.push_back(col);
-  Value lastK = sub(max(k, idx(1)), idx(1));
 
   // Start from zero on the first K chunk, from the partial sums after.
   SmallVector<Type> accTypes(rows * vectors, vectorType);
