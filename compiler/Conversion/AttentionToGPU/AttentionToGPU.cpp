@@ -339,16 +339,7 @@ private:
     memref::StoreOp::create(b, loc, value, memref, indices);
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
-  /// for (i = from; i < to; i += step) body(i)
-  template <typename Fn> void forLoop(Value from, Value to, Value step, Fn fn) {
-    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
-                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPointToStart(nested.getBlock());
-                         fn(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
-  }
+  using mlir::tfm::IndexArith<FlashAttentionKernelEmitter>::forLoop;
   /// The block's threads over [0, count): thread t takes t, t + T, ...
   template <typename Fn> void stridedLoop(int64_t count, Fn fn) {
     forLoop(threadId, idx(count), idx(t.threads), fn);

@@ -95,15 +95,6 @@ private:
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(v)));
   }
-  template <typename Fn> void forLoop(Value lb, Value ub, Value step, Fn body) {
-    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
-                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPointToStart(nested.getBlock());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
-  }
 
   std::string taskKey();
   func::FuncOp createTask();
