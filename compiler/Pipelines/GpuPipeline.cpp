@@ -56,6 +56,9 @@ void tfm::buildGPUKernelsPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       tfm::createConvertAttentionToGPU(tfm::ConvertAttentionToGPUOptions{
           options.threads, 48 * 1024, 32, 0, 0, mma}));
+  // A cache append copies each sequence's new rows at its offset, which the
+  // host reads back from the device: one small copy kernel per sequence.
+  pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerCacheAppend());
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(tfm::createConvertLinalgToGPU(
       tfm::ConvertLinalgToGPUOptions{options.threads, 16, 16, mma}));

@@ -32,6 +32,19 @@ using namespace mlir;
 
 namespace {
 
+/// Adds every buffer `view` may be a view of: its root and, where the root
+/// is a select between buffers (an index checked at run time picks the
+/// input or a fallback buffer), the roots of both.
+void collectRoots(Value view, llvm::SetVector<Value> &roots) {
+  Value root = tfm::bufferRoot(view);
+  if (!roots.insert(root))
+    return;
+  if (auto select = root.getDefiningOp<arith::SelectOp>()) {
+    collectRoots(select.getTrueValue(), roots);
+    collectRoots(select.getFalseValue(), roots);
+  }
+}
+
 /// The runtime's entry points (runtime/src/cuda/MgpuWrappers.cpp) and the
 /// artifact's own symbols for its resident weights.
 constexpr llvm::StringLiteral kConstantFunction = "tfmGpuConstant";
@@ -66,7 +79,7 @@ struct TfmGpuDeviceBuffersPass
             continue;
           Region *defined = operand.getParentRegion();
           if (!launch.getBody().isAncestor(defined))
-            roots.insert(tfm::bufferRoot(operand));
+            collectRoots(operand, roots);
         }
       });
     });
@@ -111,6 +124,8 @@ struct TfmGpuDeviceBuffersPass
     for (Value root : roots) {
       if (isa<BlockArgument>(root))
         continue; // The model's inputs and outputs are device buffers.
+      if (root.getDefiningOp<arith::SelectOp>())
+        continue; // Both of its buffers are roots of their own.
       Operation *def = root.getDefiningOp();
       auto type = cast<MemRefType>(root.getType());
       if (auto alloc = dyn_cast<memref::AllocOp>(def)) {

@@ -103,6 +103,34 @@ func.func @view(%y: memref<4xf32>) {
 
 // -----
 
+// A kernel reading a select between buffers (a run-time-checked index: the
+// input, or a fallback when the index is out of range) reads both: the
+// fallback allocation moves, the input already is on the device.
+// CHECK-LABEL: func.func @select(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<4xf32>
+// CHECK:         %[[F:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK:         %[[S:.*]] = arith.select %{{.*}}, %[[X]], %[[F]]
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[S]]
+// CHECK:         gpu.dealloc %[[F]]
+// CHECK:         return
+func.func @select(%x: memref<4xf32>, %y: memref<4xf32>, %ok: i1) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %fallback = memref.alloc() : memref<4xf32>
+  %s = arith.select %ok, %x, %fallback : memref<4xf32>
+  gpu.launch blocks(%b0, %b1, %b2) in (%g0 = %c1, %g1 = %c1, %g2 = %c1)
+             threads(%t0, %t1, %t2) in (%k0 = %c1, %k1 = %c1, %k2 = %c1) {
+    %e = memref.load %s[%c0] : memref<4xf32>
+    memref.store %e, %y[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  memref.dealloc %fallback : memref<4xf32>
+  return
+}
+
+// -----
+
 memref.global "private" constant @a : memref<2x3xf32> = dense<1.0>
 memref.global "private" constant @b : memref<3xf16> = dense<2.0>
 memref.global "private" constant @host_only : memref<2xi64> = dense<[1, 2]>
