@@ -71,4 +71,10 @@ DeviceTensors::copyOutputs(std::vector<tfm_tensor> &hostOutputs) const {
   return nullptr;
 }
 
+tfm_status DeviceTensors::copyInput(size_t index, tfm_tensor &hostInput) const {
+  return tfm_gpu_copy_to_host(
+      hostInput.data, inputs[index].data,
+      static_cast<size_t>(tfm_tensor_byte_size(&inputs[index])));
+}
+
 } // namespace tfm::run

@@ -2,7 +2,8 @@
 //
 // tfm-run keeps .npy data on the host; a GPU artifact (tfm_model_device
 // "cuda") reads and writes device memory. These are the device mirrors: the
-// inputs copied in once, the outputs copied back after each run.
+// inputs copied in once, the outputs (and caches, which a run updates in
+// place) copied back after a run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TOOLS_TFM_RUN_DEVICETENSORS_H
@@ -32,6 +33,10 @@ public:
 
   /// Copies every output back into `hostOutputs`.
   tfm_status copyOutputs(std::vector<tfm_tensor> &hostOutputs) const;
+
+  /// Copies input `index` back into `hostInput`: a cache the run appended
+  /// to on the device.
+  tfm_status copyInput(size_t index, tfm_tensor &hostInput) const;
 
 private:
   std::vector<tfm_tensor> inputs, outputs;

@@ -38,8 +38,8 @@ const char *const kUsage =
     "usage: tfm-run ARTIFACT.so --input NAME=FILE.npy ...\n"
     "               [--output NAME=FILE.npy ...] [--expected NAME=FILE.npy "
     "...]\n"
-    "               [--rtol R] [--atol A] [--bench N] [--flops F]\n"
-    "               [--threads N] [--weights FILE] [--quiet]\n"
+    "               [--rtol R] [--atol A] [--atol-scaled] [--bench N]\n"
+    "               [--flops F] [--threads N] [--weights FILE] [--quiet]\n"
     "\n"
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
@@ -49,6 +49,9 @@ const char *const kUsage =
     "  --expected NAME=FILE  compare an output with a .npy file; exit 1 on a\n"
     "                        mismatch (|out - exp| > atol + rtol * |exp|)\n"
     "  --rtol R, --atol A    tolerances for --expected (default 1e-4, 1e-5)\n"
+    "  --atol-scaled         the absolute tolerance of each output is A times\n"
+    "                        max(1, its largest |expected| value): for low\n"
+    "                        precision, whose error grows with the values\n"
     "  --bench N             time N runs after one warm-up run\n"
     "  --flops F             with --bench, also print F / min time in "
     "GFLOP/s\n"
@@ -120,6 +123,8 @@ struct Options {
   /// External weights; empty: the artifact's own (or the file next to it).
   std::string weights;
   bool quiet = false;
+  /// --atol-scaled: atol times max(1, the output's largest |expected|).
+  bool atolScaled = false;
 };
 
 NamedFile parseNamedFile(const std::string &flag, const std::string &value) {
@@ -148,6 +153,10 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--quiet") {
       options.quiet = true;
+      continue;
+    }
+    if (arg == "--atol-scaled") {
+      options.atolScaled = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -350,7 +359,8 @@ private:
 /// Compares with numpy.allclose's rule; returns true when every element is
 /// close. NaN is never close, equal infinities are.
 bool compare(const std::string &name, const tfm_tensor &actual,
-             const tfm_tensor &expected, double rtol, double atol) {
+             const tfm_tensor &expected, double rtol, double atol,
+             bool atolScaled) {
   bool sameShape = actual.rank == expected.rank;
   for (int32_t d = 0; sameShape && d < actual.rank; ++d)
     sameShape = actual.shape[d] == expected.shape[d];
@@ -362,6 +372,12 @@ bool compare(const std::string &name, const tfm_tensor &actual,
   double maxAbs = 0, maxRel = 0;
   bool close = true;
   int64_t count = tfm_tensor_element_count(&actual);
+  if (atolScaled) {
+    double largest = 1;
+    for (int64_t i = 0; i < count; ++i)
+      largest = std::max(largest, std::fabs(valueAt(expected, i)));
+    atol *= largest;
+  }
   for (int64_t i = 0; i < count; ++i) {
     double a = valueAt(actual, i), e = valueAt(expected, i);
     if (a == e)
@@ -533,15 +549,19 @@ int main(int argc, char **argv) {
   }
   for (const auto &[index, path] : writes)
     check(tfm_npy_write(path.c_str(), &outputs[index]));
-  for (const auto &[index, path] : cacheWrites)
+  for (const auto &[index, path] : cacheWrites) {
+    // The run appended to the device's copy of the cache.
+    if (cuda)
+      check(device.copyInput(index, inputs[index]));
     check(tfm_npy_write(path.c_str(), &inputs[index]));
+  }
   bool allClose = true;
   for (const auto &[index, path] : comparisons) {
     OwnedTensor expected;
     check(tfm_npy_read(path.c_str(), &expected.tensor));
-    allClose &=
-        compare(tfm_model_output_name(model.get(), index), outputs[index],
-                expected.tensor, options.rtol, options.atol);
+    allClose &= compare(tfm_model_output_name(model.get(), index),
+                        outputs[index], expected.tensor, options.rtol,
+                        options.atol, options.atolScaled);
   }
 
   if (options.bench > 0) {
