@@ -4,8 +4,8 @@
 inputs, comparing each output with PyTorch's (tests/reference/manifest.json
 tolerances; the seeds' outputs at 1e-4/1e-5). With --dtype=f16 or bf16 the
 models are compiled with that --dtype (tensor-core GEMMs and attention) and
-every output must be within 1e-2 (relative, and absolute for values near 0)
-of the reference.
+every output must be within 1e-2 (f16) or 3e-2 (bf16) of the reference,
+relative, or absolute times its largest reference value (at least 1).
 
 usage: run_reference.py TFM_COMPILE TFM_RUN SOURCE_DIR ARCH [--dtype=D]
 Exits 77 (ctest's SKIP_RETURN_CODE) when no CUDA driver or device is there
@@ -43,10 +43,20 @@ def seed_files(path):
              if exists(n)])
 
 
-HALF_TOLERANCE = ["--rtol", "1e-2", "--atol", "1e-2"]
+# f16 keeps 11 significant bits, bf16 8: a chain of two rounded products
+# (attention's scores, then P·V) is off by a few bf16 ulps (first GPU run,
+# an H200: up to 1.9e-2 on values near 1, 0.4 on seed 001's unscaled
+# scores of up to 143). Each output within TOL relative, or TOL times its
+# largest reference value (at least 1: tfm-run --atol-scaled).
+HALF_TOLERANCE = {"f16": 1e-2, "bf16": 3e-2}
 
 
-def run_arguments(model, half):
+def half_tolerance(dtype):
+    tol = repr(HALF_TOLERANCE[dtype])
+    return ["--rtol", tol, "--atol", tol, "--atol-scaled"]
+
+
+def run_arguments(model, dtype):
     name, path, _, fixture = model
     if fixture:
         folder = fixture["folder"]
@@ -56,8 +66,8 @@ def run_arguments(model, half):
         for o in fixture["outputs"]:
             args += ["--expected",
                      f"{o['name']}={os.path.join(folder, o['file'])}"]
-        if half:
-            return args + HALF_TOLERANCE
+        if dtype != "f32":
+            return args + half_tolerance(dtype)
         args += ["--rtol", str(fixture.get("rtol", fixture["default_rtol"])),
                  "--atol", str(fixture.get("atol", fixture["default_atol"]))]
         return args
@@ -69,7 +79,9 @@ def run_arguments(model, half):
         args += ["--input", f"{n}={f}"]
     for n, f in files[1]:
         args += ["--expected", f"{n}={f}"]
-    return args + HALF_TOLERANCE if half else args
+    if dtype != "f32":
+        args += half_tolerance(dtype)
+    return args
 
 
 def main():
@@ -91,7 +103,7 @@ def main():
     failures, ran = 0, 0
     with tempfile.TemporaryDirectory() as workdir:
         for model in example_models(source_dir):
-            args = run_arguments(model, dtype != "f32")
+            args = run_arguments(model, dtype)
             if args is None:
                 continue
             name, path, weights, _ = model
