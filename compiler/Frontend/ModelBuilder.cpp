@@ -35,13 +35,8 @@ std::string mlir::tfm::formatShape(ArrayRef<Dim> shape) {
 
 WeightShapes::~WeightShapes() = default;
 
-namespace {
-StringRef dtypeName(Type t) { return TensorSpecAttr::dtypeName(t); }
-
-/// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
-/// names the tensor in the error.
-LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
-                               const Twine &what) {
+LogicalResult mlir::tfm::checkShapeLimits(ArrayRef<Dim> shape, Location loc,
+                                          const Twine &what) {
   if (int64_t(shape.size()) > kMaxRank)
     return emitError(loc) << what << " has rank " << shape.size()
                           << ", more than the maximum of " << kMaxRank;
@@ -65,6 +60,9 @@ LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
   }
   return success();
 }
+
+namespace {
+StringRef dtypeName(Type t) { return TensorSpecAttr::dtypeName(t); }
 
 bool isIdentifier(StringRef name) {
   return !name.empty() && !llvm::isDigit(name.front()) &&
@@ -145,6 +143,10 @@ FailureOr<Tensor> ModelBuilder::cache(StringRef name, Type elementType,
     return failure();
   if (!isa<FloatType>(elementType))
     return emitError(loc) << "cache '" << name << "' must hold floats";
+  if (llvm::is_contained(shape, Dim::of(0)))
+    return emitError(loc) << "cache '" << name << "' " << formatShape(shape)
+                          << " has a dimension of size 0: it could hold "
+                             "nothing";
   // The entry points take it like an input, flagged as written in place.
   auto entry = cast<TensorSpecAttr>(inputSignature.back());
   inputSignature.back() =
@@ -238,6 +240,8 @@ LogicalResult ModelBuilder::checkDistinctInHeader(StringRef name,
 }
 
 FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
+  if (name.empty())
+    return emitError(loc) << "a weight's name must not be empty";
   auto cached = weightCache.find(name);
   if (cached != weightCache.end())
     return cached->second;
@@ -397,8 +401,13 @@ FailureOr<Shape> ModelBuilder::broadcast(ArrayRef<Dim> a, ArrayRef<Dim> b,
           return std::nullopt;
         return x;
       });
-  if (!mismatch)
+  if (!mismatch) {
+    // Two shapes within the limits can broadcast far beyond them
+    // ([2^40, 1] and [1, 2^40]).
+    if (failed(checkShapeLimits(result, loc, "the result of " + what)))
+      return failure();
     return result;
+  }
   size_t rank = std::max(a.size(), b.size());
   auto at = [&](ArrayRef<Dim> s) {
     size_t lead = rank - s.size();

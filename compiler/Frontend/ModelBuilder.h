@@ -35,6 +35,8 @@ constexpr int64_t kMaxElements = int64_t(1) << 40;
 /// The most elements of one weight, whose data is embedded in the object as
 /// one LLVM constant (16 GiB of f32).
 constexpr int64_t kMaxWeightElements = (int64_t(1) << 32) - 1;
+/// The most pieces one split may make (each is a value to name).
+constexpr int64_t kMaxSplitPieces = 4096;
 
 /// A dimension: a static size, or a named size fixed at run time.
 struct Dim {
@@ -54,6 +56,12 @@ struct Dim {
 
 using Shape = SmallVector<Dim, 4>;
 std::string formatShape(ArrayRef<Dim> shape);
+/// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
+/// names the tensor in the error. Inputs, weights and outputs are checked
+/// where they enter; results that can outgrow their operands (broadcasts,
+/// reshapes) where they are made.
+LogicalResult checkShapeLimits(ArrayRef<Dim> shape, Location loc,
+                               const Twine &what);
 
 /// A tensor value of the model with its symbolic shape.
 struct Tensor {

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <sstream>
@@ -54,18 +55,24 @@ bool isBool(Type t) { return t.isInteger(1); }
 struct Product {
   int64_t factor = 1;
   SmallVector<std::string> names;
+  /// The static factor overflowed int64_t: sizes each within kMaxDimension
+  /// can still multiply past it ((2^32+1)(2^32-1)... wraps to 1).
+  bool overflowed = false;
   void multiply(const Dim &d) {
     if (!d.isSymbolic()) {
-      factor *= d.size;
+      multiplyFactor(d.size);
       return;
     }
     for (StringRef part : llvm::split(d.symbol, '*')) {
       int64_t n;
       if (!part.getAsInteger(10, n))
-        factor *= n;
+        multiplyFactor(n);
       else
         names.push_back(part.str());
     }
+  }
+  void multiplyFactor(int64_t n) {
+    overflowed |= llvm::MulOverflow(factor, n, factor);
   }
   /// Removes `other`'s names from this one; false if one is missing.
   bool remove(ArrayRef<std::string> other) {
@@ -362,6 +369,8 @@ FailureOr<Tensor> ModelBuilder::reshape(const Tensor &x, ArrayRef<Dim> target,
       return fail("sizes are non-negative or -1");
     out.multiply(d);
   }
+  if (in.overflowed || out.overflowed || out.factor > kMaxElements)
+    return fail("the target has more than 2^40 elements");
   Product rest = in;
   if (!rest.remove(out.names))
     return fail("the named dimensions do not match the input's");
@@ -374,6 +383,8 @@ FailureOr<Tensor> ModelBuilder::reshape(const Tensor &x, ArrayRef<Dim> target,
   } else if (!rest.names.empty() || rest.factor != out.factor) {
     return fail("the element counts differ");
   }
+  if (failed(checkShapeLimits(shape, loc, "the result of reshape")))
+    return failure();
   // The dynamic sizes: named dims and the inferred one, read at run time.
   SmallVector<Value> sizes;
   for (const Dim &d : shape) {

@@ -180,6 +180,12 @@ FailureOr<std::vector<Tensor>> ModelBuilder::split(const Tensor &x,
   if (chunked) {
     if (sizes.size() != 1 || sizes[0] <= 0)
       return emitError(loc) << "split: the chunk size must be positive";
+    // Counted before any piece exists: a static dim may be 2^40.
+    int64_t count = along.size / sizes[0] + (along.size % sizes[0] != 0);
+    if (count > kMaxSplitPieces)
+      return emitError(loc) << "split: " << formatShape(x.shape)
+                            << " in chunks of " << sizes[0] << " makes "
+                            << count << " pieces; at most " << kMaxSplitPieces;
     for (int64_t at = 0; at < along.size; at += sizes[0])
       pieces.push_back(std::min(sizes[0], along.size - at));
   } else {

@@ -258,6 +258,8 @@ LogicalResult Parser::parseParam() {
       return failure();
     weightName = *text;
   }
+  if (weightName.empty())
+    return error(name.loc) << "a weight's name must not be empty";
   if (failed(expect(Token::colon, "':' and a type")))
     return failure();
   FailureOr<Type> type = parseDtype();

@@ -56,6 +56,19 @@ LogicalResult Parser::runBlock(size_t begin, size_t end) {
   return success();
 }
 
+LogicalResult Parser::countBodyRun(llvm::SMLoc at, size_t begin, size_t end) {
+  // An empty body still costs a run (and a call-site location), and a body
+  // of one huge expression costs every token each time it runs.
+  if (++statements > kMaxStatements)
+    return error(at) << "the model expands to more than " << kMaxStatements
+                     << " statements (counting every loop iteration and call)";
+  expandedTokens += int64_t(end - begin) + 1;
+  if (expandedTokens > kMaxExpandedTokens)
+    return error(at) << "the model expands to more than " << kMaxExpandedTokens
+                     << " tokens (counting every loop iteration and call)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // def
 //===----------------------------------------------------------------------===//
@@ -288,7 +301,8 @@ FailureOr<ExprValue> Parser::callFunction(FunctionDef &fn, const Token &name,
     index = savedIndex;
   });
   pushCaller(name.loc, "in '" + fn.name.spelling + "', called here");
-  if (failed(runBlock(fn.bodyBegin, fn.bodyEnd)))
+  if (failed(countBodyRun(name.loc, fn.bodyBegin, fn.bodyEnd)) ||
+      failed(runBlock(fn.bodyBegin, fn.bodyEnd)))
     return failure();
   if (!frame().returned)
     return error(tokens[fn.bodyEnd].loc) << "the function ended without "
@@ -316,10 +330,11 @@ FailureOr<int64_t> Parser::parseLoopBound() {
   FailureOr<ExprValue> v = parseExpr();
   if (failed(v))
     return failure();
-  if (v->kind != ExprValue::number || !v->isInteger ||
-      !(std::fabs(v->num) <= double(kMaxDimension)))
+  if (v->kind != ExprValue::number || !v->isInteger)
     return error(at) << "a loop bound must be an integer known at compile "
                         "time";
+  if (!(std::fabs(v->num) <= double(kMaxDimension)))
+    return error(at) << "a loop bound must be at most 2^40 in magnitude";
   return int64_t(v->num);
 }
 
@@ -368,6 +383,8 @@ LogicalResult Parser::parseFor() {
     callers = savedCallers;
   });
   for (int64_t i = *first; i < *last; ++i) {
+    if (failed(countBodyRun(kw.loc, bodyBegin, bodyEnd)))
+      return failure();
     ExprValue value;
     value.num = double(i);
     value.isInteger = true;
@@ -385,6 +402,13 @@ LogicalResult Parser::parseFor() {
 //===----------------------------------------------------------------------===//
 // Strings
 //===----------------------------------------------------------------------===//
+
+LogicalResult Parser::checkStringLength(llvm::SMLoc at, size_t bytes) {
+  if (bytes <= kMaxStringBytes)
+    return success();
+  return error(at) << "the string would be longer than " << kMaxStringBytes
+                   << " bytes";
+}
 
 FailureOr<std::string> Parser::interpolate(const Token &t) {
   StringRef s = t.spelling;
@@ -412,7 +436,8 @@ FailureOr<std::string> Parser::interpolate(const Token &t) {
       return error(at) << "a '{' without '}' in a string (write '{{' for a "
                           "brace)";
     FailureOr<std::string> value = evaluateInBraces(s.slice(i + 1, close));
-    if (failed(value))
+    if (failed(value) ||
+        failed(checkStringLength(t.loc, out.size() + value->size() + s.size())))
       return failure();
     out += *value;
     i = close;

@@ -373,6 +373,8 @@ FailureOr<ExprValue> Parser::stringOperator(const Token &op,
                                             const ExprValue &rhs) {
   if (op.is(Token::plus) && lhs.kind == ExprValue::string &&
       rhs.kind == ExprValue::string) {
+    if (failed(checkStringLength(op.loc, lhs.str.size() + rhs.str.size())))
+      return failure();
     ExprValue joined = lhs;
     joined.str += rhs.str;
     return joined;

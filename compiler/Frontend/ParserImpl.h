@@ -45,6 +45,14 @@ constexpr int64_t kMaxLoopIterations = 4096;
 /// 96-layer one with 40 statements a layer is 4000), low enough that a
 /// runaway nest of loops fails quickly instead of exhausting memory.
 constexpr int64_t kMaxStatements = 100000;
+/// The most tokens a model may expand to, counting each run of a loop's or
+/// function's body: bounds the work of a statement as kMaxStatements bounds
+/// their number (one 400 KB expression in a loop would otherwise be
+/// re-parsed 100000 times). A 96-layer model is about 10^5.
+constexpr int64_t kMaxExpandedTokens = 20'000'000;
+/// The longest string value (weight names, prefixes): far above any
+/// checkpoint's names, low enough that `s = s + s` in a loop stops at once.
+constexpr size_t kMaxStringBytes = 65536;
 
 /// Weight shapes declared with `param`, in front of the weights file.
 class DeclaredWeights : public WeightShapes {
@@ -195,6 +203,11 @@ private:
   LogicalResult parseReturn();
   /// Parses the statements of tokens [begin, end) in the current frame.
   LogicalResult runBlock(size_t begin, size_t end);
+  /// Counts one run of the body of tokens [begin, end) (a loop iteration or
+  /// a call, written at `at`) toward kMaxStatements and kMaxExpandedTokens.
+  LogicalResult countBodyRun(llvm::SMLoc at, size_t begin, size_t end);
+  /// Fails at `at` when a string would exceed kMaxStringBytes.
+  LogicalResult checkStringLength(llvm::SMLoc at, size_t bytes);
   /// Expands a call of a function defined with `def`.
   FailureOr<ExprValue> callFunction(FunctionDef &fn, const Token &name,
                                     CallArguments &args);
@@ -244,6 +257,7 @@ private:
   /// Loops and function calls in progress.
   unsigned blockDepth = 0;
   int64_t statements = 0;
+  int64_t expandedTokens = 0;
   /// Set while a string's `{...}` is evaluated.
   bool inBraces = false;
   /// The named dimensions of the inputs.
