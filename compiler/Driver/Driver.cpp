@@ -169,6 +169,9 @@ private:
     return failure();
   }
   LogicalResult writeText(StringRef path, function_ref<void(raw_ostream &)> fn);
+  /// Keeps `out` if everything reached it; otherwise removes it and fails
+  /// with the reason (a full disk), instead of the stream's fatal error.
+  LogicalResult keep(llvm::ToolOutputFile &out, StringRef path);
   LogicalResult renameModel(func::FuncOp model);
   LogicalResult printIR(ModuleOp module);
   LogicalResult runPipeline(StringRef name, ModuleOp module,
@@ -184,6 +187,10 @@ private:
     return path.str().str();
   }
   LogicalResult printPtx(ModuleOp module);
+  /// Fails when an output would be written over the model or the weights
+  /// file (the writers truncate): compared as files, so that another
+  /// spelling of a path (./w.safetensors, a link) counts.
+  LogicalResult checkOutputsSpareInputs(EmitKind emit);
 
   const CompileOptions &options;
   raw_ostream &diagnosticStream;
@@ -200,7 +207,16 @@ LogicalResult Compilation::writeText(StringRef path,
   if (!out)
     return fail(error);
   fn(out->os());
-  out->keep();
+  return keep(*out, path);
+}
+
+LogicalResult Compilation::keep(llvm::ToolOutputFile &out, StringRef path) {
+  out.os().flush();
+  if (std::error_code error = out.os().error()) {
+    out.os().clear_error();
+    return fail("writing " + path.str() + ": " + error.message());
+  }
+  out.keep();
   return success();
 }
 
@@ -356,6 +372,30 @@ LogicalResult Compilation::printPtx(ModuleOp module) {
   });
 }
 
+LogicalResult Compilation::checkOutputsSpareInputs(EmitKind emit) {
+  SmallVector<std::pair<std::string, std::string>> inputs = {
+      {"the model file", options.modelPath}};
+  if (!options.weightsPath.empty())
+    inputs.push_back({"the weights file (--weights)", options.weightsPath});
+  SmallVector<std::pair<std::string, std::string>> outputs = {
+      {"-o", options.outputPath}, {"--header", options.headerPath}};
+  if (options.externalWeights &&
+      (emit == EmitKind::Object || emit == EmitKind::SharedLibrary))
+    outputs.push_back({"--weights-out", sidecarPath()});
+  for (const auto &[flag, output] : outputs) {
+    if (output.empty() || output == "-")
+      continue;
+    for (const auto &[what, input] : inputs) {
+      bool same = false;
+      if (input != "-" && !llvm::sys::fs::equivalent(input, output, same) &&
+          same)
+        return fail("the output '" + output + "' (" + flag + ") is " + what +
+                    ": writing it would destroy the input");
+    }
+  }
+  return success();
+}
+
 LogicalResult Compilation::run() {
   // Checked first, so that a wrong --target or --cpu is reported whatever
   // the stage. The target decides the vector width the kernels are tiled
@@ -424,6 +464,8 @@ LogicalResult Compilation::run() {
       !llvm::sys::fs::status(options.modelPath, modelStatus) &&
       !llvm::sys::fs::is_regular_file(modelStatus))
     return fail(options.modelPath + ": not a regular file");
+  if (failed(checkOutputsSpareInputs(*emit)))
+    return failure();
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file =
       openInputFile(options.modelPath, &error);
@@ -545,7 +587,8 @@ LogicalResult Compilation::run() {
                   llvm::toString(std::move(writeError)));
   }
   codegenTimer.stop();
-  out->keep();
+  if (failed(keep(*out, objectPath)))
+    return failure();
   out.reset();
   if (*emit != EmitKind::SharedLibrary)
     return success();

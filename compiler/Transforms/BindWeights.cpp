@@ -106,8 +106,9 @@ struct TfmBindWeightsPass
     if (weights.empty())
       return;
     if (weightsPath.empty()) {
-      weights.front().emitOpError("needs a weights file (--weights) to bind '")
-          << weights.front().getName() << "'";
+      emitError(weights.front().getLoc())
+          << "weight '" << weights.front().getName()
+          << "' needs a weights file (--weights)";
       return signalPassFailure();
     }
     std::string error;
@@ -131,27 +132,29 @@ struct TfmBindWeightsPass
                      const std::shared_ptr<::tfm::SafeTensorsFile> &file) {
     const ::tfm::SafeTensorEntry *entry = file->find(op.getName().str());
     if (!entry)
-      return op.emitOpError("weight '")
-             << op.getName() << "' is not in " << weightsPath;
+      return emitError(op.getLoc())
+             << "weight '" << op.getName() << "' is not in " << weightsPath;
     auto type = cast<RankedTensorType>(op.getType());
     if (!llvm::is_contained({"F32", "F64", "I32", "I64", "F16", "BF16"},
                             entry->dtype))
-      return op.emitOpError("weight '")
-             << op.getName() << "' has dtype " << entry->dtype << " in "
-             << weightsPath << ", which tfm does not support yet (F32, F64, "
+      return emitError(op.getLoc())
+             << "weight '" << op.getName() << "' has dtype " << entry->dtype
+             << " in " << weightsPath
+             << ", which tfm does not support yet (F32, F64, "
              << "F16, BF16, I32, I64)";
     StringRef dtype = safetensorsDtypeFor(type.getElementType());
     bool widen = type.getElementType().isF32() &&
                  (entry->dtype == "F16" || entry->dtype == "BF16");
     if (entry->dtype != dtype && !widen)
-      return op.emitOpError("weight '")
-             << op.getName() << "' is " << entry->dtype << " in " << weightsPath
-             << " but the model expects " << type.getElementType();
-    if (ArrayRef<int64_t>(entry->shape) != type.getShape())
-      return op.emitOpError("weight '")
-             << op.getName() << "' is " << formatShape(entry->shape) << " in "
+      return emitError(op.getLoc())
+             << "weight '" << op.getName() << "' is " << entry->dtype << " in "
              << weightsPath << " but the model expects "
-             << formatShape(type.getShape());
+             << type.getElementType();
+    if (ArrayRef<int64_t>(entry->shape) != type.getShape())
+      return emitError(op.getLoc())
+             << "weight '" << op.getName() << "' is "
+             << formatShape(entry->shape) << " in " << weightsPath
+             << " but the model expects " << formatShape(type.getShape());
     ElementsAttr data;
     size_t elementBytes = widen ? 2 : ::tfm::safeTensorsDtypeSize(dtype);
     bool aligned = reinterpret_cast<uintptr_t>(entry->data) % elementBytes == 0;

@@ -29,7 +29,7 @@
 // HALF-DAG: arith.constant dense<[1.500000e+00, -2.000000e+00, 6.550400e+04, 5.96046448E-8, 3.05175781E-5, 0xFF800000]> : tensor<6xf32>
 // HALF-DAG: arith.constant dense<[1.500000e+00, -3.000000e+00, 7.346840e-40]> : tensor<3xf32>
 
-// NO-FILE: error: 'tfm.weight' op needs a weights file (--weights) to bind 'linear.weight'
+// NO-FILE: error: weight 'linear.weight' needs a weights file (--weights)
 // MISSING-FILE: error: {{.*}}does-not-exist.safetensors: cannot open: No such file or directory
 // TRUNCATED: error: {{.*}}truncated.safetensors: tensor 'ids': data_offsets [80, 96) end past the data section (84 bytes)
 // GARBAGE: error: {{.*}}garbage.safetensors: header size {{[0-9]+}} is larger than the rest of the file (23 bytes)
@@ -71,7 +71,7 @@ func.func @bind_used_by_linear(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
 // -----
 
 func.func @missing_weight() -> tensor<2xf32> {
-  // expected-error @+1 {{'tfm.weight' op weight 'decoder.bias' is not in}}
+  // expected-error @+1 {{weight 'decoder.bias' is not in}}
   %b = tfm.weight "decoder.bias" : tensor<2xf32>
   return %b : tensor<2xf32>
 }
@@ -79,7 +79,7 @@ func.func @missing_weight() -> tensor<2xf32> {
 // -----
 
 func.func @shape_mismatch() -> tensor<3x2xf32> {
-  // expected-error-re @+1 {{'tfm.weight' op weight 'linear.weight' is [2, 3] in {{.*}}weights.safetensors but the model expects [3, 2]}}
+  // expected-error-re @+1 {{weight 'linear.weight' is [2, 3] in {{.*}}weights.safetensors but the model expects [3, 2]}}
   %w = tfm.weight "linear.weight" : tensor<3x2xf32>
   return %w : tensor<3x2xf32>
 }
@@ -95,7 +95,7 @@ func.func @rank_mismatch() -> tensor<1x2xf32> {
 // -----
 
 func.func @dtype_mismatch() -> tensor<3x2xf32> {
-  // expected-error-re @+1 {{'tfm.weight' op weight 'table' is F64 in {{.*}}weights.safetensors but the model expects 'f32'}}
+  // expected-error-re @+1 {{weight 'table' is F64 in {{.*}}weights.safetensors but the model expects 'f32'}}
   %t = tfm.weight "table" : tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
@@ -103,7 +103,7 @@ func.func @dtype_mismatch() -> tensor<3x2xf32> {
 // -----
 
 func.func @integer_width_mismatch() -> tensor<2xi32> {
-  // expected-error @+1 {{'tfm.weight' op weight 'ids' is I64 in}}
+  // expected-error @+1 {{weight 'ids' is I64 in}}
   %i = tfm.weight "ids" : tensor<2xi32>
   return %i : tensor<2xi32>
 }

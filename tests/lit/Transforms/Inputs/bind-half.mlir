@@ -10,7 +10,7 @@ func.func @bind_half_precision() -> (tensor<6xf32>, tensor<3xf32>) {
 // -----
 
 func.func @half_to_f64_is_a_mismatch() -> tensor<6xf64> {
-  // expected-error-re @+1 {{'tfm.weight' op weight 'h' is F16 in {{.*}}half.safetensors but the model expects 'f64'}}
+  // expected-error-re @+1 {{weight 'h' is F16 in {{.*}}half.safetensors but the model expects 'f64'}}
   %h = tfm.weight "h" : tensor<6xf64>
   return %h : tensor<6xf64>
 }
