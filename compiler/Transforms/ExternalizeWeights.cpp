@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -189,6 +190,8 @@ struct TfmExternalizeWeightsPass
     return constants;
   }
 
+  /// The manifest, written by a JSON writer: weight names may hold any
+  /// character a safetensors file allows, file names quotes or backslashes.
   static std::string makeManifest(const mlir::tfm::Signature &sig,
                                   StringRef fileName,
                                   ArrayRef<Constant> constants, int64_t total) {
@@ -197,19 +200,29 @@ struct TfmExternalizeWeightsPass
     SmallVector<uint64_t> hashes;
     for (const Constant &c : constants)
       hashes.push_back(c.hash);
-    os << "{\"format\": 1, \"model\": \"" << sig.model << "\", \"file\": \""
-       << fileName << "\", \"bytes\": " << total << ", \"hash\": \""
-       << hex(::tfm::hashBytes(hashes.data(), hashes.size() * 8))
-       << "\", \"tensors\": [";
-    for (auto [i, c] : llvm::enumerate(constants)) {
-      os << (i ? ", " : "") << "{\"name\": \"";
-      os.write_escaped(c.name);
-      os << "\", \"dtype\": \"" << c.dtype << "\", \"shape\": [";
-      llvm::interleave(c.data.getShapedType().getShape(), os, ", ");
-      os << "], \"offset\": " << c.offset << ", \"bytes\": " << c.raw.size()
-         << ", \"hash\": \"" << hex(c.hash) << "\"}";
-    }
-    os << "]}";
+    llvm::json::OStream out(os);
+    out.object([&] {
+      out.attribute("format", 1);
+      out.attribute("model", sig.model);
+      out.attribute("file", fileName);
+      out.attribute("bytes", total);
+      out.attribute("hash",
+                    hex(::tfm::hashBytes(hashes.data(), hashes.size() * 8)));
+      out.attributeArray("tensors", [&] {
+        for (const Constant &c : constants)
+          out.object([&] {
+            out.attribute("name", c.name);
+            out.attribute("dtype", c.dtype);
+            out.attributeArray("shape", [&] {
+              for (int64_t d : c.data.getShapedType().getShape())
+                out.value(d);
+            });
+            out.attribute("offset", c.offset);
+            out.attribute("bytes", int64_t(c.raw.size()));
+            out.attribute("hash", hex(c.hash));
+          });
+      });
+    });
     return json;
   }
 

@@ -365,6 +365,23 @@ tfm_status runModel(const char *function, const tfm_model *model,
     buffers.push_back(inputs[i].data);
     extents.push_back({"input", &name, begin, begin + bytes});
   }
+  // A cache is written in place like an output, while the other inputs
+  // (and the other caches) are still read.
+  for (size_t i = 0; i < inputCount; ++i) {
+    if (!signature.inputs[i].cache)
+      continue;
+    const Extent &cache = extents[i];
+    for (size_t j = 0; j < inputCount; ++j) {
+      const Extent &other = extents[j];
+      if (j != i && cache.begin < cache.end && other.begin < other.end &&
+          cache.begin < other.end && other.begin < cache.end)
+        return makeStatus(
+            TFM_STATUS_INVALID_ARGUMENT,
+            fmt::format("input '{}' (a cache, written in place) overlaps "
+                        "input '{}' in memory",
+                        *cache.name, *other.name));
+    }
+  }
   for (size_t o = 0; o < outputCount; ++o) {
     const TensorSpec &output = signature.outputs[o];
     const tfm_tensor &view = outputs[o];

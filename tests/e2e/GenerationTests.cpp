@@ -390,6 +390,57 @@ TEST_CASE("a cache overflow returns the status code and writes nothing",
   }
 }
 
+TEST_CASE("caches that overlap each other or an input are refused, nothing "
+          "written",
+          "[kv]") {
+  const Model &model = *cachedModel();
+  Session session(1);
+  session.inputs[0] = HostTensor::i64({1, 3}, {1, 2, 3});
+  session.inputs[1] = HostTensor::i64({1}, {0});
+  const std::vector<unsigned char> before = session.inputs[2].bytes;
+  std::vector<tfm_tensor> inputs;
+  for (const HostTensor &t : session.inputs)
+    inputs.push_back(t.view());
+  std::vector<float> logits(3 * kVocab);
+  int64_t shape[] = {1, 3, kVocab};
+  tfm_tensor output{TFM_DTYPE_F32, 3, {}, logits.data()};
+  std::copy(std::begin(shape), std::end(shape), output.shape);
+  struct Case {
+    const char *what;
+    void *vCache;
+    const char *message;
+  };
+  // One buffer for both caches (an easy slip with one allocation); caches
+  // overlapping by a row; a cache over the token ids.
+  auto *k = static_cast<unsigned char *>(inputs[2].data);
+  for (const Case &c :
+       {Case{"one buffer", k,
+             "input 'k_cache' (a cache, written in place) overlaps input "
+             "'v_cache' in memory"},
+        Case{"shifted by a row", k + kHeadDim * sizeof(float),
+             "input 'k_cache' (a cache, written in place) overlaps input "
+             "'v_cache' in memory"}}) {
+    inputs[3].data = c.vCache;
+    tfm_status status =
+        tfm_model_run(model.handle(), inputs.data(), inputs.size(), &output, 1);
+    INFO(c.what);
+    REQUIRE(status != nullptr);
+    CHECK(tfm_status_code(status) == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(std::string(tfm_status_message(status)) == c.message);
+    tfm_status_free(status);
+  }
+  inputs[3] = session.inputs[3].view();
+  inputs[0].data = k; // The ids inside the k cache.
+  tfm_status status =
+      tfm_model_run(model.handle(), inputs.data(), inputs.size(), &output, 1);
+  REQUIRE(status != nullptr);
+  CHECK(std::string(tfm_status_message(status)) ==
+        "input 'k_cache' (a cache, written in place) overlaps input "
+        "'ids' in memory");
+  tfm_status_free(status);
+  CHECK(session.inputs[2].bytes == before);
+}
+
 TEST_CASE("GPT-2 from transformers: prefill and greedy decode steps match "
           "generate()",
           "[kv]") {

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 namespace tfm::rt::cuda {
 namespace {
@@ -50,8 +51,17 @@ const Loaded &load() {
     // An override for tests and unusual installs (the toolkit's stub
     // library, a driver outside the loader's path).
     const char *path = std::getenv("TFM_CUDA_LIBRARY");
-    if (!path || !*path)
+    if (!path || !*path) {
       path = "libcuda.so.1";
+    } else if (struct stat info;
+               ::stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
+      // dlopen of a FIFO blocks until a writer appears (a bare name like
+      // the default is looked up by the loader and never stat'ed here).
+      l.failure = fmt::format("no CUDA driver: cannot load {} (not a regular "
+                              "file)",
+                              path);
+      return l;
+    }
     void *handle = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char *reason = ::dlerror();

@@ -249,6 +249,13 @@ TEST_CASE("safetensors rejects hidden bytes and repeated names",
                                         "shape": [2], "data_offsets": [0, 8]}})",
                               8),
               "the header repeats the key 'dtype' in one object");
+  // The empty key is a key like any other.
+  expectError(safeTensorsFile(R"({"": {"dtype": "F32", "shape": [2],
+                                       "data_offsets": [0, 8]},
+                                  "": {"dtype": "F32", "shape": [2],
+                                       "data_offsets": [0, 8]}})",
+                              8),
+              "the header repeats the key '' in one object");
   // Keys are per object: the same key in two objects is fine.
   std::string path = tempPath("same-keys.safetensors");
   writeBytes(path, safeTensorsFile("{" + a + R"(, "b": {"dtype": "F32",
