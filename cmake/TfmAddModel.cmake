@@ -9,7 +9,9 @@
 # weights or the compiler change) and wraps the object it writes in <target>,
 # a static library whose users include the generated <name>.h. Every symbol
 # of the object is tfm_<name>_..., so models with distinct names link into
-# one program. <name> defaults to the name on the model file's `model` line.
+# one program; a name used twice in a project (compared upper-cased), or the
+# name of a standard C header, is a configure error. <name> defaults to the
+# name on the model file's `model` line.
 # The object needs only libc and libm: no tfm runtime, no LLVM.
 # WEIGHTS_MODE external leaves the weights out of the object, in
 # <name>.weights.safetensors next to it (the target's property
@@ -38,6 +40,40 @@ function(_tfm_read_model_name model out)
          name "${line}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${model}")
   set(${out} "${name}" PARENT_SCOPE)
+endfunction()
+
+# Refuses a NAME that another tfm_add_model of the project already uses
+# (compared upper-cased: the header's guard and macros are TFM_<NAME>_...)
+# or that is a standard header's name.
+function(_tfm_check_model_name where name)
+  # The standard C and POSIX headers an app includes with <...>: a model of
+  # such a name would write e.g. stdint.h into a directory on the app's
+  # include path, hiding the system header from every file of the app.
+  set(reserved
+    assert complex ctype errno fenv float inttypes iso646 limits locale math
+    setjmp signal stdalign stdarg stdatomic stdbit stdbool stdckdint stddef
+    stdint stdio stdlib stdnoreturn string tgmath threads time uchar wchar
+    wctype aio arpa cpio dirent dlfcn fcntl fnmatch glob grp iconv langinfo
+    libgen malloc memory monetary mqueue netdb nl_types poll pthread pwd regex
+    sched search semaphore spawn strings stropts syslog tar termios trace
+    ulimit unistd utime utmpx wordexp alloca endian features getopt)
+  string(TOLOWER "${name}" lower)
+  if(lower IN_LIST reserved)
+    message(FATAL_ERROR "${where}: NAME '${name}' would make the header "
+                        "${name}.h, which hides the C library's <${lower}.h> "
+                        "from every file of the app: pick another NAME")
+  endif()
+  string(TOUPPER "${name}" upper)
+  get_property(taken GLOBAL PROPERTY "_TFM_MODEL_NAME_${upper}")
+  if(taken)
+    message(FATAL_ERROR "${where}: NAME '${name}' is already the model of "
+                        "${taken} (names are compared upper-cased, as the "
+                        "header's TFM_<NAME>_ macros are): two models of one "
+                        "name cannot be linked together. Give one another "
+                        "NAME, or link one target into every app that needs "
+                        "the model")
+  endif()
+  set_property(GLOBAL PROPERTY "_TFM_MODEL_NAME_${upper}" "${where}")
 endfunction()
 
 function(tfm_add_model target)
@@ -73,6 +109,7 @@ function(tfm_add_model target)
   else()
     _tfm_read_model_name("${model}" name)
   endif()
+  _tfm_check_model_name("${where}" "${name}")
   # Passed even when it repeats the file's name, so that the symbols always
   # match the header's name.
   set(flags --name "${name}")
@@ -101,7 +138,8 @@ function(tfm_add_model target)
     list(APPEND flags --target "${arg_TARGET}")
   endif()
 
-  # One directory per target: two targets may compile models of one name.
+  # One directory per target, so that its include path holds its header
+  # only.
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tfm-models/${target}")
   set(obj "${dir}/${name}.o")
   set(header "${dir}/${name}.h")
