@@ -4,11 +4,13 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Analysis/LazyCallGraph.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -88,6 +90,54 @@ int64_t tfm::getVectorBits(const llvm::TargetMachine &machine) {
   return 128;
 }
 
+namespace {
+/// A model function takes every tensor as an unpacked memref descriptor (7+
+/// arguments each) and holds a few instructions per tensor and per layer,
+/// and the entry points unpack every tensor in one block. Some of O3's
+/// passes, and instruction scheduling, cost more than linearly in that
+/// (docs/compiler.md, "Compile time"):
+/// - function attribute inference and interprocedural constant propagation
+///   rebuild a function's attribute list per argument they mark: quadratic
+///   time and memory (2000 outputs: 7.8 s and 2 GB in the first);
+/// - constraint elimination makes every argument a variable of its system
+///   and compares each condition with every fact in scope (5000 inputs: 5 s);
+/// - called-value propagation tracks every pointer argument (1000 outputs:
+///   4.6 s), and only annotates indirect calls, the thread pool's here;
+/// - selection-DAG scheduling is superlinear in a block's size.
+/// None of them speeds up the kernels: the glue runs once per call, and the
+/// tasks are small functions of their own, which keep every pass.
+constexpr unsigned kMaxArguments = 1024;
+constexpr unsigned kMaxInstructionsForConstraintElimination = 1000;
+constexpr size_t kMaxBlockForFullCodegen = 4000;
+
+bool shouldRunPass(StringRef pass, llvm::Any ir) {
+  // It only annotates indirect calls, and the tasks' only indirect calls are
+  // the thread pool's.
+  if (pass == "CalledValuePropagationPass")
+    return false;
+  // Kernels (tasks) keep it: it removes bounds checks from their loops.
+  if (pass == "ConstraintEliminationPass")
+    if (const auto *const *f = llvm::any_cast<const llvm::Function *>(&ir))
+      return (*f)->getName().starts_with("__tfm_task_") ||
+             ((*f)->getInstructionCount() <=
+                  kMaxInstructionsForConstraintElimination &&
+              (*f)->arg_size() <= kMaxArguments);
+  // Both rebuild a function's attribute list per argument they change.
+  if (pass == "IPSCCPPass")
+    if (const auto *const *module = llvm::any_cast<const llvm::Module *>(&ir))
+      for (const llvm::Function &f : **module)
+        if (f.arg_size() > kMaxArguments)
+          return false;
+  if (pass == "PostOrderFunctionAttrsPass")
+    if (const auto *const *scc =
+            llvm::any_cast<const llvm::LazyCallGraph::SCC *>(&ir))
+      for (const llvm::LazyCallGraph::Node &node : **scc)
+        if (node.getFunction().arg_size() > kMaxArguments)
+          return false;
+  return true;
+}
+} // namespace
+
 std::unique_ptr<llvm::Module>
 tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                           llvm::TargetMachine &machine) {
@@ -111,7 +161,15 @@ tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder passBuilder(&machine);
+  // Honours LLVM's -time-passes and -print-after-all (tfm-compile passes
+  // LLVM's options through).
+  llvm::PassInstrumentationCallbacks instrumentation;
+  llvm::StandardInstrumentations standard(llvmModule->getContext(),
+                                          /*DebugLogging=*/false);
+  standard.registerCallbacks(instrumentation, &mam);
+  instrumentation.registerShouldRunOptionalPassCallback(shouldRunPass);
+  llvm::PassBuilder passBuilder(&machine, llvm::PipelineTuningOptions(),
+                                std::nullopt, &instrumentation);
   passBuilder.registerModuleAnalyses(mam);
   passBuilder.registerCGSCCAnalyses(cgam);
   passBuilder.registerFunctionAnalyses(fam);
@@ -120,6 +178,22 @@ tfm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   llvm::ModulePassManager mpm =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(*llvmModule, mam);
+  // Selection-DAG scheduling is superlinear in a block's size, and the glue
+  // of a model with thousands of tensors is one block per entry point of
+  // thousands of loads and stores: such functions, run once per call, go
+  // through the fast instruction selector instead (5000 outputs: 6 s of
+  // scheduling).
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration() || f.getName().starts_with("__tfm_task_"))
+      continue;
+    size_t largestBlock = 0;
+    for (const llvm::BasicBlock &block : f)
+      largestBlock = std::max(largestBlock, block.size());
+    if (largestBlock > kMaxBlockForFullCodegen) {
+      f.addFnAttr(llvm::Attribute::OptimizeNone);
+      f.addFnAttr(llvm::Attribute::NoInline);
+    }
+  }
   return llvmModule;
 }
 

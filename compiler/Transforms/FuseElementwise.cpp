@@ -1,13 +1,14 @@
 //===- FuseElementwise.cpp - Elementwise fusion that never recomputes -----===//
 //
-// Upstream's linalg-fuse-elementwise-ops, with one cost rule more: an
+// Upstream's linalg-fuse-elementwise-ops, with two cost rules more: an
 // elementwise producer that computes something (not a copy, transpose or
 // broadcast) is not fused into a consumer that reads each of its elements
 // more than once. A linear layer's generic reads each activation once per
 // output column: fusing the GELU before a feed-forward's second projection
 // into it evaluated erf N times per element and hid the multiply-add from
 // the tensor-core GEMM. Row reductions (softmax, layer norm) read each
-// element once and still take their producers.
+// element once and still take their producers. And a fused payload holds
+// at most 256 ops, which keeps fusing a long chain linear in its length.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Transforms/Passes.h"
@@ -35,6 +36,18 @@ bool onlyMovesData(Operation *producer) {
   return generic && generic.getBody()->without_terminator().empty();
 }
 
+/// The most operations one fused payload may hold. Each fusion copies the
+/// producer's payload into the consumer's, so a chain of n ops fused into
+/// one payload cost O(n^2) (4000 chained ops: 16 s); capped, a chain
+/// becomes kernels of this size, each still one pass over memory per
+/// kMaxFusedPayloadOps ops.
+constexpr size_t kMaxFusedPayloadOps = 256;
+
+size_t payloadSize(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp ? linalgOp.getBlock()->getOperations().size() : 0;
+}
+
 /// Whether `consumer` reads `operand` at each element more than once: it has
 /// a loop the operand's indexing map does not use.
 bool readsElementsRepeatedly(OpOperand *operand) {
@@ -60,7 +73,9 @@ struct TfmFuseElementwisePass
       return producer && producer->hasOneUse();
     };
     linalg::ControlFusionFn noRecomputation = [singleUse](OpOperand *fused) {
-      if (!singleUse(fused))
+      if (!singleUse(fused) || payloadSize(fused->get().getDefiningOp()) +
+                                       payloadSize(fused->getOwner()) >
+                                   kMaxFusedPayloadOps)
         return false;
       return onlyMovesData(fused->get().getDefiningOp()) ||
              !readsElementsRepeatedly(fused);
