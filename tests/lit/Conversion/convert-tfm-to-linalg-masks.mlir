@@ -8,7 +8,9 @@
 // CHECK-LABEL: func.func @masked_fill_broadcast
 // CHECK-SAME: (%[[X:.*]]: tensor<2x?x?xf32>, %[[M:.*]]: tensor<1x?xi1>)
 // CHECK-DAG:  %[[FILL:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NOT:  tfm.masked_fill
 // CHECK:      %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<2x?x?xf32>
+// CHECK-NOT:  tfm.masked_fill
 // CHECK:      %[[R:.*]] = linalg.generic
 // CHECK-SAME:   indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]
 // CHECK-SAME:   iterator_types = ["parallel", "parallel", "parallel"]
@@ -16,8 +18,8 @@
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[MASKED:.*]]: i1, %{{.*}}: f32):
 // CHECK-NEXT:   %[[SEL:.*]] = arith.select %[[MASKED]], %[[FILL]], %[[IN]] : f32
 // CHECK-NEXT:   linalg.yield %[[SEL]] : f32
-// CHECK:      return %[[R]]
 // CHECK-NOT:  tfm.masked_fill
+// CHECK:      return %[[R]]
 func.func @masked_fill_broadcast(%x: tensor<2x?x?xf32>, %m: tensor<1x?xi1>) -> tensor<2x?x?xf32> {
   %0 = tfm.masked_fill %x, %m, 0xFFF0000000000000 : tensor<2x?x?xf32>, tensor<1x?xi1> -> tensor<2x?x?xf32>
   return %0 : tensor<2x?x?xf32>
@@ -44,7 +46,9 @@ func.func @masked_fill_value(%x: tensor<4x4xf64>, %m: tensor<4x4xi1>) -> tensor<
 // CHECK-LABEL: func.func @causal_mask
 // CHECK-SAME: (%[[X:.*]]: tensor<?x3x?x?xf32>)
 // CHECK-DAG:  %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NOT:  tfm.causal_mask
 // CHECK:      %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<?x3x?x?xf32>
+// CHECK-NOT:  tfm.causal_mask
 // CHECK:      %[[R:.*]] = linalg.generic
 // CHECK-SAME:   indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
 // CHECK-SAME:   ins(%[[X]] : tensor<?x3x?x?xf32>) outs(%[[EMPTY]] : tensor<?x3x?x?xf32>)
@@ -54,8 +58,8 @@ func.func @masked_fill_value(%x: tensor<4x4xf64>, %m: tensor<4x4xi1>) -> tensor<
 // CHECK-NEXT:   %[[FUTURE:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
 // CHECK-NEXT:   %[[SEL:.*]] = arith.select %[[FUTURE]], %[[NINF]], %[[IN]] : f32
 // CHECK-NEXT:   linalg.yield %[[SEL]] : f32
-// CHECK:      return %[[R]]
 // CHECK-NOT:  tfm.causal_mask
+// CHECK:      return %[[R]]
 func.func @causal_mask(%x: tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32> {
   %0 = tfm.causal_mask %x : tensor<?x3x?x?xf32>
   return %0 : tensor<?x3x?x?xf32>

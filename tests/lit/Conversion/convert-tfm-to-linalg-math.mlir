@@ -7,20 +7,25 @@
 
 // CHECK-LABEL: func.func @sub_broadcast
 // CHECK-SAME: (%[[C:.*]]: tensor<f32>, %[[X:.*]]: tensor<?x1x4xf32>, %[[Y:.*]]: tensor<?x4xf32>)
+// CHECK-NOT:  tfm.
 // CHECK:      %[[S:.*]] = linalg.generic
 // CHECK-SAME:   indexing_maps = [affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]
 // CHECK-SAME:   iterator_types = ["parallel", "parallel", "parallel"]
 // CHECK-SAME:   ins(%[[C]], %[[X]] : tensor<f32>, tensor<?x1x4xf32>)
+// CHECK-NOT:  tfm.
 // CHECK:        arith.subf
 // CHECK-DAG:  %[[D0:.*]] = tensor.dim %[[S]], %c0
 // CHECK-DAG:  %[[D1:.*]] = tensor.dim %[[Y]], %c0
+// CHECK-NOT:  tfm.
 // CHECK:      %[[E:.*]] = tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?x4xf32>
+// CHECK-NOT:  tfm.
 // CHECK:      %[[M:.*]] = linalg.generic
 // CHECK-SAME:   indexing_maps = [affine_map<(d0, d1, d2) -> (d0, 0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]
 // CHECK-SAME:   outs(%[[E]] : tensor<?x?x4xf32>)
-// CHECK:        arith.mulf
-// CHECK:      return %[[M]]
 // CHECK-NOT:  tfm.
+// CHECK:        arith.mulf
+// CHECK-NOT:  tfm.
+// CHECK:      return %[[M]]
 func.func @sub_broadcast(%c: tensor<f32>, %x: tensor<?x1x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x?x4xf32> {
   %0 = tfm.sub %c, %x : tensor<f32>, tensor<?x1x4xf32> -> tensor<?x1x4xf32>
   %1 = tfm.mul %0, %y : tensor<?x1x4xf32>, tensor<?x4xf32> -> tensor<?x?x4xf32>

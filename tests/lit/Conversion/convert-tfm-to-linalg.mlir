@@ -9,17 +9,23 @@
 // CHECK-DAG:  %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:  %[[D0:.*]] = tensor.dim %[[A]], %c0
 // CHECK-DAG:  %[[D1:.*]] = tensor.dim %[[A]], %c1
+// CHECK-NOT:  tfm.
 // CHECK:      %[[EMPTY:.*]] = tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?x4xf32>
+// CHECK-NOT:  tfm.
 // CHECK:      %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<?x?x4xf32>)
+// CHECK-NOT:  tfm.
 // CHECK:      %[[MM:.*]] = linalg.generic
 // CHECK-SAME:   indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
 // CHECK-SAME:   iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME:   ins(%[[A]], %[[B]] : tensor<?x?x8xf32>, tensor<8x4xf32>) outs(%[[INIT]] : tensor<?x?x4xf32>)
-// CHECK:        %[[P:.*]] = arith.mulf
-// CHECK:        %[[S:.*]] = arith.addf %{{.*}}, %[[P]]
-// CHECK:        linalg.yield %[[S]]
-// CHECK:      return %[[MM]]
 // CHECK-NOT:  tfm.
+// CHECK:        %[[P:.*]] = arith.mulf
+// CHECK-NOT:  tfm.
+// CHECK:        %[[S:.*]] = arith.addf %{{.*}}, %[[P]]
+// CHECK-NOT:  tfm.
+// CHECK:        linalg.yield %[[S]]
+// CHECK-NOT:  tfm.
+// CHECK:      return %[[MM]]
 func.func @matmul_broadcast_rhs(%a: tensor<?x?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x?x4xf32> {
   %0 = tfm.matmul %a, %b : tensor<?x?x8xf32>, tensor<8x4xf32> -> tensor<?x?x4xf32>
   return %0 : tensor<?x?x4xf32>

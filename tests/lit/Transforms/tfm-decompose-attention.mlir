@@ -93,13 +93,13 @@ func.func @attention_over_cache(%q: tensor<?x1x8xf32>, %k: tensor<?x16x8xf32>, %
 
 // CHECK-LABEL: func.func @sdpa_default_scale
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x8xf32>, %[[K:.*]]: tensor<?x8xf32>, %[[V:.*]]: tensor<?x4xf32>)
+// CHECK-NOT:  tfm.sdpa
 // CHECK:      %[[KT:.*]] = tfm.transpose %[[K]], -2, -1 : tensor<?x8xf32> -> tensor<8x?xf32>
 // CHECK-NEXT: %[[SCORES:.*]] = tfm.matmul %[[Q]], %[[KT]] : tensor<?x8xf32>, tensor<8x?xf32> -> tensor<?x?xf32>
 // CHECK-NEXT: %[[SCALED:.*]] = tfm.scale %[[SCORES]], 0.35355339059327373 : tensor<?x?xf32>
 // CHECK-NEXT: %[[PROBS:.*]] = tfm.softmax %[[SCALED]], -1 : tensor<?x?xf32>
 // CHECK-NEXT: %[[OUT:.*]] = tfm.matmul %[[PROBS]], %[[V]] : tensor<?x?xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
 // CHECK-NEXT: return %[[OUT]]
-// CHECK-NOT:  tfm.sdpa
 func.func @sdpa_default_scale(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = tfm.sdpa %q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
@@ -146,22 +146,36 @@ func.func @sdpa_dynamic_head_explicit_scale(%q: tensor<?x?xf32>) -> tensor<?x?xf
 // CHECK-DAG:  %[[Q:.*]] = tfm.linear %[[X]], %[[WQ]], %[[BQ]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
 // CHECK-DAG:  %[[K:.*]] = tfm.linear %[[X]], %[[WK]], %[[BK]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
 // CHECK-DAG:  %[[V:.*]] = tfm.linear %[[X]], %[[WV]], %[[BV]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
-// CHECK:      %[[QE:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] {{.*}} : tensor<?x?x8xf32> into tensor<?x?x2x4xf32>
-// CHECK:      %[[KE:.*]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
-// CHECK:      %[[VE:.*]] = tensor.expand_shape %[[V]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
-// CHECK:      %[[QH:.*]] = tfm.permute %[[QE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[KH:.*]] = tfm.permute %[[KE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[VH:.*]] = tfm.permute %[[VE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[KT:.*]] = tfm.transpose %[[KH]], -2, -1 : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
-// CHECK:      %[[SCORES:.*]] = tfm.matmul %[[QH]], %[[KT]] : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
-// CHECK:      %[[SCALED:.*]] = tfm.scale %[[SCORES]], 5.000000e-01 : tensor<?x2x?x?xf32>
-// CHECK:      %[[PROBS:.*]] = tfm.softmax %[[SCALED]], -1 : tensor<?x2x?x?xf32>
-// CHECK:      %[[HEADS:.*]] = tfm.matmul %[[PROBS]], %[[VH]] : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
-// CHECK:      %[[MERGEDT:.*]] = tfm.permute %[[HEADS]] [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
-// CHECK:      %[[MERGED:.*]] = tensor.collapse_shape %[[MERGEDT]] {{\[}}[0], [1], [2, 3]] : tensor<?x?x2x4xf32> into tensor<?x?x8xf32>
-// CHECK:      %[[OUT:.*]] = tfm.linear %[[MERGED]], %[[WO]], %[[BO]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
-// CHECK:      return %[[OUT]]
 // CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[QE:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] {{.*}} : tensor<?x?x8xf32> into tensor<?x?x2x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[KE:.*]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[VE:.*]] = tensor.expand_shape %[[V]] {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[QH:.*]] = tfm.permute %[[QE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[KH:.*]] = tfm.permute %[[KE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[VH:.*]] = tfm.permute %[[VE]] [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[KT:.*]] = tfm.transpose %[[KH]], -2, -1 : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[SCORES:.*]] = tfm.matmul %[[QH]], %[[KT]] : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[SCALED:.*]] = tfm.scale %[[SCORES]], 5.000000e-01 : tensor<?x2x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[PROBS:.*]] = tfm.softmax %[[SCALED]], -1 : tensor<?x2x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[HEADS:.*]] = tfm.matmul %[[PROBS]], %[[VH]] : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[MERGEDT:.*]] = tfm.permute %[[HEADS]] [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[MERGED:.*]] = tensor.collapse_shape %[[MERGEDT]] {{\[}}[0], [1], [2, 3]] : tensor<?x?x2x4xf32> into tensor<?x?x8xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[OUT:.*]] = tfm.linear %[[MERGED]], %[[WO]], %[[BO]] : tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32> -> tensor<?x?x8xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      return %[[OUT]]
 func.func @mha_batched_with_bias(%x: tensor<?x?x8xf32>,
     %wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>, %wo: tensor<8x8xf32>,
     %bq: tensor<8xf32>, %bk: tensor<8xf32>, %bv: tensor<8xf32>, %bo: tensor<8xf32>) -> tensor<?x?x8xf32> {
@@ -180,19 +194,30 @@ func.func @mha_batched_with_bias(%x: tensor<?x?x8xf32>,
 
 // CHECK-LABEL: func.func @mha_unbatched_without_bias
 // CHECK-SAME: (%[[X:.*]]: tensor<?x12xf32>, %[[W:.*]]: tensor<12x12xf32>, %[[WO:.*]]: tensor<12x12xf32>)
-// CHECK:      %[[P:.*]] = tfm.linear %[[X]], %[[W]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
-// CHECK:      %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] {{.*}} : tensor<?x12xf32> into tensor<?x4x3xf32>
-// CHECK:      %[[H:.*]] = tfm.permute %[[E]] [1, 0, 2] : tensor<?x4x3xf32> -> tensor<4x?x3xf32>
-// CHECK:      tfm.transpose %{{.*}}, -2, -1 : tensor<4x?x3xf32> -> tensor<4x3x?xf32>
-// CHECK:      %[[SCORES:.*]] = tfm.matmul %{{.*}} : tensor<4x?x3xf32>, tensor<4x3x?xf32> -> tensor<4x?x?xf32>
-// CHECK:      tfm.scale %[[SCORES]], 0.57735026918962584 : tensor<4x?x?xf32>
-// CHECK:      tfm.softmax %{{.*}}, -1 : tensor<4x?x?xf32>
-// CHECK:      %[[HEADS:.*]] = tfm.matmul %{{.*}} : tensor<4x?x?xf32>, tensor<4x?x3xf32> -> tensor<4x?x3xf32>
-// CHECK:      %[[MT:.*]] = tfm.permute %[[HEADS]] [1, 0, 2] : tensor<4x?x3xf32> -> tensor<?x4x3xf32>
-// CHECK:      %[[M:.*]] = tensor.collapse_shape %[[MT]] {{\[}}[0], [1, 2]] : tensor<?x4x3xf32> into tensor<?x12xf32>
-// CHECK:      %[[OUT:.*]] = tfm.linear %[[M]], %[[WO]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
-// CHECK:      return %[[OUT]]
 // CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[P:.*]] = tfm.linear %[[X]], %[[W]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] {{.*}} : tensor<?x12xf32> into tensor<?x4x3xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[H:.*]] = tfm.permute %[[E]] [1, 0, 2] : tensor<?x4x3xf32> -> tensor<4x?x3xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      tfm.transpose %{{.*}}, -2, -1 : tensor<4x?x3xf32> -> tensor<4x3x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[SCORES:.*]] = tfm.matmul %{{.*}} : tensor<4x?x3xf32>, tensor<4x3x?xf32> -> tensor<4x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      tfm.scale %[[SCORES]], 0.57735026918962584 : tensor<4x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      tfm.softmax %{{.*}}, -1 : tensor<4x?x?xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[HEADS:.*]] = tfm.matmul %{{.*}} : tensor<4x?x?xf32>, tensor<4x?x3xf32> -> tensor<4x?x3xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[MT:.*]] = tfm.permute %[[HEADS]] [1, 0, 2] : tensor<4x?x3xf32> -> tensor<?x4x3xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[M:.*]] = tensor.collapse_shape %[[MT]] {{\[}}[0], [1, 2]] : tensor<?x4x3xf32> into tensor<?x12xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      %[[OUT:.*]] = tfm.linear %[[M]], %[[WO]] : tensor<?x12xf32>, tensor<12x12xf32> -> tensor<?x12xf32>
+// CHECK-NOT:  tfm.multi_head_attention
+// CHECK:      return %[[OUT]]
 func.func @mha_unbatched_without_bias(%x: tensor<?x12xf32>, %w: tensor<12x12xf32>, %wo: tensor<12x12xf32>) -> tensor<?x12xf32> {
   %0 = tfm.multi_head_attention (%x, %x, %x) weights (%w, %w, %w, %wo) heads 4
       : (tensor<?x12xf32>, tensor<?x12xf32>, tensor<?x12xf32>, tensor<12x12xf32>,

@@ -11,21 +11,34 @@
 
 // CHECK-LABEL: func.func @per_batch
 // CHECK-SAME: (%[[Q:.*]]: tensor<8x?x64xf32>, %[[KT:.*]]: tensor<8x64x?xf32>, %[[E:.*]]: tensor<8x?x?xf32>)
-// CHECK:      %[[N:.*]] = tensor.dim %[[KT]], %c2
-// CHECK:      %[[P:.*]] = affine.apply #{{.*}}()[%[[N]]]
-// CHECK:      %[[ZEROS:.*]] = linalg.fill
-// CHECK:      %[[PADDED:.*]] = tensor.insert_slice %[[KT]] into %[[ZEROS]][0, 0, 0] [8, 64, %[[N]]]
-// CHECK:      %[[EXP:.*]] = tensor.expand_shape %[[PADDED]] {{\[}}[0], [1], [2, 3]] output_shape [8, 64, %[[P]], 32]
-// CHECK:      %[[PACKED:.*]] = linalg.transpose ins(%[[EXP]] : tensor<8x64x?x32xf32>) outs(%{{.*}} : tensor<8x?x64x32xf32>) permutation = [0, 2, 1, 3]
-// CHECK:      %[[R:.*]] = scf.for %[[B:.*]] = %c0 to %c8 step %c1 iter_args(%[[ACC:.*]] = %[[E]])
-// CHECK:        %[[QB:.*]] = tensor.extract_slice %[[Q]][%[[B]], 0, 0] [1, %{{.*}}, 64] [1, 1, 1] : tensor<8x?x64xf32> to tensor<?x64xf32>
-// CHECK:        %[[KB:.*]] = tensor.extract_slice %[[PACKED]][%[[B]], 0, 0, 0] [1, %[[P]], 64, 32] [1, 1, 1, 1] : tensor<8x?x64x32xf32> to tensor<?x64x32xf32>
-// CHECK:        %[[CB:.*]] = tensor.extract_slice %[[ACC]][%[[B]], 0, 0]
-// CHECK:        %[[G:.*]] = tfm.packed_linear ins(%[[QB]], %[[KB]] : tensor<?x64xf32>, tensor<?x64x32xf32>) outs(%[[CB]] : tensor<?x?xf32>) activation "none"
-// CHECK:        %[[NEXT:.*]] = tensor.insert_slice %[[G]] into %[[ACC]][%[[B]], 0, 0]
-// CHECK:        scf.yield %[[NEXT]]
-// CHECK:      return %[[R]]
 // CHECK-NOT:  linalg.generic
+// CHECK:      %[[N:.*]] = tensor.dim %[[KT]], %c2
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[P:.*]] = affine.apply #{{.*}}()[%[[N]]]
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[ZEROS:.*]] = linalg.fill
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[PADDED:.*]] = tensor.insert_slice %[[KT]] into %[[ZEROS]][0, 0, 0] [8, 64, %[[N]]]
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[EXP:.*]] = tensor.expand_shape %[[PADDED]] {{\[}}[0], [1], [2, 3]] output_shape [8, 64, %[[P]], 32]
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[PACKED:.*]] = linalg.transpose ins(%[[EXP]] : tensor<8x64x?x32xf32>) outs(%{{.*}} : tensor<8x?x64x32xf32>) permutation = [0, 2, 1, 3]
+// CHECK-NOT:  linalg.generic
+// CHECK:      %[[R:.*]] = scf.for %[[B:.*]] = %c0 to %c8 step %c1 iter_args(%[[ACC:.*]] = %[[E]])
+// CHECK-NOT:  linalg.generic
+// CHECK:        %[[QB:.*]] = tensor.extract_slice %[[Q]][%[[B]], 0, 0] [1, %{{.*}}, 64] [1, 1, 1] : tensor<8x?x64xf32> to tensor<?x64xf32>
+// CHECK-NOT:  linalg.generic
+// CHECK:        %[[KB:.*]] = tensor.extract_slice %[[PACKED]][%[[B]], 0, 0, 0] [1, %[[P]], 64, 32] [1, 1, 1, 1] : tensor<8x?x64x32xf32> to tensor<?x64x32xf32>
+// CHECK-NOT:  linalg.generic
+// CHECK:        %[[CB:.*]] = tensor.extract_slice %[[ACC]][%[[B]], 0, 0]
+// CHECK-NOT:  linalg.generic
+// CHECK:        %[[G:.*]] = tfm.packed_linear ins(%[[QB]], %[[KB]] : tensor<?x64xf32>, tensor<?x64x32xf32>) outs(%[[CB]] : tensor<?x?xf32>) activation "none"
+// CHECK-NOT:  linalg.generic
+// CHECK:        %[[NEXT:.*]] = tensor.insert_slice %[[G]] into %[[ACC]][%[[B]], 0, 0]
+// CHECK-NOT:  linalg.generic
+// CHECK:        scf.yield %[[NEXT]]
+// CHECK-NOT:  linalg.generic
+// CHECK:      return %[[R]]
 // AVX2-LABEL: func.func @per_batch
 // AVX2:       output_shape [8, 64, %{{.*}}, 16]
 func.func @per_batch(%q: tensor<8x?x64xf32>, %kt: tensor<8x64x?xf32>, %e: tensor<8x?x?xf32>) -> tensor<8x?x?xf32> {
