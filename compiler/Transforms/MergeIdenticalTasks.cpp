@@ -2,8 +2,8 @@
 //
 // The lowerings outline a task function per op they lower, and a 12-layer
 // model has 12 attention ops of the same shapes: 12 identical kernels (36
-// with per-CPU variants) for LLVM to optimize and emit. Functions that print
-// the same (name aside) are merged into the first.
+// with per-CPU variants) for LLVM to optimize and emit. Equivalent functions
+// (name aside: TaskIndex) are merged into the first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +11,9 @@
 #include "compiler/Transforms/TaskFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMMERGEIDENTICALTASKS
@@ -27,21 +27,34 @@ struct TfmMergeIdenticalTasksPass
     : tfm::impl::TfmMergeIdenticalTasksBase<TfmMergeIdenticalTasksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<StringAttr> canonical;
-    SmallVector<std::pair<func::FuncOp, StringAttr>> duplicates;
+    tfm::TaskIndex index;
+    llvm::DenseMap<StringAttr, StringAttr> keptFor;
+    SmallVector<func::FuncOp> duplicates;
     for (auto task : module.getOps<func::FuncOp>()) {
       if (!task.isPrivate() || task.isExternal() || !tfm::isTaskFunction(task))
         continue;
-      auto [it, inserted] = canonical.try_emplace(
-          tfm::printTaskForComparison(task), task.getSymNameAttr());
-      if (!inserted)
-        duplicates.emplace_back(task, it->second);
+      if (func::FuncOp keep = index.findOrAdd(task)) {
+        keptFor[task.getSymNameAttr()] = keep.getSymNameAttr();
+        duplicates.push_back(task);
+      }
     }
-    for (auto [task, keep] : duplicates) {
-      if (failed(SymbolTable::replaceAllSymbolUses(task, keep, module)))
-        return signalPassFailure();
+    if (duplicates.empty())
+      return;
+    for (func::FuncOp task : duplicates)
       task.erase();
-    }
+    // One walk renames every use (a walk per duplicate was quadratic in the
+    // number of layers).
+    AttrTypeReplacer replacer;
+    replacer.addReplacement(
+        [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+          auto it = keptFor.find(ref.getAttr());
+          if (it == keptFor.end())
+            return std::nullopt;
+          return FlatSymbolRefAttr::get(it->second);
+        });
+    replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/false);
   }
 };
 } // namespace

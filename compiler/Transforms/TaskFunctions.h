@@ -11,9 +11,11 @@
 
 #include "dialects/Tfm/IR/TfmDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
-
-#include <string>
 
 namespace mlir::tfm {
 
@@ -21,18 +23,65 @@ namespace mlir::tfm {
 /// `tfm.task` marker (isTaskFunction), never by this name.
 inline constexpr llvm::StringLiteral kTaskPrefix = "__tfm_task_";
 
-/// `task` printed under a fixed name: equal strings mean interchangeable
-/// tasks. Printed in local scope, as numbering the whole module (weights
-/// included) for every task would make sharing quadratic in the model.
-inline std::string printTaskForComparison(func::FuncOp task) {
-  StringAttr name = task.getSymNameAttr();
-  task.setSymName(kTaskPrefix);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  task.print(os, OpPrintingFlags().assumeVerified().useLocalScope());
-  task.setSymNameAttr(name);
-  return text;
-}
+/// Finds, among the tasks added so far, one interchangeable with a given
+/// task: the same type, the same attributes (a kernel variant's target
+/// features among them) but the name, and equivalent bodies
+/// (OperationEquivalence, locations ignored). Tasks are bucketed by a
+/// structural hash of their operations, so each comparison is with tasks
+/// that are most likely equal.
+class TaskIndex {
+public:
+  /// The task equivalent to `task` added earlier, or null after adding it.
+  func::FuncOp findOrAdd(func::FuncOp task) {
+    llvm::hash_code hash = hashOf(task);
+    SmallVector<func::FuncOp, 1> &bucket = buckets[hash];
+    for (func::FuncOp known : bucket)
+      if (equivalent(known, task))
+        return known;
+    bucket.push_back(task);
+    ++count;
+    return nullptr;
+  }
+  void clear() {
+    buckets.clear();
+    count = 0;
+  }
+  /// The number of distinct tasks added.
+  size_t size() const { return count; }
+
+private:
+  /// The task's own attributes but its name.
+  static SmallVector<NamedAttribute> attributesOf(func::FuncOp task) {
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute attr : task->getAttrs())
+      if (attr.getName() != SymbolTable::getSymbolAttrName())
+        attrs.push_back(attr);
+    return attrs;
+  }
+
+  static llvm::hash_code hashOf(func::FuncOp task) {
+    llvm::hash_code hash = llvm::hash_combine(
+        task.getFunctionType(),
+        DictionaryAttr::get(task.getContext(), attributesOf(task)));
+    task.getBody().walk([&](Operation *op) {
+      hash = llvm::hash_combine(
+          hash, op->getName(), op->getRawDictionaryAttrs(),
+          op->getResultTypes(), op->getNumOperands(), op->getNumRegions());
+    });
+    return hash;
+  }
+
+  static bool equivalent(func::FuncOp a, func::FuncOp b) {
+    return a.getFunctionType() == b.getFunctionType() &&
+           attributesOf(a) == attributesOf(b) &&
+           OperationEquivalence::isRegionEquivalentTo(
+               &a.getBody(), &b.getBody(),
+               OperationEquivalence::IgnoreLocations);
+  }
+
+  llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> buckets;
+  size_t count = 0;
+};
 
 /// The number of threads the caller's `tfm_exec` runs task ranges on, as an
 /// index at `b`'s insertion point: a call of the module's

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -65,6 +66,13 @@ struct ConvertForallToTasksPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     known.clear();
+    variantsByTask.clear();
+    // The keys are not in the module: destroyed when the pass is done.
+    llvm::scope_exit destroyKeys([&] {
+      for (func::FuncOp task : outlined)
+        task->erase();
+      outlined.clear();
+    });
     SmallVector<scf::ForallOp> loops;
     module.walk([&](scf::ForallOp loop) {
       if (!loop->getParentOfType<scf::ForallOp>())
@@ -181,25 +189,30 @@ struct ConvertForallToTasksPass
   /// one is dropped for it.
   SmallVector<func::FuncOp> variantsOf(ModuleOp module, func::FuncOp task,
                                        ArrayRef<KernelVariant> variants) {
-    auto [it, inserted] = known.try_emplace(printTaskForComparison(task));
-    if (!inserted) {
+    if (func::FuncOp earlier = known.findOrAdd(task)) {
       task.erase();
-      return it->second;
+      return variantsByTask[earlier];
     }
     std::string base =
         (kTaskPrefix + "forall_" + Twine(known.size() - 1)).str();
+    SmallVector<func::FuncOp> &copies = variantsByTask[task];
     for (const KernelVariant &variant : variants) {
       func::FuncOp copy = task.clone();
       module.getBody()->push_back(copy);
       copy.setSymName(base + variant.suffix);
       setKernelTarget(copy, variant);
-      it->second.push_back(copy);
+      copies.push_back(copy);
     }
-    task.erase();
-    return it->second;
+    // Kept, outside the module, as the key later tasks are compared with.
+    task->remove();
+    outlined.push_back(task);
+    return copies;
   }
 
-  /// Printed task bodies (all named alike) to their variants.
-  llvm::StringMap<SmallVector<func::FuncOp>> known;
+  /// The distinct tasks so far (taken out of the module), and the variants
+  /// made of each.
+  TaskIndex known;
+  llvm::DenseMap<func::FuncOp, SmallVector<func::FuncOp>> variantsByTask;
+  SmallVector<func::FuncOp> outlined;
 };
 } // namespace
