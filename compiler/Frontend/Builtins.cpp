@@ -101,6 +101,36 @@ FailureOr<ExprValue> buildPositionalEncoding(BoundCall &c) {
   return c.result(c.builder.positionalEncoding(c.tensor("x"), c.loc));
 }
 
+FailureOr<ExprValue> buildRope(BoundCall &c) {
+  RopeOptions options;
+  options.theta = c.number("theta");
+  if (c.has("rotary_dims"))
+    options.rotaryDims = c.integer("rotary_dims");
+  std::string style = c.string("style");
+  if (style == "pairs")
+    options.style = RopeStyle::pairs;
+  else if (style != "half")
+    return c.errorAt("style") << "rope style '" << style
+                              << "' is not supported (\"half\": "
+                                 "transformers' rotate_half, or \"pairs\": "
+                                 "llama.cpp's GGUF convention)";
+  std::string scaling = c.string("scaling");
+  if (scaling == "linear")
+    options.scaling = RopeScaling::linear;
+  else if (scaling == "llama3")
+    options.scaling = RopeScaling::llama3;
+  else if (scaling != "none")
+    return c.errorAt("scaling") << "rope scaling '" << scaling
+                                << "' is not supported (\"none\", "
+                                   "\"linear\" or \"llama3\")";
+  options.factor = c.number("factor");
+  options.lowFreqFactor = c.number("low_freq_factor");
+  options.highFreqFactor = c.number("high_freq_factor");
+  options.originalMaxPositions = c.integer("original_max_positions");
+  return c.result(
+      c.builder.rope(c.tensor("x"), c.tensor("positions"), options, c.loc));
+}
+
 FailureOr<ExprValue> buildSdpa(BoundCall &c) {
   double dropout = c.number("dropout_p");
   if (!(dropout >= 0.0 && dropout <= 1.0))
@@ -571,6 +601,33 @@ std::vector<Builtin> layerBuiltins() {
          return c.result(
              c.builder.gelu(c.tensor("x"), c.string("approximate"), c.loc));
        }},
+      {"sigmoid",
+       {input()},
+       [](BoundCall &c) -> R {
+         return c.result(c.builder.sigmoid(c.tensor("x"), c.loc));
+       }},
+      {"silu",
+       {input()},
+       [](BoundCall &c) -> R {
+         return c.result(c.builder.silu(c.tensor("x"), c.loc));
+       }},
+      {"rms_norm",
+       {input(), optionalTensor("weight"), number("eps", 1e-6, kKeyword),
+        number("weight_offset", 0.0, kKeyword)},
+       [](BoundCall &c) -> R {
+         return c.result(c.builder.rmsNorm(
+             c.tensor("x"), c.optionalTensor("weight"), c.number("eps"),
+             c.number("weight_offset"), c.loc));
+       }},
+      {"rope",
+       {input(), tensor("positions"), number("theta", 10000.0, kKeyword),
+        optionalInteger("rotary_dims", kKeyword),
+        string("style", "half", kKeyword), string("scaling", "none", kKeyword),
+        number("factor", 1.0, kKeyword),
+        number("low_freq_factor", 1.0, kKeyword),
+        number("high_freq_factor", 4.0, kKeyword),
+        integer("original_max_positions", 8192, kKeyword)},
+       buildRope},
       {"dropout",
        {input(), number("p", 0.5)},
        [](BoundCall &c) -> R {

@@ -205,6 +205,22 @@ struct IndexItem {
 };
 enum class ReduceFn { sum, mean, max, min };
 
+/// Which dims of a head a rotary embedding pairs: `half` is transformers'
+/// rotate_half (i with i + d/2), `pairs` llama.cpp's GGUF convention (2i
+/// with 2i + 1; its converter permutes the Q/K weights to match).
+enum class RopeStyle { half, pairs };
+/// transformers' rope_scaling of the inverse frequencies.
+enum class RopeScaling { none, linear, llama3 };
+struct RopeOptions {
+  double theta = 10000;
+  /// The leading head dims rotated (partial rotary); all by default.
+  std::optional<int64_t> rotaryDims;
+  RopeStyle style = RopeStyle::half;
+  RopeScaling scaling = RopeScaling::none;
+  double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
+  int64_t originalMaxPositions = 8192;
+};
+
 class ModelBuilder {
 public:
   /// Starts the model `name` (letters, digits and '_'); weights' shapes come
@@ -267,6 +283,18 @@ public:
   FailureOr<Tensor> relu(const Tensor &x, Location loc);
   /// `approximate` is "none" (erf) or "tanh", as in F.gelu.
   FailureOr<Tensor> gelu(const Tensor &x, StringRef approximate, Location loc);
+  /// 1 / (1 + exp(-x)) and x * sigmoid(x) (F.silu).
+  FailureOr<Tensor> sigmoid(const Tensor &x, Location loc);
+  FailureOr<Tensor> silu(const Tensor &x, Location loc);
+  /// transformers' LlamaRMSNorm over the last dim: x / sqrt(mean(x^2) +
+  /// eps) * (weight_offset + weight); Gemma's norms use weight_offset 1.
+  FailureOr<Tensor> rmsNorm(const Tensor &x,
+                            const std::optional<Tensor> &weight, double eps,
+                            double weightOffset, Location loc);
+  /// Rotary position embedding of x [..., seq, head_dim] at `positions`
+  /// (integers [..., seq]: token positions, a cache's offset included).
+  FailureOr<Tensor> rope(const Tensor &x, const Tensor &positions,
+                         const RopeOptions &options, Location loc);
   /// The identity (inference); p must lie in [0, 1].
   FailureOr<Tensor> dropout(const Tensor &x, double p, Location loc);
   FailureOr<Tensor> sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
