@@ -378,6 +378,9 @@ private:
   /// that name, or of the input that declared it; products for the dims a
   /// reshape derives.
   FailureOr<Value> sizeOf(const Dim &d, const Tensor &x, Location loc);
+  /// x repeated along its size-1 dims to `shape` (same rank): a copy.
+  FailureOr<Tensor> broadcastTo(const Tensor &x, ArrayRef<Dim> shape,
+                                Location loc);
   /// `source`, or where `ok` is false a zero tensor of its type with one
   /// row along `dim`: what an index checked at run time reads from.
   Value safeSource(Value source, const Tensor &x, int64_t dim, Value ok,

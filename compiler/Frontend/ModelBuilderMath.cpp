@@ -9,6 +9,7 @@
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -318,6 +319,44 @@ FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
                              builder.getDenseI64ArrayAttr(normalized),
                              keepdim ? builder.getUnitAttr() : UnitAttr());
   return Tensor{v, shape};
+}
+
+FailureOr<Tensor> ModelBuilder::broadcastTo(const Tensor &x,
+                                            ArrayRef<Dim> shape,
+                                            Location loc) {
+  assert(int64_t(shape.size()) == x.rank() && "broadcast keeps the rank");
+  SmallVector<AffineExpr> reads;
+  SmallVector<Value> sizes;
+  for (auto [d, target] : llvm::enumerate(shape)) {
+    bool stretched = x.shape[d] == Dim::of(1) && target != Dim::of(1);
+    if (!stretched && x.shape[d] != target)
+      return emitError(loc) << "cannot broadcast " << formatShape(x.shape)
+                            << " to " << formatShape(shape);
+    reads.push_back(stretched ? getAffineConstantExpr(0, getContext())
+                              : getAffineDimExpr(d, getContext()));
+    if (target.isSymbolic()) {
+      FailureOr<Value> size = sizeOf(target, x, loc);
+      if (failed(size))
+        return failure();
+      sizes.push_back(*size);
+    }
+  }
+  RankedTensorType type = typeOf(shape, x.elementType());
+  Value empty = tensor::EmptyOp::create(builder, loc, type, sizes);
+  unsigned rank = shape.size();
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, reads, getContext()),
+      AffineMap::getMultiDimIdentityMap(rank, getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value v = linalg::GenericOp::create(
+                builder, loc, TypeRange{type}, ValueRange{x.value},
+                ValueRange{empty}, maps, iterators,
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  linalg::YieldOp::create(b, l, args[0]);
+                })
+                .getResult(0);
+  return Tensor{v, Shape(shape)};
 }
 
 FailureOr<Value> ModelBuilder::sizeOf(const Dim &d, const Tensor &x,

@@ -161,3 +161,54 @@ TEST_CASE("rope refuses what it cannot rotate", "[layers]") {
     CHECK(compiled.diagnostics.find(c.message) != std::string::npos);
   }
 }
+
+TEST_CASE("sdpa with K/V heads shared by groups of query heads", "[layers]") {
+  // Grouped-query attention: q [batch, kv heads, group, seq, D] against k
+  // and v [batch, kv heads, 1, seq, D], causal and not; multi-query (one
+  // K/V head for all) too.
+  static const Fixture fx = makeFixture(R"(
+model gqa
+input q: f32[batch, 2, 3, seq, 8]
+input k: f32[batch, 2, 1, seq, 8]
+input v: f32[batch, 2, 1, seq, 4]
+y = sdpa(q, k, v)
+c = sdpa(q, k, v, is_causal = true)
+mq = sdpa(reshape(q, [batch, 6, seq, 8]), reshape(k[:, 0:1], [batch, 1, seq, 8]), reshape(v[:, 0:1], [batch, 1, seq, 4]))
+output y, c, mq
+)",
+                                        {});
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {2, 9}}) {
+    DYNAMIC_SECTION("batch " << batch << " seq " << seq) {
+      Random rng(uint32_t(batch * 13 + seq));
+      HostTensor q = rng.f32({batch, 2, 3, seq, 8}),
+                 k = rng.f32({batch, 2, 1, seq, 8}),
+                 v = rng.f32({batch, 2, 1, seq, 4});
+      RunResult r = fx.model->runOk({q, k, v});
+      // The reference repeats each K/V head over its group.
+      auto repeat = [](const Array &x, int64_t groups, int64_t kvHeads) {
+        int64_t b = x.dim(0), s = x.dim(-2), d = x.dim(-1);
+        Array y({b, kvHeads, groups, s, d});
+        for (int64_t i = 0; i < b; ++i)
+          for (int64_t h = 0; h < kvHeads; ++h)
+            for (int64_t g = 0; g < groups; ++g)
+              for (int64_t e = 0; e < s * d; ++e)
+                y.data[size_t(((i * kvHeads + h) * groups + g) * s * d + e)] =
+                    x.data[size_t((i * x.dim(1) + h) * s * d + e)];
+        return y;
+      };
+      Array Q = ref::fromTensor(q), K = repeat(ref::fromTensor(k), 3, 2),
+            V = repeat(ref::fromTensor(v), 3, 2);
+      E2E_CHECK_CLOSE(r["y"], ref::sdpa(Q, K, V));
+      Array scores = ref::causalMask(ref::scale(
+          ref::matmul(Q, ref::transpose(K, -1, -2)), 1 / std::sqrt(8.0)));
+      E2E_CHECK_CLOSE(r["c"], ref::matmul(ref::softmax(scores, -1), V));
+      Array Q6 = Q;
+      Q6.shape = {batch, 6, seq, 8};
+      Array K1 = repeat(ref::fromTensor(k), 6, 1),
+            V1 = repeat(ref::fromTensor(v), 6, 1);
+      K1.shape = {batch, 6, seq, 8};
+      V1.shape = {batch, 6, seq, 4};
+      E2E_CHECK_CLOSE(r["mq"], ref::sdpa(Q6, K1, V1));
+    }
+  }
+}
