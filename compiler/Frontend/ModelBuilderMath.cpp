@@ -322,8 +322,7 @@ FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
 }
 
 FailureOr<Tensor> ModelBuilder::broadcastTo(const Tensor &x,
-                                            ArrayRef<Dim> shape,
-                                            Location loc) {
+                                            ArrayRef<Dim> shape, Location loc) {
   assert(int64_t(shape.size()) == x.rank() && "broadcast keeps the rank");
   SmallVector<AffineExpr> reads;
   SmallVector<Value> sizes;
