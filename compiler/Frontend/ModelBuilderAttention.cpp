@@ -100,8 +100,8 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
   // queries' batch dims, the layout every attention kernel takes. A copy
   // per call: sharing them through the attention's indexing maps is next.
   std::optional<Tensor> broadcastK, broadcastV;
-  for (const auto &[t, out] : {std::pair(&k, &broadcastK),
-                               std::pair(&v, &broadcastV)}) {
+  for (const auto &[t, out] :
+       {std::pair(&k, &broadcastK), std::pair(&v, &broadcastV)}) {
     if (ArrayRef(t->shape).drop_back(2) == ArrayRef(q.shape).drop_back(2))
       continue;
     Shape target(ArrayRef(q.shape).drop_back(2));
