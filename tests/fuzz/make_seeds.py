@@ -75,6 +75,10 @@ for path in st:
     put('tfm-fuzz-safetensors', short(path),
         open(path, 'rb').read())
 
+# GGUF files: the reader's fixture (every type it dequantizes).
+for path in sorted(glob.glob('tests/reference/gguf/*.gguf')):
+    put('tfm-fuzz-gguf', short(path), open(path, 'rb').read())
+
 # .npy files.
 npy = sorted(glob.glob('examples/seeds/*/*.npy'))
 npy += sorted(glob.glob('tests/reference/*/*.npy'))[:30]
