@@ -127,7 +127,11 @@ public:
     }
     if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
       Value product = constant(1);
-      for (int64_t source : collapse.getReassociationIndices()[index]) {
+      // Held in a local: the range-for would otherwise iterate a group of a
+      // temporary already destroyed.
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      for (int64_t source : groups[index]) {
         FailureOr<Value> dim = hoistDim(collapse.getSrc(), source);
         if (failed(dim))
           return failure();

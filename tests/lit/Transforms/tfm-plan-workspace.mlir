@@ -69,6 +69,35 @@ func.func @through_reshapes(%x: memref<?x6xf32>, %y: memref<?x2x3xf32>) {
   return
 }
 
+// Through a collapse of two dynamic dims, the size is their product (each
+// group of the reassociation read while it is alive: this once read a
+// destroyed temporary and crashed on a Llama model with rope pairs).
+// CHECK-LABEL: func.func @through_collapse(
+// CHECK-SAME:    %[[X:.*]]: memref<?x?x4xf32>
+// CHECK-DAG:     %[[N:.*]] = memref.dim %[[X]], %c0
+// CHECK-DAG:     %[[M:.*]] = memref.dim %[[X]], %c1
+// CHECK:         %[[NM:.*]] = arith.muli %[[N]], %[[M]]
+// CHECK:         arith.mului_extended %[[NM]], %c16
+// CHECK:         %[[WS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64}
+// CHECK-NOT:     memref.alloc
+
+func.func @through_collapse(%x: memref<?x?x4xf32>, %y: memref<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?x4xf32>
+  %m = memref.dim %x, %c1 : memref<?x?x4xf32>
+  %a = memref.alloc(%n, %m) : memref<?x?x4xf32>
+  memref.copy %x, %a : memref<?x?x4xf32> to memref<?x?x4xf32>
+  %c = memref.collapse_shape %a [[0, 1], [2]] : memref<?x?x4xf32> into memref<?x4xf32>
+  %k = memref.dim %c, %c0 : memref<?x4xf32>
+  %b = memref.alloc(%k) : memref<?x4xf32>
+  memref.copy %c, %b : memref<?x4xf32> to memref<?x4xf32>
+  memref.copy %b, %y : memref<?x4xf32> to memref<?x4xf32>
+  memref.dealloc %a : memref<?x?x4xf32>
+  memref.dealloc %b : memref<?x4xf32>
+  return
+}
+
 // A returned buffer keeps its own allocation; the others share a static
 // workspace of two cache lines.
 // CHECK-LABEL: func.func @escaping_buffer_kept(
