@@ -1,5 +1,6 @@
 //===- Driver.cpp - Compile a model file to an artifact -------------------===//
 #include "compiler/Driver/Driver.h"
+#include "compiler/Checkpoint/Checkpoint.h"
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
 #include "compiler/Pipelines/GpuPipeline.h"
@@ -11,7 +12,6 @@
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/Signature.h"
 #include "tfm/runtime.h"
-#include "tfm/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -475,13 +475,13 @@ LogicalResult Compilation::run() {
 
   TimingScope parseTimer = timing.nest("parse");
 
-  std::unique_ptr<::tfm::SafeTensorsFile> weights;
-  std::unique_ptr<SafeTensorsWeightShapes> weightShapes;
+  std::shared_ptr<Checkpoint> weights;
+  std::unique_ptr<CheckpointWeightShapes> weightShapes;
   if (!options.weightsPath.empty()) {
-    weights = ::tfm::SafeTensorsFile::open(options.weightsPath, error);
+    weights = Checkpoint::open(options.weightsPath, error);
     if (!weights)
       return fail(error);
-    weightShapes = std::make_unique<SafeTensorsWeightShapes>(*weights);
+    weightShapes = std::make_unique<CheckpointWeightShapes>(*weights);
   }
 
   FailureOr<OwningOpRef<ModuleOp>> parsed =

@@ -251,6 +251,8 @@ FailureOr<Tensor> ModelBuilder::weight(StringRef name, Location loc) {
     return emitError(loc) << "unknown weight '" << name
                           << "' (not in the weights file, and not declared "
                              "with 'param')";
+  if (!info->unsupported.empty())
+    return emitError(loc) << "weight '" << name << "' " << info->unsupported;
   Shape shape;
   for (int64_t d : info->shape)
     shape.push_back(Dim::of(d));

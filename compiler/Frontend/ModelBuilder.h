@@ -83,6 +83,9 @@ public:
   struct Info {
     Type elementType;
     SmallVector<int64_t> shape;
+    /// Set when the file holds the weight in a type the compiler cannot
+    /// bind: why, to follow "weight 'NAME' ".
+    std::string unsupported;
   };
   /// The weight called `name`, or nullopt if there is none.
   virtual std::optional<Info> lookup(MLIRContext *ctx, StringRef name) = 0;

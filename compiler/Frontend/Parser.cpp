@@ -268,7 +268,7 @@ LogicalResult Parser::parseParam() {
   FailureOr<Shape> shape = parseShape();
   if (failed(shape))
     return failure();
-  WeightShapes::Info info{*type, {}};
+  WeightShapes::Info info{*type, {}, ""};
   for (const Dim &d : *shape) {
     if (d.isSymbolic())
       return error(name.loc) << "weight shapes must be static";
@@ -277,6 +277,9 @@ LogicalResult Parser::parseParam() {
   if (weights) {
     if (std::optional<WeightShapes::Info> file =
             weights->lookup(ctx, weightName)) {
+      if (!file->unsupported.empty())
+        return error(name.loc)
+               << "weight '" << weightName << "' " << file->unsupported;
       if (file->elementType != info.elementType || file->shape != info.shape)
         return error(name.loc)
                << "param '" << weightName

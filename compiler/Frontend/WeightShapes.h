@@ -1,24 +1,21 @@
-//===- WeightShapes.h - Weight shapes from a .safetensors file --*- C++ -*-===//
+//===- WeightShapes.h - Weight shapes from a checkpoint ---------*- C++ -*-===//
 #ifndef TFM_COMPILER_FRONTEND_WEIGHTSHAPES_H
 #define TFM_COMPILER_FRONTEND_WEIGHTSHAPES_H
 
 #include "compiler/Frontend/ModelBuilder.h"
 
-namespace tfm {
-class SafeTensorsFile;
-} // namespace tfm
-
 namespace mlir::tfm {
+class Checkpoint;
 
-/// The shapes of the tensors of an open .safetensors file.
-class SafeTensorsWeightShapes : public WeightShapes {
+/// The shapes and element types of the tensors of an open checkpoint
+/// (.safetensors or GGUF), as tfm-bind-weights will bind them.
+class CheckpointWeightShapes : public WeightShapes {
 public:
-  explicit SafeTensorsWeightShapes(const ::tfm::SafeTensorsFile &file)
-      : file(file) {}
+  explicit CheckpointWeightShapes(const Checkpoint &file) : file(file) {}
   std::optional<Info> lookup(MLIRContext *ctx, StringRef name) override;
 
 private:
-  const ::tfm::SafeTensorsFile &file;
+  const Checkpoint &file;
 };
 
 } // namespace mlir::tfm

@@ -1,6 +1,6 @@
 //===- MappedWeights.cpp - Weight blobs over mapped files -----------------===//
 #include "compiler/Transforms/MappedWeights.h"
-#include "tfm/safetensors.h"
+#include "compiler/Checkpoint/Checkpoint.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -10,11 +10,10 @@
 
 namespace {
 std::mutex mutex;
-std::vector<std::weak_ptr<::tfm::SafeTensorsFile>> files;
+std::vector<std::weak_ptr<mlir::tfm::Checkpoint>> files;
 } // namespace
 
-void mlir::tfm::registerMappedWeights(
-    const std::shared_ptr<::tfm::SafeTensorsFile> &file) {
+void mlir::tfm::registerMappedWeights(const std::shared_ptr<Checkpoint> &file) {
   std::lock_guard<std::mutex> lock(mutex);
   llvm::erase_if(files, [](const auto &f) { return f.expired(); });
   files.push_back(file);

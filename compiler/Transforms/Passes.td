@@ -140,17 +140,20 @@ def TfmFuseAttention : Pass<"tfm-fuse-attention", "func::FuncOp"> {
 }
 
 def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
-  let summary = "Replace tfm.weight ops with constants read from a .safetensors file";
+  let summary = "Replace tfm.weight ops with constants read from a checkpoint";
   let description = [{
     Every `tfm.weight "name" : tensor<...>` becomes an `arith.constant` holding
-    the named tensor of the file. The file's dtype and shape must match the
+    the named tensor of the file: a `.safetensors` file, or a GGUF file
+    (recognized by its magic). The file's dtype and shape must match the
     op's type exactly, except that F16 and BF16 data (half-precision
-    checkpoints) binds to an f32 weight, widened exactly; a missing name or a
-    mismatch is an error at the op.
+    checkpoints) and GGUF's quantized blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+    Q4_K, Q5_K, Q6_K) bind to an f32 weight: widened exactly, or
+    dequantized as llama.cpp's reference dequantization computes them. A
+    missing name or a mismatch is an error at the op.
   }];
   let options = [
     Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",
-           "Path of the .safetensors file">
+           "Path of the .safetensors or GGUF file">
   ];
   let dependentDialects = ["arith::ArithDialect"];
 }

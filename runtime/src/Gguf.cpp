@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "GGUF fields are read as host integers");
@@ -400,6 +401,20 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string &path,
     tensor.byteSize = size_t(info.bytes);
   }
   return result;
+}
+
+bool GgufFile::dropPages(const void *data, size_t size) const {
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  auto base = reinterpret_cast<uintptr_t>(mapping);
+  if (!mapping || begin < base || begin - base > mappingSize ||
+      size > mappingSize - (begin - base))
+    return false;
+  auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (begin + page - 1) / page * page;
+  uintptr_t last = (begin + size) / page * page;
+  if (first < last)
+    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  return true;
 }
 
 GgufFile::~GgufFile() {

@@ -88,89 +88,54 @@ Weights llamaWeights() {
   return w;
 }
 
-/// [1, H, S, D] of x [1, S, H * D].
-Array splitHeads(const Array &x, int64_t heads) {
-  int64_t s = x.dim(1);
-  Array y({1, heads, s, kHeadDim});
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t t = 0; t < s; ++t)
-      for (int64_t d = 0; d < kHeadDim; ++d)
-        y.data[size_t((h * s + t) * kHeadDim + d)] =
-            x.data[size_t(t * heads * kHeadDim + h * kHeadDim + d)];
-  return y;
-}
-
 /// LlamaForCausalLM's logits [S, vocab] of one sequence, in float64.
 std::vector<std::vector<double>>
 referenceLogits(const Weights &w, const std::vector<int64_t> &ids) {
-  auto W = [&](const std::string &name) { return ref::fromWeight(w.at(name)); };
-  int64_t s = int64_t(ids.size());
-  Array table = W("model.embed_tokens.weight");
-  Array x({1, s, kHidden});
-  for (int64_t t = 0; t < s; ++t)
-    for (int64_t j = 0; j < kHidden; ++j)
-      x.data[size_t(t * kHidden + j)] =
-          table.data[size_t(ids[size_t(t)] * kHidden + j)];
-  std::vector<std::vector<int64_t>> positions(1);
-  for (int64_t t = 0; t < s; ++t)
-    positions[0].push_back(t);
-  ref::Rope rope;
-  rope.theta = kTheta;
-  for (int i = 0; i < kLayers; ++i) {
-    std::string p = "model.layers." + std::to_string(i) + ".";
-    Array norm = W(p + "input_layernorm.weight");
-    Array h = ref::rmsNorm(x, &norm, kEps);
-    Array q = ref::rope(
-        splitHeads(ref::linear(h, W(p + "self_attn.q_proj.weight")), kHeads),
-        positions, rope);
-    Array k = ref::rope(
-        splitHeads(ref::linear(h, W(p + "self_attn.k_proj.weight")), kKvHeads),
-        positions, rope);
-    Array v =
-        splitHeads(ref::linear(h, W(p + "self_attn.v_proj.weight")), kKvHeads);
-    // repeat_kv: query head hq reads K/V head hq / (heads / kv heads).
-    Array merged({1, s, kHeads * kHeadDim});
-    int64_t group = kHeads / kKvHeads;
-    for (int64_t hq = 0; hq < kHeads; ++hq) {
-      int64_t hk = hq / group;
-      for (int64_t t = 0; t < s; ++t) {
-        std::vector<double> scores(size_t(t + 1));
-        double max = -INFINITY;
-        for (int64_t u = 0; u <= t; ++u) {
-          double dot = 0;
-          for (int64_t d = 0; d < kHeadDim; ++d)
-            dot += q.data[size_t((hq * s + t) * kHeadDim + d)] *
-                   k.data[size_t((hk * s + u) * kHeadDim + d)];
-          scores[size_t(u)] = dot / std::sqrt(double(kHeadDim));
-          max = std::max(max, scores[size_t(u)]);
-        }
-        double sum = 0;
-        for (double &e : scores)
-          sum += (e = std::exp(e - max));
-        for (int64_t u = 0; u <= t; ++u)
-          for (int64_t d = 0; d < kHeadDim; ++d)
-            merged.data[size_t(t * kHeads * kHeadDim + hq * kHeadDim + d)] +=
-                scores[size_t(u)] / sum *
-                v.data[size_t((hk * s + u) * kHeadDim + d)];
-      }
+  ref::LlamaConfig config{kLayers,  kHidden, kHeads, kKvHeads,
+                          kHeadDim, kVocab,  kEps,   {}};
+  config.rope.theta = kTheta;
+  auto weight = [&](ref::LlamaWeight which, int layer) {
+    using W = ref::LlamaWeight;
+    std::string p = "model.layers." + std::to_string(layer) + ".";
+    const char *name = nullptr;
+    switch (which) {
+    case W::Embedding:
+      return ref::fromWeight(w.at("model.embed_tokens.weight"));
+    case W::FinalNorm:
+      return ref::fromWeight(w.at("model.norm.weight"));
+    case W::LmHead:
+      return ref::fromWeight(w.at("lm_head.weight"));
+    case W::AttentionNorm:
+      name = "input_layernorm.weight";
+      break;
+    case W::Query:
+      name = "self_attn.q_proj.weight";
+      break;
+    case W::Key:
+      name = "self_attn.k_proj.weight";
+      break;
+    case W::Value:
+      name = "self_attn.v_proj.weight";
+      break;
+    case W::Output:
+      name = "self_attn.o_proj.weight";
+      break;
+    case W::FeedForwardNorm:
+      name = "post_attention_layernorm.weight";
+      break;
+    case W::Gate:
+      name = "mlp.gate_proj.weight";
+      break;
+    case W::Up:
+      name = "mlp.up_proj.weight";
+      break;
+    case W::Down:
+      name = "mlp.down_proj.weight";
+      break;
     }
-    x = ref::add(x, ref::linear(merged, W(p + "self_attn.o_proj.weight")));
-    Array post = W(p + "post_attention_layernorm.weight");
-    h = ref::rmsNorm(x, &post, kEps);
-    Array gate = ref::silu(ref::linear(h, W(p + "mlp.gate_proj.weight")));
-    Array up = ref::linear(h, W(p + "mlp.up_proj.weight"));
-    for (size_t e = 0; e < gate.data.size(); ++e)
-      gate.data[e] *= up.data[e];
-    x = ref::add(x, ref::linear(gate, W(p + "mlp.down_proj.weight")));
-  }
-  Array final = W("model.norm.weight");
-  Array logits =
-      ref::linear(ref::rmsNorm(x, &final, kEps), W("lm_head.weight"));
-  std::vector<std::vector<double>> rows;
-  for (int64_t t = 0; t < s; ++t)
-    rows.emplace_back(logits.data.begin() + t * kVocab,
-                      logits.data.begin() + (t + 1) * kVocab);
-  return rows;
+    return ref::fromWeight(w.at(p + name));
+  };
+  return ref::llamaLogits(config, weight, ids);
 }
 } // namespace
 

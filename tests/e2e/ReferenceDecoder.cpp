@@ -1,6 +1,7 @@
 //===- ReferenceDecoder.cpp - float64 reference for decoder layers --------===//
 #include "ReferenceDecoder.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -85,6 +86,85 @@ Array rope(const Array &x, const std::vector<std::vector<int64_t>> &positions,
         }
       }
   return y;
+}
+
+namespace {
+/// [1, H, S, D] of x [1, S, H * D].
+Array splitHeads(const Array &x, int64_t heads, int64_t headDim) {
+  int64_t s = x.dim(1);
+  Array y({1, heads, s, headDim});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t t = 0; t < s; ++t)
+      for (int64_t d = 0; d < headDim; ++d)
+        y.data[size_t((h * s + t) * headDim + d)] =
+            x.data[size_t(t * heads * headDim + h * headDim + d)];
+  return y;
+}
+} // namespace
+
+std::vector<std::vector<double>>
+llamaLogits(const LlamaConfig &c,
+            const std::function<Array(LlamaWeight, int)> &weight,
+            const std::vector<int64_t> &ids) {
+  using W = LlamaWeight;
+  int64_t s = int64_t(ids.size()), dh = c.headDim;
+  Array table = weight(W::Embedding, -1);
+  Array x({1, s, c.hidden});
+  for (int64_t t = 0; t < s; ++t)
+    for (int64_t j = 0; j < c.hidden; ++j)
+      x.data[size_t(t * c.hidden + j)] =
+          table.data[size_t(ids[size_t(t)] * c.hidden + j)];
+  std::vector<std::vector<int64_t>> positions(1);
+  for (int64_t t = 0; t < s; ++t)
+    positions[0].push_back(t);
+  for (int i = 0; i < c.layers; ++i) {
+    Array norm = weight(W::AttentionNorm, i);
+    Array h = rmsNorm(x, &norm, c.eps);
+    Array q = rope(splitHeads(linear(h, weight(W::Query, i)), c.heads, dh),
+                   positions, c.rope);
+    Array k = rope(splitHeads(linear(h, weight(W::Key, i)), c.kvHeads, dh),
+                   positions, c.rope);
+    Array v = splitHeads(linear(h, weight(W::Value, i)), c.kvHeads, dh);
+    Array merged({1, s, c.heads * dh});
+    int64_t group = c.heads / c.kvHeads;
+    for (int64_t hq = 0; hq < c.heads; ++hq) {
+      int64_t hk = hq / group;
+      for (int64_t t = 0; t < s; ++t) {
+        std::vector<double> scores(size_t(t + 1));
+        double max = -INFINITY;
+        for (int64_t u = 0; u <= t; ++u) {
+          double dot = 0;
+          for (int64_t d = 0; d < dh; ++d)
+            dot += q.data[size_t((hq * s + t) * dh + d)] *
+                   k.data[size_t((hk * s + u) * dh + d)];
+          scores[size_t(u)] = dot / std::sqrt(double(dh));
+          max = std::max(max, scores[size_t(u)]);
+        }
+        double sum = 0;
+        for (double &e : scores)
+          sum += (e = std::exp(e - max));
+        for (int64_t u = 0; u <= t; ++u)
+          for (int64_t d = 0; d < dh; ++d)
+            merged.data[size_t(t * c.heads * dh + hq * dh + d)] +=
+                scores[size_t(u)] / sum * v.data[size_t((hk * s + u) * dh + d)];
+      }
+    }
+    x = add(x, linear(merged, weight(W::Output, i)));
+    Array post = weight(W::FeedForwardNorm, i);
+    h = rmsNorm(x, &post, c.eps);
+    Array gate = silu(linear(h, weight(W::Gate, i)));
+    Array up = linear(h, weight(W::Up, i));
+    for (size_t e = 0; e < gate.data.size(); ++e)
+      gate.data[e] *= up.data[e];
+    x = add(x, linear(gate, weight(W::Down, i)));
+  }
+  Array final = weight(W::FinalNorm, -1);
+  Array logits = linear(rmsNorm(x, &final, c.eps), weight(W::LmHead, -1));
+  std::vector<std::vector<double>> rows;
+  for (int64_t t = 0; t < s; ++t)
+    rows.emplace_back(logits.data.begin() + t * c.vocab,
+                      logits.data.begin() + (t + 1) * c.vocab);
+  return rows;
 }
 
 } // namespace ref

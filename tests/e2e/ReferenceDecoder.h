@@ -1,5 +1,4 @@
-//===- ReferenceDecoder.h - float64 reference for decoder layers -*- C++
-//-*-===//
+//===- ReferenceDecoder.h - float64 decoder layers -------------*- C++ -*-===//
 //
 // RMSNorm, SiLU and rotary position embeddings written in float64 from
 // transformers' Llama code (LlamaRMSNorm, ACT2FN["silu"], rotate_half and
@@ -12,6 +11,7 @@
 
 #include "Reference.h"
 
+#include <functional>
 #include <string>
 
 namespace ref {
@@ -33,6 +33,36 @@ struct Rope {
 /// x [B, H, S, D] rotated at positions[b][s].
 Array rope(const Array &x, const std::vector<std::vector<int64_t>> &positions,
            const Rope &options);
+
+/// A Llama-family decoder's sizes.
+struct LlamaConfig {
+  int64_t layers, hidden, heads, kvHeads, headDim, vocab;
+  double eps = 1e-5;
+  Rope rope;
+};
+/// Which weight of a Llama decoder (per layer unless noted).
+enum class LlamaWeight {
+  Embedding, ///< [vocab, hidden], model-wide
+  AttentionNorm,
+  Query, ///< [heads * headDim, hidden]
+  Key,   ///< [kvHeads * headDim, hidden]
+  Value,
+  Output, ///< [hidden, heads * headDim]
+  FeedForwardNorm,
+  Gate, ///< [ffn, hidden]
+  Up,
+  Down,      ///< [hidden, ffn]
+  FinalNorm, ///< model-wide
+  LmHead,    ///< [vocab, hidden], model-wide
+};
+/// LlamaForCausalLM's logits [S][vocab] of one sequence `ids`: RMSNorm,
+/// rotary embeddings, grouped-query causal attention (query head h reads
+/// K/V head h / (heads / kvHeads)), a SwiGLU feed-forward. `weight(which,
+/// layer)` gives the weights (layer is -1 for the model-wide ones).
+std::vector<std::vector<double>>
+llamaLogits(const LlamaConfig &config,
+            const std::function<Array(LlamaWeight, int)> &weight,
+            const std::vector<int64_t> &ids);
 
 } // namespace ref
 

@@ -64,7 +64,7 @@ public:
                     .Case("i64", IntegerType::get(ctx, 64))
                     .Case("i32", IntegerType::get(ctx, 32))
                     .Default(Float32Type::get(ctx));
-    return Info{type, it->second.shape};
+    return Info{type, it->second.shape, ""};
   }
 
 private:

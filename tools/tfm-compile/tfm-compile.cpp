@@ -22,7 +22,8 @@ static cl::OptionCategory category("tfm-compile options");
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.tfm"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string>
-    weightsPath("weights", cl::desc("Weights (.safetensors, PyTorch names)"),
+    weightsPath("weights",
+                cl::desc("Weights (.safetensors under PyTorch names, or GGUF)"),
                 cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string>
     outputPath("o",

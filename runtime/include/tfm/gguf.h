@@ -132,6 +132,10 @@ public:
   /// The tensors in the order of their infos.
   const std::vector<GgufTensor> &tensors() const { return infos; }
   const GgufTensor *findTensor(std::string_view name) const;
+  /// Lets the OS drop the mapping's pages inside [data, data + size), as
+  /// SafeTensorsFile::dropPages does. False when the range is not inside the
+  /// mapping.
+  bool dropPages(const void *data, size_t size) const;
 
 private:
   GgufFile() = default;

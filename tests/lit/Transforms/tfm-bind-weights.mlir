@@ -19,6 +19,14 @@
 // RUN: tfm-opt %S/Inputs/bind-half.mlir -split-input-file -verify-diagnostics \
 // RUN:   -tfm-bind-weights=weights=%S/Inputs/half.safetensors | FileCheck %s --check-prefix=HALF
 //
+// A GGUF file (recognized by its magic) binds too: quantized blocks become
+// their f32 values (stored data, dequantized, in resource blobs), F32 data
+// stays over the mapped file; a truncated GGUF is an error at the module:
+// RUN: tfm-opt %S/Inputs/bind-gguf.mlir -split-input-file -verify-diagnostics \
+// RUN:   -tfm-bind-weights=weights=%S/../../reference/gguf/types.gguf | FileCheck %s --check-prefix=GGUF
+// RUN: not tfm-opt %s -tfm-bind-weights=weights=%S/Inputs/truncated.gguf 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=GGUF-TRUNCATED
+//
 // Inputs/weights.safetensors comes from Inputs/make_weights.py:
 //   "linear.weight" F32 [2, 3] = 1 .. 6, "linear.bias" F32 [2] = 0.5, -0.5,
 //   "table" F64 [3, 2] = 0, 0.25 .. 1.25, "ids" I64 [2] = 2, 0.
@@ -28,6 +36,12 @@
 // HALF-LABEL: func.func @bind_half_precision
 // HALF-DAG: arith.constant dense<[1.500000e+00, -2.000000e+00, 6.550400e+04, 5.96046448E-8, 3.05175781E-5, 0xFF800000]> : tensor<6xf32>
 // HALF-DAG: arith.constant dense<[1.500000e+00, -3.000000e+00, 7.346840e-40]> : tensor<3xf32>
+
+// GGUF-LABEL: func.func @bind_quantized
+// GGUF-DAG: arith.constant dense_resource<t.Q8_0> : tensor<3x512xf32>
+// GGUF-DAG: arith.constant dense_resource<t.Q4_K> : tensor<3x512xf32>
+// GGUF-DAG: arith.constant dense_resource<t.F32> : tensor<3x512xf32>
+// GGUF-TRUNCATED: error: {{.*}}truncated.gguf: the header claims 15 key/values, more than the file can hold
 
 // NO-FILE: error: weight 'linear.weight' needs a weights file (--weights)
 // MISSING-FILE: error: {{.*}}does-not-exist.safetensors: cannot open: No such file or directory

@@ -20,6 +20,11 @@ Writes:
   types.<TYPE>.npy the gguf package's own dequantization of each tensor
                    (float32 [3, 512]): the reference, bit for bit
   metadata.json    the metadata the test expects, as JSON
+  llama.gguf       a two-layer Llama decoder (hidden 64, 4 query heads over 2
+                   K/V heads, SwiGLU 96, vocabulary 40) under llama.cpp's
+                   names and metadata, its weights in a different type each
+                   (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16, F32): what the
+                   e2e test compiles with --weights
 """
 
 import argparse
@@ -111,6 +116,70 @@ def write(out):
         f.write("\n")
 
 
+LLAMA = dict(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, vocab=40)
+LLAMA_TYPES = {
+    "token_embd.weight": "Q8_0", "output_norm.weight": "F32",
+    "output.weight": "F16", "attn_norm.weight": "F32",
+    "attn_q.weight": "Q8_0", "attn_k.weight": "Q4_0", "attn_v.weight": "Q4_1",
+    "attn_output.weight": "Q5_0", "ffn_norm.weight": "F32",
+    "ffn_gate.weight": "Q5_1", "ffn_up.weight": "BF16",
+    "ffn_down.weight": "Q4_0",
+}
+
+
+def write_llama(out):
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(2027)
+    c = LLAMA
+    head_dim = c["hidden"] // c["heads"]
+    writer = gguf.GGUFWriter(os.path.join(out, "llama.gguf"), arch="llama")
+    writer.add_name("tfm-test-llama")
+    writer.add_context_length(24)
+    writer.add_embedding_length(c["hidden"])
+    writer.add_block_count(c["layers"])
+    writer.add_feed_forward_length(c["ffn"])
+    writer.add_head_count(c["heads"])
+    writer.add_head_count_kv(c["kv_heads"])
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_layer_norm_rms_eps(1e-5)
+
+    def add(name, shape, scale, offset=0.0):
+        values = (offset + scale * rng.uniform(-1, 1, shape)).astype(np.float32)
+        kind = LLAMA_TYPES[name.split(".", 2)[-1] if name.startswith("blk.")
+                           else name]
+        if kind == "F32":
+            data = values
+        elif kind == "F16":
+            data = values.astype(np.float16)
+        else:
+            data = gguf.quants.quantize(values, gguf.GGMLQuantizationType[kind])
+        writer.add_tensor(name, data, raw_dtype=gguf.GGMLQuantizationType[kind])
+
+    h, f = c["hidden"], c["ffn"]
+    q, kv = c["heads"] * head_dim, c["kv_heads"] * head_dim
+    add("token_embd.weight", (c["vocab"], h), 1.0)
+    for i in range(c["layers"]):
+        p = f"blk.{i}."
+        add(p + "attn_norm.weight", (h,), 0.5, 1.0)
+        add(p + "attn_q.weight", (q, h), 0.25)
+        add(p + "attn_k.weight", (kv, h), 0.25)
+        add(p + "attn_v.weight", (kv, h), 0.25)
+        add(p + "attn_output.weight", (h, q), 0.2)
+        add(p + "ffn_norm.weight", (h,), 0.5, 1.0)
+        add(p + "ffn_gate.weight", (f, h), 0.25)
+        add(p + "ffn_up.weight", (f, h), 0.25)
+        add(p + "ffn_down.weight", (h, f), 0.2)
+    add("output_norm.weight", (h,), 0.5, 1.0)
+    add("output.weight", (c["vocab"], h), 0.3)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--python")
@@ -120,9 +189,11 @@ def main():
         return in_venv(sys.argv[1:])
     if not args.check:
         write(HERE)
+        write_llama(HERE)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         write(tmp)
+        write_llama(tmp)
         differ = [f for f in sorted(os.listdir(tmp))
                   if not filecmp.cmp(os.path.join(tmp, f),
                                      os.path.join(HERE, f), shallow=False)]

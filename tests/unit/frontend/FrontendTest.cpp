@@ -1,9 +1,9 @@
 //===- FrontendTest.cpp - The .tfm parser: models and errors --------------===//
 #include "FrontendTestUtils.h"
 
+#include "compiler/Checkpoint/Checkpoint.h"
 #include "compiler/Frontend/WeightShapes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
-#include "tfm/safetensors.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,10 +71,10 @@ TEST_CASE("every seed model parses against its weights", "[frontend]") {
     REQUIRE(buffer);
     std::string error;
     auto file =
-        ::tfm::SafeTensorsFile::open(dir + "/weights.safetensors", error);
+        mlir::tfm::Checkpoint::open(dir + "/weights.safetensors", error);
     INFO(seed << ": " << error);
     REQUIRE(file);
-    mlir::tfm::SafeTensorsWeightShapes weights(*file);
+    mlir::tfm::CheckpointWeightShapes weights(*file);
     MLIRContext ctx;
     auto result = parse(ctx, (*buffer)->getBuffer().str(), &weights);
     INFO(result.error);

@@ -26,7 +26,7 @@ public:
       return std::nullopt;
     return Info{
         mlir::Float32Type::get(ctx),
-        llvm::SmallVector<int64_t>(it->second.begin(), it->second.end())};
+        llvm::SmallVector<int64_t>(it->second.begin(), it->second.end()), ""};
   }
 };
 

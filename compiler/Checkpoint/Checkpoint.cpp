@@ -1,0 +1,192 @@
+//===- Checkpoint.cpp - A weights file, safetensors or GGUF ---------------===//
+#include "compiler/Checkpoint/Checkpoint.h"
+#include "tfm/gguf.h"
+#include "tfm/safetensors.h"
+
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+using namespace mlir::tfm;
+
+namespace {
+/// IEEE binary16 to binary32, exact (subnormals, infinities and NaN payloads
+/// included); bit manipulation rather than APFloat, which costs ~50x more per
+/// element on a checkpoint of 10^8 weights.
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {
+    // Subnormal: normalize, one exponent step per shift.
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(127 - 15 + 1 - shift) << 23) |
+           ((mantissa & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// bfloat16 is the upper half of a binary32.
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+constexpr const char *kSafeTensorsTypes = "F32, F64, F16, BF16, I32, I64";
+
+CheckpointTensor fromSafeTensors(const ::tfm::SafeTensorEntry &entry) {
+  CheckpointTensor t;
+  t.name = entry.name;
+  t.dtype = entry.dtype;
+  t.shape = entry.shape;
+  t.data = entry.data;
+  t.byteSize = entry.byteSize;
+  // Half-precision checkpoints are computed in f32, widened exactly, as
+  // PyTorch's load_state_dict into an f32 module does.
+  if (entry.dtype == "F32") {
+    t.element = CheckpointElement::F32;
+  } else if (entry.dtype == "F16" || entry.dtype == "BF16") {
+    t.element = CheckpointElement::F32;
+    t.converts = true;
+  } else if (entry.dtype == "F64") {
+    t.element = CheckpointElement::F64;
+  } else if (entry.dtype == "I32") {
+    t.element = CheckpointElement::I32;
+  } else if (entry.dtype == "I64") {
+    t.element = CheckpointElement::I64;
+  }
+  return t;
+}
+
+CheckpointTensor fromGguf(const ::tfm::GgufTensor &tensor) {
+  using ::tfm::GgufType;
+  CheckpointTensor t;
+  t.name = tensor.name;
+  const ::tfm::GgufTypeInfo *info = ::tfm::ggufTypeInfo(tensor.type);
+  t.dtype = info ? info->name : "type " + std::to_string(tensor.type);
+  t.shape = tensor.shape;
+  t.data = tensor.data;
+  t.byteSize = tensor.byteSize;
+  t.storedType = tensor.type;
+  switch (GgufType(tensor.type)) {
+  case GgufType::F32:
+    t.element = CheckpointElement::F32;
+    break;
+  case GgufType::F64:
+    t.element = CheckpointElement::F64;
+    break;
+  case GgufType::I32:
+    t.element = CheckpointElement::I32;
+    break;
+  case GgufType::I64:
+    t.element = CheckpointElement::I64;
+    break;
+  default:
+    // Until the typed GEMM takes quantized blocks as they are, every other
+    // float or quantized type is computed in f32.
+    if (info && info->dequantizes) {
+      t.element = CheckpointElement::F32;
+      t.converts = true;
+    }
+    break;
+  }
+  return t;
+}
+
+/// Whether `path` is a regular file that starts with GGUF's magic. Anything
+/// else (a FIFO that would block a read, a directory) goes to the
+/// safetensors reader, whose open refuses it with its own message.
+bool startsWithGgufMagic(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode))
+    return false;
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return false;
+  char magic[4] = {};
+  size_t read = std::fread(magic, 1, sizeof(magic), file);
+  std::fclose(file);
+  return read == sizeof(magic) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+} // namespace
+
+int64_t CheckpointTensor::elementCount() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+std::shared_ptr<Checkpoint> Checkpoint::open(const std::string &path,
+                                             std::string &error) {
+  std::shared_ptr<Checkpoint> result(new Checkpoint());
+  result->filePath = path;
+  if (startsWithGgufMagic(path)) {
+    result->gguf = ::tfm::GgufFile::open(path, error);
+    if (!result->gguf)
+      return nullptr;
+    for (const ::tfm::GgufTensor &tensor : result->gguf->tensors())
+      result->tensors.emplace(tensor.name, fromGguf(tensor));
+    return result;
+  }
+  result->safetensors = ::tfm::SafeTensorsFile::open(path, error);
+  if (!result->safetensors)
+    return nullptr;
+  for (const ::tfm::SafeTensorEntry &entry : result->safetensors->entries())
+    result->tensors.emplace(entry.name, fromSafeTensors(entry));
+  return result;
+}
+
+Checkpoint::~Checkpoint() = default;
+
+const CheckpointTensor *Checkpoint::find(std::string_view name) const {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+
+std::string Checkpoint::supportedTypes() const {
+  if (!gguf)
+    return kSafeTensorsTypes;
+  std::string names = "F32, F64, I32, I64";
+  for (uint32_t type = 0; type < 64; ++type)
+    if (const ::tfm::GgufTypeInfo *info = ::tfm::ggufTypeInfo(type);
+        info && info->dequantizes && type != uint32_t(::tfm::GgufType::F32) &&
+        type != uint32_t(::tfm::GgufType::F64))
+      names += std::string(", ") + info->name;
+  return names;
+}
+
+bool Checkpoint::toF32(const CheckpointTensor &tensor, float *out) const {
+  if (!tensor.converts)
+    return false;
+  if (gguf)
+    return ::tfm::ggufDequantize(tensor.storedType, tensor.data,
+                                 tensor.elementCount(), out);
+  auto *bytes = static_cast<const unsigned char *>(tensor.data);
+  bool isBF16 = tensor.dtype == "BF16";
+  for (size_t i = 0, e = tensor.byteSize / 2; i < e; ++i) {
+    uint16_t raw = uint16_t(bytes[2 * i]) | uint16_t(bytes[2 * i + 1]) << 8;
+    out[i] = isBF16 ? bfloat16ToFloat(raw) : halfToFloat(raw);
+  }
+  return true;
+}
+
+bool Checkpoint::dropPages(const void *data, size_t size) const {
+  return gguf ? gguf->dropPages(data, size)
+              : safetensors->dropPages(data, size);
+}

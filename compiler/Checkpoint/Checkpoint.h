@@ -1,0 +1,92 @@
+//===- Checkpoint.h - A weights file, safetensors or GGUF -------*- C++ -*-===//
+//
+// The compiler reads weights from the checkpoint's own file: .safetensors
+// under PyTorch names, or GGUF as llama.cpp writes it. Both are mapped and
+// validated by the runtime's readers (tfm/safetensors.h, tfm/gguf.h); this
+// is the one view of them that the frontend (weight shapes) and
+// tfm-bind-weights (weight values) share, so that the two can never
+// disagree on what a tensor's element type is.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMPILER_CHECKPOINT_CHECKPOINT_H
+#define TFM_COMPILER_CHECKPOINT_CHECKPOINT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfm {
+class GgufFile;
+class SafeTensorsFile;
+} // namespace tfm
+
+namespace mlir::tfm {
+
+/// The element type a model computes a checkpoint tensor in.
+enum class CheckpointElement { F32, F64, I32, I64, Unsupported };
+
+/// One tensor of a checkpoint.
+struct CheckpointTensor {
+  std::string name;
+  /// The stored type: a safetensors dtype ("F32", "BF16") or a ggml type
+  /// ("Q8_0", "F16"), for messages.
+  std::string dtype;
+  /// Outermost first (PyTorch's order), whichever the format.
+  std::vector<int64_t> shape;
+  /// What the model computes it in: f32 for every float type of 32 bits or
+  /// fewer and every quantized type, f64/i32/i64 for those.
+  CheckpointElement element = CheckpointElement::Unsupported;
+  /// The stored bytes, inside the file's mapping.
+  const void *data = nullptr;
+  size_t byteSize = 0;
+  /// Whether the stored bytes are not already `element`'s values (a
+  /// half-precision or quantized type): toF32 converts them.
+  bool converts = false;
+  /// The file's format's code for the stored type.
+  uint32_t storedType = 0;
+
+  int64_t elementCount() const;
+};
+
+/// A checkpoint file, mapped read-only and validated on open. Immutable.
+class Checkpoint {
+public:
+  /// Opens `path`: GGUF when it starts with the magic "GGUF", safetensors
+  /// otherwise. On failure returns null and sets `error` to a one-line
+  /// message that names the file.
+  static std::shared_ptr<Checkpoint> open(const std::string &path,
+                                          std::string &error);
+  ~Checkpoint();
+  Checkpoint(const Checkpoint &) = delete;
+  Checkpoint &operator=(const Checkpoint &) = delete;
+
+  const std::string &path() const { return filePath; }
+  bool isGguf() const { return gguf != nullptr; }
+  /// The tensor called `name`, or null.
+  const CheckpointTensor *find(std::string_view name) const;
+  /// The stored types this format's tensors may have, for messages.
+  std::string supportedTypes() const;
+  /// Writes the f32 values of a tensor that converts (tensor.elementCount()
+  /// of them) to `out`. Half-precision values widen exactly; quantized ones
+  /// dequantize as llama.cpp's reference does. False for any other tensor.
+  bool toF32(const CheckpointTensor &tensor, float *out) const;
+  /// Lets the OS drop the mapping's pages in [data, data + size); false
+  /// when the range is not inside it.
+  bool dropPages(const void *data, size_t size) const;
+
+private:
+  Checkpoint() = default;
+
+  std::string filePath;
+  std::unique_ptr<::tfm::SafeTensorsFile> safetensors;
+  std::unique_ptr<::tfm::GgufFile> gguf;
+  std::map<std::string, CheckpointTensor, std::less<>> tensors;
+};
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_CHECKPOINT_CHECKPOINT_H

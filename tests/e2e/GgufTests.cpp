@@ -1,0 +1,269 @@
+//===- GgufTests.cpp - Models compiled from GGUF weights ------------------===//
+//
+// A Llama decoder compiled with --weights llama.gguf (the gguf package's
+// writer and quantizers made it: tests/reference/gguf/generate.py), its
+// weights in eight ggml types, run as prefill then decode steps over its
+// K/V caches against a float64 forward pass on the same dequantized
+// weights. The reader's dequantization is checked bit for bit against the
+// gguf package in runtime.gguf; here it is the whole path from the file to
+// the model's logits. Then the errors a user meets with GGUF files.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+#include "Reference.h"
+#include "ReferenceDecoder.h"
+#include "tfm/gguf.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+using namespace e2e;
+using ref::Array;
+
+namespace {
+constexpr int64_t kLayers = 2, kHidden = 64, kHeads = 4, kKvHeads = 2,
+                  kHeadDim = 16, kVocab = 40, kCapacity = 24;
+
+std::string fixtures() { return sourceDir() + "/tests/reference/gguf/"; }
+
+/// The f32 values the compiler binds for `name`, dequantized by the reader.
+Array dequantized(const tfm::GgufFile &file, const std::string &name) {
+  const tfm::GgufTensor *tensor = file.findTensor(name);
+  if (!tensor)
+    throw std::runtime_error("no tensor " + name + " in the fixture");
+  std::vector<float> values(size_t(tensor->elementCount()));
+  if (!tfm::ggufDequantize(tensor->type, tensor->data, tensor->elementCount(),
+                           values.data()))
+    throw std::runtime_error("cannot dequantize " + name);
+  return ref::fromFloats(tensor->shape, values);
+}
+
+std::vector<std::vector<double>>
+referenceLogits(const tfm::GgufFile &file, const std::vector<int64_t> &ids) {
+  ref::LlamaConfig config{kLayers,  kHidden, kHeads, kKvHeads,
+                          kHeadDim, kVocab,  1e-5,   {}};
+  config.rope.pairs = true;
+  auto weight = [&](ref::LlamaWeight which, int layer) {
+    using W = ref::LlamaWeight;
+    std::string p = "blk." + std::to_string(layer) + ".";
+    switch (which) {
+    case W::Embedding:
+      return dequantized(file, "token_embd.weight");
+    case W::FinalNorm:
+      return dequantized(file, "output_norm.weight");
+    case W::LmHead:
+      return dequantized(file, "output.weight");
+    case W::AttentionNorm:
+      return dequantized(file, p + "attn_norm.weight");
+    case W::Query:
+      return dequantized(file, p + "attn_q.weight");
+    case W::Key:
+      return dequantized(file, p + "attn_k.weight");
+    case W::Value:
+      return dequantized(file, p + "attn_v.weight");
+    case W::Output:
+      return dequantized(file, p + "attn_output.weight");
+    case W::FeedForwardNorm:
+      return dequantized(file, p + "ffn_norm.weight");
+    case W::Gate:
+      return dequantized(file, p + "ffn_gate.weight");
+    case W::Up:
+      return dequantized(file, p + "ffn_up.weight");
+    case W::Down:
+      return dequantized(file, p + "ffn_down.weight");
+    }
+    throw std::logic_error("unknown Llama weight");
+  };
+  return ref::llamaLogits(config, weight, ids);
+}
+
+/// A GGUF v3 file of raw tensors and no metadata, for the error cases.
+struct RawTensor {
+  std::string name;
+  uint32_t type;
+  std::vector<uint64_t> dims; ///< fastest first, as GGUF stores them
+  std::vector<unsigned char> bytes;
+};
+void writeGguf(const std::string &path, const std::vector<RawTensor> &tensors,
+               size_t truncateTo = SIZE_MAX) {
+  std::string out;
+  auto put = [&](const void *p, size_t n) {
+    out.append(static_cast<const char *>(p), n);
+  };
+  auto u32 = [&](uint32_t v) { put(&v, 4); };
+  auto u64 = [&](uint64_t v) { put(&v, 8); };
+  put("GGUF", 4);
+  u32(3);
+  u64(tensors.size());
+  u64(0);
+  uint64_t offset = 0;
+  for (const RawTensor &t : tensors) {
+    u64(t.name.size());
+    put(t.name.data(), t.name.size());
+    u32(uint32_t(t.dims.size()));
+    for (uint64_t d : t.dims)
+      u64(d);
+    u32(t.type);
+    u64(offset);
+    offset += (t.bytes.size() + 31) / 32 * 32;
+  }
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  for (const RawTensor &t : tensors) {
+    put(t.bytes.data(), t.bytes.size());
+    out.resize((out.size() + 31) / 32 * 32, '\0');
+  }
+  out.resize(std::min(out.size(), truncateTo));
+  std::ofstream(path, std::ios::binary) << out;
+}
+
+constexpr const char *kLinearSource = R"(
+model m
+input x: f32[batch, 32]
+y = linear(x, weight = "w")
+output y
+)";
+} // namespace
+
+TEST_CASE("a Llama decoder compiled from a GGUF file of quantized weights "
+          "matches float64 on the dequantized weights, prefill and decode",
+          "[gguf]") {
+  std::string error;
+  std::unique_ptr<tfm::GgufFile> file =
+      tfm::GgufFile::open(fixtures() + "llama.gguf", error);
+  REQUIRE(file);
+  std::shared_ptr<Model> model =
+      Model::buildFiles(fixtures() + "llama.tfm", fixtures() + "llama.gguf");
+  Random rng(9001);
+  std::vector<int64_t> tokens = rng.ids(7, 0, kVocab - 1);
+  std::vector<int64_t> cacheShape = {kLayers, 1, kKvHeads, kCapacity, kHeadDim};
+  // NaN in every unwritten row: attention reading one would show.
+  std::vector<float> nan(size_t(kLayers * kKvHeads * kCapacity * kHeadDim),
+                         std::nanf(""));
+  std::vector<HostTensor> inputs = {
+      HostTensor::i64({1, 7}, tokens), HostTensor::i64({1}, {0}),
+      HostTensor::f32(cacheShape, nan), HostTensor::f32(cacheShape, nan)};
+  RunResult r = model->runOk(inputs);
+  std::vector<std::vector<double>> want = referenceLogits(*file, tokens);
+  std::vector<double> got = r["logits"].toDoubles();
+  for (int64_t t = 0; t < 7; ++t) {
+    INFO("prefill position " << t);
+    Comparison c = allClose(std::vector<double>(got.begin() + t * kVocab,
+                                                got.begin() + (t + 1) * kVocab),
+                            want[size_t(t)], 1e-4, 1e-4);
+    INFO(c.message);
+    CHECK(c.ok);
+  }
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<double> &last = want.back();
+    int64_t next =
+        int64_t(std::max_element(last.begin(), last.end()) - last.begin());
+    inputs[0] = HostTensor::i64({1, 1}, {next});
+    inputs[1] = HostTensor::i64({1}, {int64_t(tokens.size())});
+    tokens.push_back(next);
+    r = model->runOk(inputs);
+    want = referenceLogits(*file, tokens);
+    INFO("decode step " << step << " at position " << tokens.size() - 1);
+    Comparison c = allClose(r["logits"].toDoubles(), want.back(), 1e-4, 1e-4);
+    INFO(c.message);
+    CHECK(c.ok);
+  }
+}
+
+TEST_CASE("GGUF weights: a linear layer over each quantized type matches "
+          "float64 on the dequantized weight, at odd batch sizes",
+          "[gguf]") {
+  // types.gguf holds t.<TYPE> [3, 512] in every type the reader converts.
+  std::string error;
+  std::unique_ptr<tfm::GgufFile> file =
+      tfm::GgufFile::open(fixtures() + "types.gguf", error);
+  REQUIRE(file);
+  for (const char *type : {"Q4_0", "Q8_0", "Q4_K", "Q6_K", "BF16"}) {
+    std::string name = std::string("t.") + type;
+    INFO("weight " << name);
+    std::string source = "model m\ninput x: f32[batch, 512]\n"
+                         "y = linear(x, weight = \"" +
+                         name + "\")\noutput y\n";
+    std::string dir = makeTempDir();
+    TempDirGuard guard(dir);
+    std::ofstream(dir + "/m.tfm") << source;
+    std::shared_ptr<Model> model =
+        Model::buildFiles(dir + "/m.tfm", fixtures() + "types.gguf");
+    Array w = dequantized(*file, name);
+    Random rng(9002);
+    for (int64_t batch : {1, 5}) {
+      HostTensor x = rng.f32({batch, 512});
+      RunResult r = model->runOk({x});
+      Array want = ref::linear(ref::fromTensor(x), w);
+      Comparison c = allClose(r["y"].toDoubles(), want.data, 1e-4, 1e-4);
+      INFO("batch " << batch << ": " << c.message);
+      CHECK(c.ok);
+    }
+  }
+}
+
+TEST_CASE("GGUF weights: an unsupported type, a wrong shape and a truncated "
+          "file are clear errors",
+          "[gguf][errors]") {
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  std::ofstream(dir + "/m.tfm") << kLinearSource;
+
+  SECTION("a type the compiler does not convert") {
+    // Q2_K: 256 elements in 84 bytes; any bits are a valid block.
+    writeGguf(dir + "/w.gguf",
+              {{"w", 10, {256, 4}, std::vector<unsigned char>(4 * 84, 0)}});
+    CompileResult c = compileFiles(dir + "/m.tfm", dir + "/w.gguf");
+    INFO(c.diagnostics);
+    CHECK_FALSE(c.ok);
+    CHECK_THAT(c.diagnostics, Catch::Contains("weight 'w' has type Q2_K in") &&
+                                  Catch::Contains("does not support yet") &&
+                                  Catch::Contains("Q4_K") &&
+                                  Catch::Contains("m.tfm:4"));
+  }
+  SECTION("a weight of another shape than the model needs") {
+    std::vector<unsigned char> block(34, 0); // one Q8_0 block of 32
+    std::vector<unsigned char> bytes;
+    for (int i = 0; i < 6; ++i)
+      bytes.insert(bytes.end(), block.begin(), block.end());
+    writeGguf(dir + "/w.gguf", {{"w", 8, {64, 3}, bytes}});
+    std::ofstream(dir + "/m2.tfm") << "model m\ninput x: f32[batch, 32]\n"
+                                      "y = linear(x, weight = \"w\")\noutput y\n";
+    CompileResult c = compileFiles(dir + "/m2.tfm", dir + "/w.gguf");
+    INFO(c.diagnostics);
+    CHECK_FALSE(c.ok);
+    CHECK_THAT(c.diagnostics,
+               Catch::Contains("m2.tfm:3") && Catch::Contains("[3, 64]"));
+  }
+  SECTION("a truncated file") {
+    writeGguf(dir + "/w.gguf",
+              {{"w", 0, {32, 4}, std::vector<unsigned char>(4 * 32 * 4, 0)}},
+              200);
+    CompileResult c = compileFiles(dir + "/m.tfm", dir + "/w.gguf");
+    INFO(c.diagnostics);
+    CHECK_FALSE(c.ok);
+    CHECK_THAT(c.diagnostics, Catch::Contains("w.gguf"));
+  }
+  SECTION("the F32 file of the right shape compiles, as a control") {
+    std::vector<float> values(4 * 32);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = float(i % 7) - 3;
+    std::vector<unsigned char> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    writeGguf(dir + "/w.gguf", {{"w", 0, {32, 4}, bytes}});
+    std::shared_ptr<Model> model =
+        Model::buildFiles(dir + "/m.tfm", dir + "/w.gguf");
+    std::vector<float> x(32, 1.0f);
+    RunResult r = model->runOk({HostTensor::f32({1, 32}, x)});
+    std::vector<double> y = r["y"].toDoubles();
+    REQUIRE(y.size() == 4);
+    for (int o = 0; o < 4; ++o) {
+      double sum = 0;
+      for (int i = 0; i < 32; ++i)
+        sum += values[size_t(o * 32 + i)];
+      CHECK(y[size_t(o)] == Approx(sum));
+    }
+  }
+}
