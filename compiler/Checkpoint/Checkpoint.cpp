@@ -3,6 +3,10 @@
 #include "tfm/gguf.h"
 #include "tfm/safetensors.h"
 
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -189,4 +193,103 @@ bool Checkpoint::toF32(const CheckpointTensor &tensor, float *out) const {
 bool Checkpoint::dropPages(const void *data, size_t size) const {
   return gguf ? gguf->dropPages(data, size)
               : safetensors->dropPages(data, size);
+}
+
+namespace {
+std::string configJsonPath(const std::string &weightsPath) {
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(weightsPath));
+  llvm::sys::path::append(path, "config.json");
+  return std::string(path);
+}
+
+CheckpointConfig fromGgufValue(const ::tfm::GgufValue &value) {
+  using Kind = ::tfm::GgufValue::Kind;
+  CheckpointConfig c;
+  if (value.kind == Kind::Bool) {
+    c.kind = CheckpointConfig::Kind::Bool;
+    c.flag = value.integer != 0;
+  } else if (value.isInteger()) {
+    c.number = double(value.integer);
+    c.isInteger = true;
+  } else if (value.isFloat()) {
+    c.number = value.number;
+  } else if (value.kind == Kind::String) {
+    c.kind = CheckpointConfig::Kind::String;
+    c.text = value.string;
+  } else {
+    c.kind = CheckpointConfig::Kind::Other;
+    c.text = "an array";
+  }
+  return c;
+}
+
+CheckpointConfig fromJsonValue(const llvm::json::Value &value) {
+  CheckpointConfig c;
+  if (std::optional<bool> b = value.getAsBoolean()) {
+    c.kind = CheckpointConfig::Kind::Bool;
+    c.flag = *b;
+  } else if (std::optional<int64_t> i = value.getAsInteger()) {
+    c.number = double(*i);
+    c.isInteger = true;
+  } else if (std::optional<double> d = value.getAsNumber()) {
+    c.number = *d;
+  } else if (std::optional<llvm::StringRef> s = value.getAsString()) {
+    c.kind = CheckpointConfig::Kind::String;
+    c.text = s->str();
+  } else {
+    c.kind = CheckpointConfig::Kind::Other;
+    c.text = value.getAsArray()    ? "an array"
+             : value.getAsObject() ? "an object"
+                                   : "null";
+  }
+  return c;
+}
+} // namespace
+
+std::string Checkpoint::configSource() const {
+  if (gguf)
+    return filePath + "'s metadata";
+  return configJsonPath(filePath);
+}
+
+std::optional<CheckpointConfig> Checkpoint::config(const std::string &key,
+                                                   std::string &error) const {
+  if (gguf) {
+    const ::tfm::GgufValue *value = gguf->find(key);
+    if (!value)
+      return std::nullopt;
+    return fromGgufValue(*value);
+  }
+  std::string path = configJsonPath(filePath);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    if (buffer.getError() == std::errc::no_such_file_or_directory)
+      return std::nullopt;
+    error = path + ": " + buffer.getError().message();
+    return std::nullopt;
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    error = path + ": " + llvm::toString(json.takeError());
+    return std::nullopt;
+  }
+  // A key names a member, or with dots a member of a member
+  // ("rope_scaling.factor"); a whole key with dots is tried first.
+  const llvm::json::Value *value =
+      json->getAsObject() ? json->getAsObject()->get(key) : nullptr;
+  if (!value) {
+    value = &*json;
+    llvm::StringRef rest = key;
+    while (value && !rest.empty()) {
+      auto [head, tail] = rest.split('.');
+      const llvm::json::Object *object = value->getAsObject();
+      value = object ? object->get(head) : nullptr;
+      rest = tail;
+    }
+  }
+  if (!value)
+    return std::nullopt;
+  return fromJsonValue(*value);
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,16 @@ struct CheckpointTensor {
   int64_t elementCount() const;
 };
 
+/// A hyper-parameter a checkpoint states.
+struct CheckpointConfig {
+  enum class Kind { Number, String, Bool, Other } kind = Kind::Number;
+  double number = 0;
+  bool isInteger = false;
+  bool flag = false;
+  /// A string's text; for Other, what the value is ("an array").
+  std::string text;
+};
+
 /// A checkpoint file, mapped read-only and validated on open. Immutable.
 class Checkpoint {
 public:
@@ -77,6 +88,16 @@ public:
   /// Lets the OS drop the mapping's pages in [data, data + size); false
   /// when the range is not inside it.
   bool dropPages(const void *data, size_t size) const;
+
+  /// The hyper-parameter `key`: a GGUF file's metadata key
+  /// ("llama.block_count"), or for a .safetensors file a key of the
+  /// config.json in its directory (transformers' `save_pretrained` layout;
+  /// "rope_scaling.factor" reads into an object). Null when not stated; an
+  /// unreadable config.json is `error`.
+  std::optional<CheckpointConfig> config(const std::string &key,
+                                         std::string &error) const;
+  /// Where config() looks: "PATH's metadata" or the config.json's path.
+  std::string configSource() const;
 
 private:
   Checkpoint() = default;

@@ -79,6 +79,85 @@ FailureOr<ExprValue> buildWeight(BoundCall &c) {
   return c.result(c.builder.weight(v->str, c.loc));
 }
 
+/// config("key", default = ...): a hyper-parameter of the checkpoint,
+/// known at compile time (GGUF metadata, or the config.json beside a
+/// .safetensors file).
+FailureOr<ExprValue> buildConfig(BoundCall &c) {
+  std::string key = c.string("key");
+  const ExprValue *fallback = c.value("default");
+  WeightShapes *source = c.builder.weightSource();
+  std::string where = source ? source->configSource() : "";
+  std::optional<WeightShapes::ConfigValue> value =
+      source ? source->config(key) : std::nullopt;
+  if (!value) {
+    if (fallback) {
+      if (fallback->kind != ExprValue::number &&
+          fallback->kind != ExprValue::string &&
+          fallback->kind != ExprValue::boolean)
+        return c.errorAt("default")
+               << "config(): the default must be a number, a string or "
+                  "true/false";
+      ExprValue result = *fallback;
+      result.loc = c.nameLocation();
+      return result;
+    }
+    if (where.empty())
+      return c.error() << "config(): reading '" << key
+                       << "' needs a weights file (--weights) that states it";
+    return c.errorAt("key") << "config(): '" << key << "' is not in " << where
+                            << " (give a default = ... for a value the "
+                               "checkpoint may leave out)";
+  }
+  ExprValue result;
+  result.loc = c.nameLocation();
+  switch (value->kind) {
+  case WeightShapes::ConfigValue::number:
+    result.kind = ExprValue::number;
+    result.num = value->num;
+    result.isInteger = value->isInteger;
+    break;
+  case WeightShapes::ConfigValue::string:
+    result.kind = ExprValue::string;
+    result.str = value->str;
+    break;
+  case WeightShapes::ConfigValue::boolean:
+    result.kind = ExprValue::boolean;
+    result.flag = value->flag;
+    break;
+  case WeightShapes::ConfigValue::unsupported:
+    return c.errorAt("key") << "config(): " << value->str;
+  }
+  return result;
+}
+
+/// first_weight(["a", "b"]): the first name the weights file holds, for a
+/// tensor a checkpoint may leave out (a tied LM head reads the embedding).
+FailureOr<ExprValue> buildFirstWeight(BoundCall &c) {
+  const ExprValue *names = c.value("names");
+  auto malformed = [&] {
+    return c.errorAt("names") << "first_weight(): 'names' must be a list of "
+                                 "weight names, like [\"output.weight\", "
+                                 "\"token_embd.weight\"]";
+  };
+  if (!names || names->kind != ExprValue::list || names->elements.empty())
+    return malformed();
+  WeightShapes *source = c.builder.weightSource();
+  for (const ExprValue &name : names->elements) {
+    if (name.kind != ExprValue::string)
+      return malformed();
+    if (source && source->lookup(c.builder.getContext(), name.str)) {
+      ExprValue result = name;
+      result.loc = c.nameLocation();
+      return result;
+    }
+  }
+  std::string list;
+  for (const ExprValue &name : names->elements)
+    list += (list.empty() ? "'" : ", '") + name.str + "'";
+  return c.errorAt("names")
+         << "first_weight(): none of " << list << " is in the weights file";
+}
+
 FailureOr<ExprValue> buildPositionalEncoding(BoundCall &c) {
   std::string kind = c.string("kind");
   if (kind == "learned") {
@@ -730,6 +809,10 @@ std::vector<Builtin> shapeBuiltins() {
        {input(), operand("split_size"), integer("dim", -1)},
        buildSplit},
       {"arange", {operand("a"), any("b"), integer("step", 1)}, buildArange},
+      {"config",
+       {string("key", std::nullopt, kEither), any("default", kKeyword)},
+       buildConfig},
+      {"first_weight", {any("names", kPositional)}, buildFirstWeight},
       {"unsqueeze",
        {input(), integer("dim")},
        [](BoundCall &c) -> R {

@@ -89,6 +89,24 @@ public:
   };
   /// The weight called `name`, or nullopt if there is none.
   virtual std::optional<Info> lookup(MLIRContext *ctx, StringRef name) = 0;
+
+  /// A hyper-parameter the checkpoint states (GGUF metadata, the
+  /// config.json beside a .safetensors file), for the language's config().
+  struct ConfigValue {
+    enum Kind { number, string, boolean, unsupported } kind = number;
+    double num = 0;
+    bool isInteger = false;
+    bool flag = false;
+    /// A string's text; for `unsupported`, what the value is instead.
+    std::string str;
+  };
+  /// The value of `key`, or nullopt if the checkpoint does not state it.
+  virtual std::optional<ConfigValue> config(StringRef key) {
+    return std::nullopt;
+  }
+  /// Where config() looks, for messages ("model.gguf's metadata"); empty
+  /// without a weights file.
+  virtual std::string configSource() const { return ""; }
 };
 
 /// Names of the weights of a multi-head attention layer.
@@ -234,6 +252,9 @@ public:
   FailureOr<Tensor> input(StringRef name, Type elementType, ArrayRef<Dim> shape,
                           Location loc);
   FailureOr<Tensor> weight(StringRef name, Location loc);
+  /// Where weights' shapes and the checkpoint's hyper-parameters come from;
+  /// null without a weights file or declarations.
+  WeightShapes *weightSource() const { return weights; }
   /// A caller-owned cache: an argument of the model, read and written in
   /// place (docs/generation.md). Its shape follows the input rules; it
   /// needs a static capacity where cache_append writes.

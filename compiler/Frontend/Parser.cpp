@@ -201,6 +201,24 @@ FailureOr<Shape> Parser::parseShape() {
                             << t.spelling << "'";
       shape.push_back(Dim::of(v));
     } else if (t.is(Token::identifier)) {
+      // A name bound to an integer known at compile time (`L =
+      // config("llama.block_count")`) is that size; any other name is a
+      // dimension chosen at run time.
+      auto bound = frame().values.find(t.spelling);
+      if (bound != frame().values.end()) {
+        const ExprValue &v = bound->second;
+        if (v.kind != ExprValue::number || !v.isInteger)
+          return error(t.loc)
+                 << "'" << t.spelling
+                 << "' names a value, not a dimension: a dimension is a size, "
+                    "a name bound to an integer, or a new name";
+        if (v.num < 0 || v.num > double(int64_t(1) << 40))
+          return error(t.loc)
+                 << "dimension '" << t.spelling << "' = " << int64_t(v.num)
+                 << " is not a size from 0 to 2^40";
+        shape.push_back(Dim::of(int64_t(v.num)));
+        continue;
+      }
       shape.push_back(Dim::named(t.spelling.str()));
     } else {
       return error(t.loc) << "expected a dimension (a size or a name)"

@@ -308,7 +308,10 @@ FailureOr<ExprValue> Parser::foldConstants(const Token &op,
   default:
     return error(op.loc) << "'@' needs two tensors";
   }
-  result.isInteger = lhs.isInteger && rhs.isInteger && !op.is(Token::slash);
+  // An exact quotient of integers stays an integer, so that sizes derive
+  // from sizes (`D = H / N`, a head's size); 1 / 2 is 0.5.
+  result.isInteger = lhs.isInteger && rhs.isInteger &&
+                     (!op.is(Token::slash) || std::fmod(a, b) == 0);
   return result;
 }
 

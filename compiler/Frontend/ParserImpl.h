@@ -64,6 +64,12 @@ public:
       return it->second;
     return file ? file->lookup(ctx, name) : std::nullopt;
   }
+  std::optional<ConfigValue> config(StringRef key) override {
+    return file ? file->config(key) : std::nullopt;
+  }
+  std::string configSource() const override {
+    return file ? file->configSource() : "";
+  }
   llvm::StringMap<Info> declared;
   WeightShapes *file;
 };

@@ -36,3 +36,43 @@ mlir::tfm::CheckpointWeightShapes::lookup(MLIRContext *ctx, StringRef name) {
               SmallVector<int64_t>(tensor->shape.begin(), tensor->shape.end()),
               ""};
 }
+
+std::optional<mlir::tfm::WeightShapes::ConfigValue>
+mlir::tfm::CheckpointWeightShapes::config(StringRef key) {
+  std::string error;
+  std::optional<CheckpointConfig> value = file.config(key.str(), error);
+  ConfigValue result;
+  if (!error.empty()) {
+    result.kind = ConfigValue::unsupported;
+    result.str = error;
+    return result;
+  }
+  if (!value)
+    return std::nullopt;
+  switch (value->kind) {
+  case CheckpointConfig::Kind::Number:
+    result.num = value->number;
+    result.isInteger = value->isInteger;
+    break;
+  case CheckpointConfig::Kind::String:
+    result.kind = ConfigValue::string;
+    result.str = value->text;
+    break;
+  case CheckpointConfig::Kind::Bool:
+    result.kind = ConfigValue::boolean;
+    result.flag = value->flag;
+    break;
+  case CheckpointConfig::Kind::Other:
+    result.kind = ConfigValue::unsupported;
+    result.str = "'" + key.str() + "' in " + file.configSource() + " is " +
+                 value->text +
+                 "; config() reads numbers, strings and "
+                 "booleans";
+    break;
+  }
+  return result;
+}
+
+std::string mlir::tfm::CheckpointWeightShapes::configSource() const {
+  return file.configSource();
+}

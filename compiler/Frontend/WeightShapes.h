@@ -13,6 +13,8 @@ class CheckpointWeightShapes : public WeightShapes {
 public:
   explicit CheckpointWeightShapes(const Checkpoint &file) : file(file) {}
   std::optional<Info> lookup(MLIRContext *ctx, StringRef name) override;
+  std::optional<ConfigValue> config(StringRef key) override;
+  std::string configSource() const override;
 
 private:
   const Checkpoint &file;

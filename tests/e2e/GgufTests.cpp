@@ -25,7 +25,7 @@ using ref::Array;
 
 namespace {
 constexpr int64_t kLayers = 2, kHidden = 64, kHeads = 4, kKvHeads = 2,
-                  kHeadDim = 16, kVocab = 40, kCapacity = 24;
+                  kHeadDim = 16, kVocab = 40;
 
 std::string fixtures() { return sourceDir() + "/tests/reference/gguf/"; }
 
@@ -127,20 +127,22 @@ output y
 )";
 } // namespace
 
-TEST_CASE("a Llama decoder compiled from a GGUF file of quantized weights "
-          "matches float64 on the dequantized weights, prefill and decode",
-          "[gguf]") {
+namespace {
+/// Runs `model` (inputs: ids, past, k/v caches of `capacity` positions)
+/// over llama.gguf as a prefill of 7 tokens, then 4 greedy decode steps,
+/// each against the float64 forward pass of the whole sequence so far.
+void checkDecoder(const std::string &modelPath, int64_t capacity) {
   std::string error;
   std::unique_ptr<tfm::GgufFile> file =
       tfm::GgufFile::open(fixtures() + "llama.gguf", error);
   REQUIRE(file);
   std::shared_ptr<Model> model =
-      Model::buildFiles(fixtures() + "llama.tfm", fixtures() + "llama.gguf");
+      Model::buildFiles(modelPath, fixtures() + "llama.gguf");
   Random rng(9001);
   std::vector<int64_t> tokens = rng.ids(7, 0, kVocab - 1);
-  std::vector<int64_t> cacheShape = {kLayers, 1, kKvHeads, kCapacity, kHeadDim};
+  std::vector<int64_t> cacheShape = {kLayers, 1, kKvHeads, capacity, kHeadDim};
   // NaN in every unwritten row: attention reading one would show.
-  std::vector<float> nan(size_t(kLayers * kKvHeads * kCapacity * kHeadDim),
+  std::vector<float> nan(size_t(kLayers * kKvHeads * capacity * kHeadDim),
                          std::nanf(""));
   std::vector<HostTensor> inputs = {
       HostTensor::i64({1, 7}, tokens), HostTensor::i64({1}, {0}),
@@ -170,6 +172,19 @@ TEST_CASE("a Llama decoder compiled from a GGUF file of quantized weights "
     INFO(c.message);
     CHECK(c.ok);
   }
+}
+} // namespace
+
+TEST_CASE("a Llama decoder compiled from a GGUF file of quantized weights "
+          "matches float64 on the dequantized weights, prefill and decode",
+          "[gguf]") {
+  checkDecoder(fixtures() + "llama.tfm", 24);
+}
+
+TEST_CASE("examples/llama/llama.tfm sizes itself from the GGUF metadata and "
+          "matches float64, prefill and decode",
+          "[gguf]") {
+  checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024);
 }
 
 TEST_CASE("GGUF weights: a linear layer over each quantized type matches "
@@ -229,8 +244,9 @@ TEST_CASE("GGUF weights: an unsupported type, a wrong shape and a truncated "
     for (int i = 0; i < 6; ++i)
       bytes.insert(bytes.end(), block.begin(), block.end());
     writeGguf(dir + "/w.gguf", {{"w", 8, {64, 3}, bytes}});
-    std::ofstream(dir + "/m2.tfm") << "model m\ninput x: f32[batch, 32]\n"
-                                      "y = linear(x, weight = \"w\")\noutput y\n";
+    std::ofstream(dir + "/m2.tfm")
+        << "model m\ninput x: f32[batch, 32]\n"
+           "y = linear(x, weight = \"w\")\noutput y\n";
     CompileResult c = compileFiles(dir + "/m2.tfm", dir + "/w.gguf");
     INFO(c.diagnostics);
     CHECK_FALSE(c.ok);
