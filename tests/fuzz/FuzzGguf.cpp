@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    size_t(count / type->blockElements * type->blockBytes));
     if (!type->dequantizes || count > (int64_t(1) << 20))
       continue;
-    std::vector<float> out(size_t(count));
+    std::vector<float> out(static_cast<size_t>(count));
     TFM_FUZZ_CHECK(
         tfm::ggufDequantize(tensor.type, tensor.data, count, out.data()));
   }
