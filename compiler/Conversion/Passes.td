@@ -100,8 +100,9 @@ def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
     Tiles follow the vector width: 6 rows x 2 vectors with AVX2 and SSE,
     12 x 2 with AVX-512; the options override them for experiments. With
     `multiversion`, each task is emitted for SSE, AVX2+FMA and AVX-512
-    (function-level target features) and the call site picks the variant
-    the CPU supports (`__tfm_cpu_level()`, CPUID, cached).
+    (function-level target features) behind one task function that picks
+    the variant the CPU supports (`__tfm_cpu_level()`, CPUID, cached): the
+    call site, and its glue, is the same for every variant.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
@@ -129,8 +130,8 @@ def ConvertForallToTasks : Pass<"convert-forall-to-tasks", "ModuleOp"> {
     index delinearized into the forall's induction variables).
     `tfm-dispatch-tasks` later hands the range to the caller's threads.
     Identical loops share one task function. With `multiversion`, each task
-    is also compiled for AVX2+FMA and AVX-512 and the call site picks the
-    variant the CPU supports, as the GEMM's and attention's do.
+    is also compiled for AVX2+FMA and AVX-512 behind one task that picks
+    the variant the CPU supports, as the GEMM's and attention's do.
 
     Before:
     ```mlir

@@ -26,6 +26,15 @@ namespace {
 struct TfmMergeIdenticalTasksPass
     : tfm::impl::TfmMergeIdenticalTasksBase<TfmMergeIdenticalTasksPass> {
   void runOnOperation() override {
+    // A multiversioned task calls its variants: once the variants of two
+    // tasks are merged, the tasks become identical too, so merging runs
+    // until nothing changes (twice, then once to see nothing left).
+    while (mergeOnce()) {
+    }
+  }
+
+  /// Merges the duplicates among the tasks; whether there were any.
+  bool mergeOnce() {
     ModuleOp module = getOperation();
     tfm::TaskIndex index;
     llvm::DenseMap<StringAttr, StringAttr> keptFor;
@@ -39,7 +48,7 @@ struct TfmMergeIdenticalTasksPass
       }
     }
     if (duplicates.empty())
-      return;
+      return false;
     for (func::FuncOp task : duplicates)
       task.erase();
     // One walk renames every use (a walk per duplicate was quadratic in the
@@ -55,6 +64,7 @@ struct TfmMergeIdenticalTasksPass
     replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/false);
+    return true;
   }
 };
 } // namespace

@@ -60,47 +60,61 @@ struct ConvertAttentionToCPUPass
           cast<MemRefType>(op.getQuery().getType()).getElementTypeBitWidth();
       OpBuilder b(op);
       bool failedAny = false;
-      emitVariantSwitch(
-          b, op.getLoc(), getOperation(),
-          getKernelVariants(vectorBits, multiversion),
-          [&](const KernelVariant &variant) {
-            FlashAttentionTiling tiling =
-                defaultFlashAttentionTiling(variant.vectorBits, bits);
-            auto override = [](int64_t option, int64_t &field) {
-              if (option > 0)
-                field = option;
-            };
-            override(microRows, tiling.microRows);
-            override(keyVectors, tiling.keyVectors);
-            override(valueVectors, tiling.valueVectors);
-            override(blockQ, tiling.blockQ);
-            // Query blocks are whole vectors (queries run along the lanes)
-            // and whole micro-kernels.
-            tiling.blockQ = llvm::alignTo(
-                tiling.blockQ, std::lcm(tiling.microRows, tiling.lanes));
-            auto emitWith = [&](const FlashAttentionTiling &t, OpBuilder &at) {
-              failedAny |= failed(emitFlashAttention(op, t, variant, at));
-            };
-            if (!op.getKvLength() && !op.getQueryOffset())
-              return emitWith(tiling, b);
-            // Over a cache, a decode step has one query per sequence: with
-            // a block of one vector of queries instead of blockQ, the
-            // scores and the softmax leave 16x fewer lanes idle.
-            FlashAttentionTiling few = tiling;
-            few.blockQ = std::lcm(tiling.microRows, tiling.lanes);
-            few.queryVectors = 1;
-            Location loc = op.getLoc();
-            Value queries = queryLength(b, loc, op);
-            Value isFew = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ule, queries,
-                arith::ConstantIndexOp::create(b, loc, few.blockQ));
-            auto branch = scf::IfOp::create(b, loc, isFew,
-                                            /*withElseRegion=*/true);
-            OpBuilder thenBuilder = branch.getThenBodyBuilder();
-            emitWith(few, thenBuilder);
-            OpBuilder elseBuilder = branch.getElseBodyBuilder();
-            emitWith(tiling, elseBuilder);
-          });
+      SmallVector<KernelVariant> variants =
+          getKernelVariants(vectorBits, multiversion);
+      // Over a cache, a decode step has one query per sequence: with a
+      // block of one vector of queries instead of blockQ, the scores and the
+      // softmax leave 16x fewer lanes idle.
+      auto tilingOf = [&](const KernelVariant &variant, bool few) {
+        FlashAttentionTiling tiling =
+            defaultFlashAttentionTiling(variant.vectorBits, bits);
+        auto override = [](int64_t option, int64_t &field) {
+          if (option > 0)
+            field = option;
+        };
+        override(microRows, tiling.microRows);
+        override(keyVectors, tiling.keyVectors);
+        override(valueVectors, tiling.valueVectors);
+        override(blockQ, tiling.blockQ);
+        // Query blocks are whole vectors (queries run along the lanes)
+        // and whole micro-kernels.
+        int64_t unit = std::lcm(tiling.microRows, tiling.lanes);
+        tiling.blockQ = few ? unit : llvm::alignTo(tiling.blockQ, unit);
+        if (few)
+          tiling.queryVectors = 1;
+        return tiling;
+      };
+      // Every variant's tasks cover the same queries, whole blocks of each.
+      auto tilingsFor = [&](bool few) {
+        int64_t taskBlockQ = 1;
+        for (const KernelVariant &variant : variants)
+          taskBlockQ = std::lcm(taskBlockQ, tilingOf(variant, few).blockQ);
+        return [=](const KernelVariant &variant) {
+          FlashAttentionTiling tiling = tilingOf(variant, few);
+          tiling.taskBlockQ = taskBlockQ;
+          return tiling;
+        };
+      };
+      auto emitWith = [&](bool few, OpBuilder &at) {
+        failedAny |=
+            failed(emitFlashAttention(op, variants, tilingsFor(few), at));
+      };
+      if (!op.getKvLength() && !op.getQueryOffset()) {
+        emitWith(/*few=*/false, b);
+      } else {
+        Location loc = op.getLoc();
+        Value queries = queryLength(b, loc, op);
+        Value isFew = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ule, queries,
+            arith::ConstantIndexOp::create(
+                b, loc, tilingsFor(true)(variants.back()).taskBlockQ));
+        auto branch = scf::IfOp::create(b, loc, isFew,
+                                        /*withElseRegion=*/true);
+        OpBuilder thenBuilder = branch.getThenBodyBuilder();
+        emitWith(/*few=*/true, thenBuilder);
+        OpBuilder elseBuilder = branch.getElseBodyBuilder();
+        emitWith(/*few=*/false, elseBuilder);
+      }
       if (failedAny)
         return signalPassFailure();
       op.erase();

@@ -68,14 +68,18 @@ class FlashAttentionEmitter : mlir::tfm::IndexArith<FlashAttentionEmitter> {
   friend class mlir::tfm::IndexArith<FlashAttentionEmitter>;
 
 public:
-  /// Emits the variant's task function and its call at `at`'s insertion
-  /// point; the caller erases the op.
   FlashAttentionEmitter(AttentionOp op, const FlashAttentionTiling &tiling,
-                        const KernelVariant &variant, OpBuilder &at)
-      : op(op), tiling(tiling), variant(variant),
+                        OpBuilder &at)
+      : op(op), tiling(tiling),
         b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()) {}
 
-  LogicalResult emit();
+  /// Whether the op's shapes and layouts are ones the kernel takes.
+  LogicalResult check();
+  /// How many tasks the op is cut into, at the builder's insertion point.
+  Value countTasks();
+  /// Fills the entry block of `task`, whose arguments are the op's operands
+  /// then a [begin, end) task range.
+  LogicalResult emitTaskBody(func::FuncOp task);
 
 private:
   Value fconst(double v) {
@@ -103,11 +107,9 @@ private:
     vector::StoreOp::create(b, loc, value, memref, indices);
   }
 
-  Value countTasks();
   StridedOperand describe(Value buffer, unsigned mapIndex);
   /// The [seq, dim] matrix of `x` at the current task's batch indices.
   Value rowsOf(const StridedOperand &x, int64_t dim);
-  LogicalResult createTaskFunction(ArrayRef<Value> operands);
   LogicalResult analyzeMask();
   void allocateTiles();
   void emitQueryBlock(Value i0);
@@ -131,7 +133,6 @@ private:
 
   AttentionOp op;
   FlashAttentionTiling tiling;
-  KernelVariant variant;
   OpBuilder b;
   Location loc;
 
@@ -247,7 +248,7 @@ void FlashAttentionEmitter::allocateTiles() {
   rowScale = tile({bq});
 }
 
-LogicalResult FlashAttentionEmitter::emit() {
+LogicalResult FlashAttentionEmitter::check() {
   auto qType = cast<MemRefType>(op.getQuery().getType());
   auto vType = cast<MemRefType>(op.getValue().getType());
   elementType = qType.getElementType();
@@ -265,51 +266,28 @@ LogicalResult FlashAttentionEmitter::emit() {
   batchDims = op.getNumBatchDims();
   vectorType = VectorType::get({tiling.lanes}, elementType);
   valueVectors = llvm::divideCeil(valueDim, tiling.lanes);
-
-  // The work is split into tasks, one per (batch*head, query block), run by
-  // an outlined function over a range of tasks. tfm-dispatch-tasks later
-  // hands that range to the caller's thread pool, or runs it inline.
-  SmallVector<Value> operands(op->getOperands());
-  Value numTasks = countTasks();
-  if (failed(createTaskFunction(operands)))
-    return failure();
-  SmallVector<Value> args(operands);
-  args.push_back(idx(0));
-  args.push_back(numTasks);
-  func::CallOp::create(b, loc, task, args);
   return success();
 }
 
+// The work is split into tasks, one per (batch*head, taskBlockQ queries),
+// run by an outlined function over a range of tasks. tfm-dispatch-tasks
+// later hands that range to the caller's thread pool, or runs it inline.
 Value FlashAttentionEmitter::countTasks() {
   SmallVector<int64_t> positions = op.getCanonicalDimPositions(0);
   Value tasks = arith::CeilDivSIOp::create(b, loc, queryLength(b, loc, op),
-                                           idx(tiling.blockQ));
-  for (int64_t d = 0; d < batchDims; ++d)
+                                           idx(tiling.taskBlockQ));
+  for (int64_t d = 0; d < op.getNumBatchDims(); ++d)
     tasks =
         mul(tasks, memref::DimOp::create(b, loc, op.getQuery(), positions[d]));
   return tasks;
 }
 
-LogicalResult
-FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
-  auto module = op->getParentOfType<ModuleOp>();
-  std::string name;
-  for (unsigned n = 0;; ++n) {
-    name = "__tfm_task_attention_" + std::to_string(n) + variant.suffix;
-    if (!module.lookupSymbol(name))
-      break;
-  }
-  SmallVector<Type> types;
-  for (Value v : operands)
-    types.push_back(v.getType());
-  types.append({b.getIndexType(), b.getIndexType()});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op->getParentOfType<func::FuncOp>());
-  task = func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
-  task.setPrivate();
-  setTaskFunction(task);
-  setKernelTarget(task, variant);
-  Block *entry = task.addEntryBlock();
+LogicalResult FlashAttentionEmitter::emitTaskBody(func::FuncOp taskFn) {
+  if (failed(check()))
+    return failure();
+  task = taskFn;
+  SmallVector<Value> operands(op->getOperands());
+  Block *entry = &task.getBody().front();
   b.setInsertionPointToStart(entry);
   ArrayRef<BlockArgument> args = entry->getArguments();
   size_t numOperands = operands.size();
@@ -331,7 +309,7 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
   if (failed(analyzeMask()))
     return failure();
   allocateTiles();
-  Value blocks = arith::CeilDivSIOp::create(b, loc, sq, idx(tiling.blockQ));
+  Value blocks = arith::CeilDivSIOp::create(b, loc, sq, idx(tiling.taskBlockQ));
   forLoop(args[numOperands], args[numOperands + 1], idx(1), [&](Value t) {
     // Tasks enumerate the batch dims row-major, then the query blocks.
     Value rest = arith::DivUIOp::create(b, loc, t, blocks);
@@ -344,9 +322,15 @@ FlashAttentionEmitter::createTaskFunction(ArrayRef<Value> operands) {
     k = rowsOf(kLayout, headDim);
     v = rowsOf(vLayout, valueDim);
     o = rowsOf(oLayout, valueDim);
-    Value i0 =
-        mul(arith::RemUIOp::create(b, loc, t, blocks), idx(tiling.blockQ));
-    emitQueryBlock(i0);
+    Value first =
+        mul(arith::RemUIOp::create(b, loc, t, blocks), idx(tiling.taskBlockQ));
+    if (tiling.taskBlockQ == tiling.blockQ)
+      return emitQueryBlock(first);
+    // A task's queries are the same for every variant; a variant with
+    // narrower vectors may cover them in several blocks.
+    Value last = min(add(first, idx(tiling.taskBlockQ)), sq);
+    forLoop(first, last, idx(tiling.blockQ),
+            [&](Value i0) { emitQueryBlock(i0); });
   });
   func::ReturnOp::create(b, loc);
   return success();
@@ -676,12 +660,35 @@ mlir::tfm::defaultFlashAttentionTiling(int64_t vectorBits,
   t.valueVectors = vectorBits == 512 ? 4 : 2;
   t.queryVectors = vectorBits == 512 ? 4 : 2;
   t.blockQ = 64;
+  t.taskBlockQ = t.blockQ;
   return t;
 }
 
-LogicalResult mlir::tfm::emitFlashAttention(AttentionOp op,
-                                            const FlashAttentionTiling &tiling,
-                                            const KernelVariant &variant,
-                                            OpBuilder &at) {
-  return FlashAttentionEmitter(op, tiling, variant, at).emit();
+LogicalResult mlir::tfm::emitFlashAttention(
+    AttentionOp op, ArrayRef<KernelVariant> variants,
+    function_ref<FlashAttentionTiling(const KernelVariant &)> tilingOf,
+    OpBuilder &at) {
+  FlashAttentionTiling partition = tilingOf(variants.back());
+  FlashAttentionEmitter call(op, partition, at);
+  if (failed(call.check()))
+    return failure();
+  SmallVector<Type> types(op->getOperandTypes());
+  types.append(2, at.getIndexType());
+  OpBuilder before(op->getParentOfType<func::FuncOp>());
+  FailureOr<func::FuncOp> task = createMultiversionTask(
+      before, op.getLoc(), "__tfm_task_attention_", types, variants,
+      [&](const KernelVariant &variant, func::FuncOp body) {
+        FlashAttentionTiling tiling = tilingOf(variant);
+        assert(tiling.taskBlockQ == partition.taskBlockQ &&
+               "every variant's tasks must be the same");
+        OpBuilder inside = OpBuilder::atBlockBegin(&body.front());
+        return FlashAttentionEmitter(op, tiling, inside).emitTaskBody(body);
+      });
+  if (failed(task))
+    return failure();
+  SmallVector<Value> args(op->getOperands());
+  args.push_back(arith::ConstantIndexOp::create(at, op.getLoc(), 0));
+  args.push_back(call.countTasks());
+  func::CallOp::create(at, op.getLoc(), *task, args);
+  return success();
 }

@@ -19,6 +19,7 @@ struct FlashAttentionTiling {
   int64_t keyVectors;   ///< vectors of keys per block
   int64_t valueVectors; ///< value vectors accumulated at once
   int64_t queryVectors; ///< query vectors per scores micro-kernel
+  int64_t taskBlockQ;   ///< query rows per task, a multiple of blockQ
   int64_t blockK() const { return keyVectors * lanes; }
 };
 
@@ -30,11 +31,14 @@ FlashAttentionTiling defaultFlashAttentionTiling(int64_t vectorBits,
 /// The length of the query sequence of `op`.
 Value queryLength(OpBuilder &b, Location loc, AttentionOp op);
 
-/// Emits the variant's task function (created once per op) and its call at
-/// `at`'s insertion point; the caller erases the op.
-LogicalResult emitFlashAttention(AttentionOp op,
-                                 const FlashAttentionTiling &tiling,
-                                 const KernelVariant &variant, OpBuilder &at);
+/// Emits the task function of `op`, with one variant per entry of
+/// `variants` tiled as `tilingOf` says (every tiling with the same
+/// taskBlockQ: the tasks are the same whichever variant runs), and its
+/// call at `at`'s insertion point; the caller erases the op.
+LogicalResult emitFlashAttention(
+    AttentionOp op, ArrayRef<KernelVariant> variants,
+    function_ref<FlashAttentionTiling(const KernelVariant &)> tilingOf,
+    OpBuilder &at);
 
 } // namespace mlir::tfm
 

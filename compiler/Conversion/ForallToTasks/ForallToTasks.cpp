@@ -66,7 +66,7 @@ struct ConvertForallToTasksPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     known.clear();
-    variantsByTask.clear();
+    multiversionedByTask.clear();
     // The keys are not in the module: destroyed when the pass is done.
     llvm::scope_exit destroyKeys([&] {
       for (func::FuncOp task : outlined)
@@ -110,7 +110,10 @@ struct ConvertForallToTasksPass
     }
 
     func::FuncOp task = createTask(module, loop, captured, constants);
-    SmallVector<func::FuncOp> tasks = variantsOf(module, task, variants);
+    FailureOr<func::FuncOp> multiversioned =
+        multiversionedOf(loop, task, variants);
+    if (failed(multiversioned))
+      return failure();
 
     OpBuilder b(loop);
     IRMapping identity;
@@ -120,11 +123,7 @@ struct ConvertForallToTasksPass
     SmallVector<Value> args(captured.begin(), captured.end());
     args.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     args.push_back(count);
-    emitVariantSwitch(b, loc, module, variants,
-                      [&](const KernelVariant &variant) {
-                        size_t i = &variant - variants.data();
-                        func::CallOp::create(b, loc, tasks[i], args);
-                      });
+    func::CallOp::create(b, loc, *multiversioned, args);
     loop.erase();
     return success();
   }
@@ -185,34 +184,40 @@ struct ConvertForallToTasksPass
     return task;
   }
 
-  /// The task's variants, named uniquely; a task identical to an earlier
-  /// one is dropped for it.
-  SmallVector<func::FuncOp> variantsOf(ModuleOp module, func::FuncOp task,
-                                       ArrayRef<KernelVariant> variants) {
+  /// The task that runs `task`'s body compiled for the CPU's variant (one
+  /// copy per variant); a task identical to an earlier one gets the earlier
+  /// one's.
+  FailureOr<func::FuncOp> multiversionedOf(Operation *at, func::FuncOp task,
+                                           ArrayRef<KernelVariant> variants) {
     if (func::FuncOp earlier = known.findOrAdd(task)) {
       task.erase();
-      return variantsByTask[earlier];
+      return multiversionedByTask[earlier];
     }
-    std::string base =
-        (kTaskPrefix + "forall_" + Twine(known.size() - 1)).str();
-    SmallVector<func::FuncOp> &copies = variantsByTask[task];
-    for (const KernelVariant &variant : variants) {
-      func::FuncOp copy = task.clone();
-      module.getBody()->push_back(copy);
-      copy.setSymName(base + variant.suffix);
-      setKernelTarget(copy, variant);
-      copies.push_back(copy);
-    }
+    OpBuilder atEnd =
+        OpBuilder::atBlockEnd(at->getParentOfType<ModuleOp>().getBody());
+    FailureOr<func::FuncOp> multiversioned = createMultiversionTask(
+        atEnd, task.getLoc(), (kTaskPrefix + "forall_").str(),
+        task.getArgumentTypes(), variants,
+        [&](const KernelVariant &, func::FuncOp copy) {
+          IRMapping mapping;
+          mapping.map(task.getArguments(), copy.getArguments());
+          OpBuilder b = OpBuilder::atBlockBegin(&copy.getBody().front());
+          for (Operation &op : task.getBody().front())
+            b.clone(op, mapping);
+          return success();
+        });
     // Kept, outside the module, as the key later tasks are compared with.
     task->remove();
     outlined.push_back(task);
-    return copies;
+    if (succeeded(multiversioned))
+      multiversionedByTask[task] = *multiversioned;
+    return multiversioned;
   }
 
-  /// The distinct tasks so far (taken out of the module), and the variants
-  /// made of each.
+  /// The distinct tasks so far (taken out of the module), and the
+  /// multiversioned task made of each.
   TaskIndex known;
-  llvm::DenseMap<func::FuncOp, SmallVector<func::FuncOp>> variantsByTask;
+  llvm::DenseMap<func::FuncOp, func::FuncOp> multiversionedByTask;
   SmallVector<func::FuncOp> outlined;
 };
 } // namespace

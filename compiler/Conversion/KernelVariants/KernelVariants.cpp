@@ -1,5 +1,6 @@
 //===- KernelVariants.cpp - Per-CPU variants of outlined kernels ----------===//
 #include "compiler/Conversion/KernelVariants/KernelVariants.h"
+#include "dialects/Tfm/IR/TfmDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -210,6 +211,53 @@ void mlir::tfm::emitVariantSwitch(
   for (auto [i, variant] : llvm::enumerate(variants.drop_front()))
     fill(dispatch.getCaseRegions()[i], variant);
   fill(dispatch.getDefaultRegion(), variants.front());
+}
+
+FailureOr<func::FuncOp> mlir::tfm::createMultiversionTask(
+    OpBuilder &at, Location loc, StringRef prefix, TypeRange argTypes,
+    ArrayRef<KernelVariant> variants,
+    function_ref<LogicalResult(const KernelVariant &, func::FuncOp)>
+        fillVariant) {
+  auto module =
+      at.getInsertionBlock()->getParent()->getParentOfType<ModuleOp>();
+  std::string base;
+  for (unsigned n = 0;; ++n) {
+    base = (prefix + Twine(n)).str();
+    bool taken = module.lookupSymbol(base) != nullptr;
+    for (const KernelVariant &variant : variants)
+      taken |= module.lookupSymbol(base + variant.suffix) != nullptr;
+    if (!taken)
+      break;
+  }
+  OpBuilder b(at.getInsertionBlock(), at.getInsertionPoint());
+  FunctionType type = b.getFunctionType(argTypes, {});
+  auto createTask = [&](StringRef name) {
+    auto task = func::FuncOp::create(b, loc, name, type);
+    task.setPrivate();
+    setTaskFunction(task);
+    task.addEntryBlock();
+    return task;
+  };
+  SmallVector<func::FuncOp> bodies;
+  for (const KernelVariant &variant : variants) {
+    func::FuncOp body = createTask(base + variant.suffix);
+    setKernelTarget(body, variant);
+    if (failed(fillVariant(variant, body)))
+      return failure();
+    bodies.push_back(body);
+  }
+  if (variants.size() == 1)
+    return bodies.front();
+  func::FuncOp dispatcher = createTask(base);
+  OpBuilder inside = OpBuilder::atBlockBegin(&dispatcher.getBody().front());
+  ValueRange args = dispatcher.getArguments();
+  emitVariantSwitch(inside, loc, module, variants,
+                    [&](const KernelVariant &variant) {
+                      size_t i = &variant - variants.data();
+                      func::CallOp::create(inside, loc, bodies[i], args);
+                    });
+  func::ReturnOp::create(inside, loc);
+  return dispatcher;
 }
 
 LogicalResult

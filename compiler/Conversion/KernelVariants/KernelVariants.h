@@ -48,6 +48,22 @@ void emitVariantSwitch(OpBuilder &b, Location loc, ModuleOp module,
                        ArrayRef<KernelVariant> variants,
                        function_ref<void(const KernelVariant &)> emitCall);
 
+/// Creates a task function taking `argTypes` whose body runs the variant
+/// for the CPU it finds: one function per variant (a task of its own, named
+/// `<prefix><N><suffix>` and compiled for the variant's features), filled
+/// by `fillVariant` at the start of its entry block (which must emit the
+/// terminator), and, with more than one variant, the task `<prefix><N>`
+/// that calls the one `__tfm_cpu_level()` allows (emitVariantSwitch). A
+/// model thus calls, and hands to its threads, one function per kernel
+/// call whatever the number of variants: its glue (operands packed for the
+/// thread pool) is emitted once, not once per variant. The functions are
+/// created at `at`'s insertion point. Returns the task to call.
+FailureOr<func::FuncOp> createMultiversionTask(
+    OpBuilder &at, Location loc, StringRef prefix, TypeRange argTypes,
+    ArrayRef<KernelVariant> variants,
+    function_ref<LogicalResult(const KernelVariant &, func::FuncOp)>
+        fillVariant);
+
 /// Lowers a kernel's 2-D `vector.transpose` ops to shuffles right away
 /// (16 x 16 of 32 bits through AVX-512's two-source permutes, others as one
 /// shuffle) rather than leaving them to the default per-element lowering.

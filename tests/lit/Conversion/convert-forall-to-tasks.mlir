@@ -62,9 +62,18 @@ func.func @bounds_and_steps(%y: memref<?xf32>, %lo: index, %hi: index) {
 // CHECK:           %[[I:.*]] = arith.addi %[[LO]], %[[OFF]]
 // CHECK:           memref.store %[[ZERO]], %[[Y]][%[[I]]]
 
-// With multiversion, each task exists per CPU level and the call site picks
-// one from __tfm_cpu_level().
+// With multiversion, the call site calls one task, whatever the number of
+// variants (so the model's glue is emitted once), and that task picks the
+// variant for the CPU from __tfm_cpu_level().
 // MULTI-LABEL: func.func @two_dims(
+// MULTI-NOT:     __tfm_cpu_level
+// MULTI:         call @__tfm_task_forall_0(
+// MULTI-NOT:     __tfm_cpu_level
+// MULTI:         return
+// MULTI:       func.func private @__tfm_task_forall_0_sse({{.*}}) attributes {tfm.task}
+// MULTI:       func.func private @__tfm_task_forall_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx2{{.*}}]>, tfm.task}
+// MULTI:       func.func private @__tfm_task_forall_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx512f{{.*}}]>, tfm.task}
+// MULTI:       func.func private @__tfm_task_forall_0({{.*}}) attributes {tfm.task}
 // MULTI:         %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level()
 // MULTI:         scf.index_switch
 // MULTI:         case 2 {
@@ -73,5 +82,3 @@ func.func @bounds_and_steps(%y: memref<?xf32>, %lo: index, %hi: index) {
 // MULTI-NEXT:      func.call @__tfm_task_forall_0_avx512(
 // MULTI:         default {
 // MULTI-NEXT:      func.call @__tfm_task_forall_0_sse(
-// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx2{{.*}}]>, tfm.task}
-// MULTI-DAG:   func.func private @__tfm_task_forall_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}+avx512f{{.*}}]>, tfm.task}
