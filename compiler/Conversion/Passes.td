@@ -97,6 +97,13 @@ def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
     tails get their own micro-kernel per row count; column tails use masked
     loads and stores. Task functions are shared by ops of the same shapes.
 
+    The packed weight's element type picks the micro-kernel's dot product:
+    f32 FMAs; bf16 (the input rounded to bf16 as its K chunk is copied)
+    `vdpbf16ps`, or two FMAs per pair without AVX512-BF16; i8 (each input
+    row quantized to u8 with its own scale and zero point as it is copied)
+    `vpdpbusd` into i32, or four multiplies per quad without VNNI, and a
+    dequantizing epilogue.
+
     Tiles follow the vector width: 6 rows x 2 vectors with AVX2 and SSE,
     12 x 2 with AVX-512; the options override them for experiments. With
     `multiversion`, each task is emitted for SSE, AVX2+FMA and AVX-512
@@ -112,8 +119,13 @@ def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "Depth of a K chunk (0: 16 KB of packed weight panel)">,
     Option<"multiversion", "multiversion", "bool", /*default=*/"false",
-           "Emit SSE, AVX2+FMA and AVX-512 variants of each task, chosen at "
-           "run time by the CPU's features (vector-bits is then ignored)">
+           "Emit SSE, AVX2+FMA and AVX-512 variants of each task (and for "
+           "bf16 / i8 weights an AVX512-BF16 / AVX512-VNNI one), chosen at "
+           "run time by the CPU's features (vector-bits is then ignored)">,
+    Option<"targetBF16Dot", "target-bf16-dot", "bool", /*default=*/"false",
+           "Without multiversion: the target has AVX512-BF16 (vdpbf16ps)">,
+    Option<"targetInt8Dot", "target-int8-dot", "bool", /*default=*/"false",
+           "Without multiversion: the target has AVX512-VNNI (vpdpbusd)">
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",

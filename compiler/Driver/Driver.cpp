@@ -25,7 +25,9 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
@@ -283,6 +285,15 @@ LogicalResult Compilation::lowerForCpu(ModuleOp module, EmitKind emit,
   pipeline.remarks = options.remarks;
   pipeline.vectorBits = getVectorBits(machine);
   pipeline.multiversion = portable;
+  pipeline.weightType = !options.quantize.empty() ? "i8"
+                        : options.dtype == "bf16" ? "bf16"
+                                                  : "f32";
+  for (const std::string &pattern : options.keepFp32)
+    pipeline.keepF32.push_back(pattern);
+  pipeline.targetBF16Dot =
+      machine.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
+  pipeline.targetInt8Dot =
+      machine.getMCSubtargetInfo()->checkFeatures("+avx512vnni");
   if (failed(runPipeline("tfm-to-linalg", module, [&](OpPassManager &pm) {
         buildTfmToLinalgPipeline(pm, pipeline);
       })))
@@ -443,9 +454,23 @@ LogicalResult Compilation::run() {
       options.dtype != "bf16")
     return fail("unknown --dtype '" + options.dtype +
                 "' (supported: f32, f16, bf16)");
-  if (options.dtype != "f32" && !cuda)
-    return fail("--dtype " + options.dtype +
-                " needs --target cuda (the CPU target computes in f32)");
+  if (options.dtype == "f16" && !cuda)
+    return fail("--dtype f16 needs --target cuda (the CPU target computes in "
+                "f32 or bf16)");
+  if (!options.quantize.empty() && options.quantize != "int8")
+    return fail("unknown --quantize '" + options.quantize +
+                "' (supported: int8)");
+  if (!options.quantize.empty() && cuda)
+    return fail("--quantize int8 is for CPU artifacts");
+  if (!options.keepFp32.empty() && options.dtype == "f32" &&
+      options.quantize.empty())
+    return fail("--keep-fp32 needs --dtype bf16 or --quantize int8");
+  for (const std::string &pattern : options.keepFp32)
+    if (llvm::Expected<llvm::GlobPattern> glob =
+            llvm::GlobPattern::create(pattern);
+        !glob)
+      return fail("--keep-fp32 '" + pattern +
+                  "': " + llvm::toString(glob.takeError()));
   // The kernels' math (exp, erf, tanh, max) links libdevice; without it the
   // PTX would name functions that no driver can resolve.
   llvm::SmallString<128> libdevice(options.cudaPath);

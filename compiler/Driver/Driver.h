@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class PassManager;
@@ -65,9 +66,18 @@ struct CompileOptions {
   /// --target cuda: the GPU architecture, sm_80 or sm_90 (also sm_86,
   /// sm_89).
   std::string gpuArch = "sm_80";
-  /// --target cuda: the contractions' operand type: "f32", or "f16"/"bf16"
-  /// on tensor cores with f32 accumulation (docs/gpu.md).
+  /// The contractions' operand type: "f32", or "bf16" (CPU: linear layers'
+  /// weights rounded at compile time, inputs as they are read, vdpbf16ps
+  /// kernels, f32 accumulation; docs/compiler.md), or with --target cuda
+  /// "f16"/"bf16" on tensor cores with f32 accumulation (docs/gpu.md).
   std::string dtype = "f32";
+  /// CPU: "int8" quantizes linear layers' weights per output column at
+  /// compile time and their inputs per row at run time (vpdpbusd kernels,
+  /// i32 accumulation); "" (the default) does not.
+  std::string quantize;
+  /// Glob patterns of weight names that stay f32 under `dtype` bf16 and
+  /// `quantize` int8 (`--keep-fp32 'pooler.*'`).
+  std::vector<std::string> keepFp32;
   /// --target cuda: the CUDA toolkit. When its bin/ptxas and bin/fatbinary
   /// exist, artifacts embed a fatbin (cubin and PTX), else PTX alone, which
   /// the driver compiles when the artifact loads.

@@ -40,9 +40,15 @@ void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
   if (options.bindWeights) {
     pm.addPass(createTfmBindWeights(TfmBindWeightsOptions{options.weights}));
     // Constant weights are packed for the GEMM micro-kernel now, once.
-    if (options.packLinear)
-      pm.addNestedPass<func::FuncOp>(createTfmPackLinear(
-          TfmPackLinearOptions{options.vectorBits, options.multiversion}));
+    if (options.packLinear) {
+      TfmPackLinearOptions pack;
+      pack.vectorBits = options.vectorBits;
+      pack.multiversion = options.multiversion;
+      pack.weightType = options.weightType;
+      pack.keepF32.assign(options.keepF32.begin(), options.keepF32.end());
+      pack.remarks = options.remarks;
+      pm.addNestedPass<func::FuncOp>(createTfmPackLinear(pack));
+    }
   }
   pm.addNestedPass<func::FuncOp>(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -108,8 +114,12 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   attention.multiversion = options.multiversion;
   // Module-level: it outlines task functions next to the model.
   pm.addPass(tfm::createConvertAttentionToCPU(attention));
-  pm.addPass(tfm::createConvertLinearToCPU(tfm::ConvertLinearToCPUOptions{
-      options.vectorBits, 0, 0, options.multiversion}));
+  tfm::ConvertLinearToCPUOptions linear;
+  linear.vectorBits = options.vectorBits;
+  linear.multiversion = options.multiversion;
+  linear.targetBF16Dot = options.targetBF16Dot;
+  linear.targetInt8Dot = options.targetInt8Dot;
+  pm.addPass(tfm::createConvertLinearToCPU(linear));
   pm.addNestedPass<func::FuncOp>(tfm::createTfmLowerStridedCopies());
   // Everything else: rows over the caller's threads, vectors inside a row.
   if (options.tileLinalg) {

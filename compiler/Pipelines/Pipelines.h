@@ -56,6 +56,24 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "and AVX-512, chosen at run time (vector-bits is then "
                      "ignored by them)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> weightType{
+      *this, "weight-type",
+      llvm::cl::desc("Element type linear layers' weights are packed in: "
+                     "f32, bf16 (vdpbf16ps kernels) or i8 (per-column "
+                     "symmetric, inputs quantized per row; vpdpbusd)"),
+      llvm::cl::init("f32")};
+  PassOptions::ListOption<std::string> keepF32{
+      *this, "keep-f32",
+      llvm::cl::desc("Glob patterns of weight names packed in f32 whatever "
+                     "weight-type says")};
+  PassOptions::Option<bool> targetBF16Dot{
+      *this, "target-bf16-dot",
+      llvm::cl::desc("Without multiversion: the target has AVX512-BF16"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> targetInt8Dot{
+      *this, "target-int8-dot",
+      llvm::cl::desc("Without multiversion: the target has AVX512-VNNI"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> packLinear{
       *this, "pack-linear",
       llvm::cl::desc("Lower linear layers with constant weights, and "

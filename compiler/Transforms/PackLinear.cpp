@@ -22,6 +22,11 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMPACKLINEAR
@@ -150,22 +155,102 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
   return bias;
 }
 
+/// The element type packed weights are stored in.
+enum class PackedType { F32, BF16, I8 };
+
+/// `value` rounded to bf16 as vdpbf16ps reads its operands and
+/// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
+/// signed zeros.
+uint16_t roundToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (std::isnan(value))
+    return uint16_t((bits >> 16) | 0x40);
+  if ((bits & 0x7f800000u) == 0)
+    return uint16_t((bits >> 16) & 0x8000);
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
+
+/// A weight packed into panels of `width` columns, `group` consecutive k per
+/// 32-bit lane: `[panels, ceil(K / group), width * group]`, and for i8 the
+/// per-column scales and sums of the quantized values.
+struct PackedWeight {
+  RankedTensorType type;
+  std::vector<char> data;
+  std::vector<float> scales;
+  std::vector<int32_t> sums;
+};
+
+PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
+                        int64_t width, MLIRContext *ctx) {
+  int64_t n = weight.n(), k = weight.k();
+  int64_t panels = llvm::divideCeil(n, width);
+  int64_t group = packedType == PackedType::F32    ? 1
+                  : packedType == PackedType::BF16 ? 2
+                                                   : 4;
+  int64_t depth = llvm::divideCeil(k, group);
+  Type element = packedType == PackedType::F32    ? Type(Float32Type::get(ctx))
+                 : packedType == PackedType::BF16 ? Type(BFloat16Type::get(ctx))
+                                                  : IntegerType::get(ctx, 8);
+  PackedWeight packed;
+  packed.type = RankedTensorType::get({panels, depth, width * group}, element);
+  int64_t bytes = 4 / group;
+  packed.data.assign(size_t(panels * depth * width * group * bytes), 0);
+  if (packedType == PackedType::I8) {
+    packed.scales.assign(size_t(panels * width), 1.0f);
+    packed.sums.assign(size_t(panels * width), 0);
+  }
+  char *out = packed.data.data();
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / width, j = col % width;
+    float scale = 1.0f;
+    if (packedType == PackedType::I8) {
+      float largest = 0.0f;
+      for (int64_t c = 0; c < k; ++c)
+        largest = std::max(largest, std::fabs(weight.at(col, c)));
+      // An all-zero column keeps scale 1: its values quantize to 0.
+      if (largest > 0.0f)
+        scale = largest / 127.0f;
+      packed.scales[size_t(col)] = scale;
+    }
+    for (int64_t c = 0; c < k; ++c) {
+      int64_t index = ((p * depth + c / group) * width + j) * group + c % group;
+      float value = weight.at(col, c);
+      switch (packedType) {
+      case PackedType::F32:
+        std::memcpy(out + index * 4, &value, 4);
+        break;
+      case PackedType::BF16: {
+        uint16_t rounded = roundToBF16(value);
+        std::memcpy(out + index * 2, &rounded, 2);
+        break;
+      }
+      case PackedType::I8: {
+        float q = std::nearbyint(value / scale);
+        auto quantized = int8_t(std::clamp(q, -127.0f, 127.0f));
+        out[index] = char(quantized);
+        packed.sums[size_t(col)] += quantized;
+        break;
+      }
+      }
+    }
+  }
+  return packed;
+}
+
 /// Replaces the GEMM `op` (and the bias add, activation and residual add that
 /// follow it, each taken only when it is the sole user of what precedes it)
 /// with one `tfm.packed_linear` over the weight packed into panels.
 void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
                      std::optional<ConstantView> bias, bool biasIsAdd,
-                     int64_t panelWidth, PatternRewriter &rewriter) {
+                     int64_t panelWidth, PackedType packedType,
+                     PatternRewriter &rewriter) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t n = weight.n(), k = weight.k();
+  int64_t n = weight.n();
   int64_t panels = llvm::divideCeil(n, panelWidth);
-
-  SmallVector<float> packed(panels * k * panelWidth, 0.0f);
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t p = col / panelWidth, j = col % panelWidth;
-    for (int64_t c = 0; c < k; ++c)
-      packed[(p * k + c) * panelWidth + j] = weight.at(col, c);
-  }
+  PackedWeight packed =
+      packWeight(weight, packedType, panelWidth, rewriter.getContext());
   // The compiler is done with the unpacked weight's pages (for a blob over
   // the mapped checkpoint; other memory is left alone).
   releaseMappedWeightPages(
@@ -173,7 +258,6 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
                      weight.view.raw.size() * sizeof(float)));
   Location loc = op->getLoc();
   Type f32 = rewriter.getF32Type();
-  auto packedType = RankedTensorType::get({panels, k, panelWidth}, f32);
 
   Operation *last = op;
   if (biasIsAdd)
@@ -203,7 +287,20 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   rewriter.setInsertionPoint(last);
   Value packedWeight = arith::ConstantOp::create(
       rewriter, derivedLoc(loc, weight.view, ".packed"),
-      DenseElementsAttr::get(packedType, ArrayRef(packed)));
+      DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
+  Value scales, sums;
+  if (packedType == PackedType::I8) {
+    scales = arith::ConstantOp::create(
+        rewriter, derivedLoc(loc, weight.view, ".scales"),
+        DenseElementsAttr::get(
+            RankedTensorType::get({panels * panelWidth}, f32),
+            ArrayRef(packed.scales)));
+    sums = arith::ConstantOp::create(
+        rewriter, derivedLoc(loc, weight.view, ".sums"),
+        DenseElementsAttr::get(
+            RankedTensorType::get({panels * panelWidth}, rewriter.getI32Type()),
+            ArrayRef(packed.sums)));
+  }
   Value biasValue;
   if (bias) {
     SmallVector<float> padded(panels * panelWidth, 0.0f);
@@ -221,16 +318,43 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
       dynamicDims.push_back(tensor::DimOp::create(rewriter, loc, input, d));
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
   auto packedLinear = PackedLinearOp::create(
-      rewriter, loc, TypeRange{resultType}, input, packedWeight, biasValue,
-      residual, init, rewriter.getStringAttr(activation));
+      rewriter, loc, TypeRange{resultType}, input, packedWeight, scales, sums,
+      biasValue, residual, init, rewriter.getStringAttr(activation));
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
 }
 
+/// Which element type each weight is packed in, and the remarks saying so.
+struct PackingPolicy {
+  PackedType type = PackedType::F32;
+  SmallVector<llvm::GlobPattern> keepF32;
+  bool remarks = false;
+
+  PackedType typeFor(Operation *op, const ConstantView &weight) const {
+    PackedType chosen = type;
+    if (weight.name && llvm::any_of(keepF32, [&](const llvm::GlobPattern &p) {
+          return p.match(weight.name.getValue());
+        }))
+      chosen = PackedType::F32;
+    if (remarks) {
+      static constexpr const char *names[] = {"f32", "bf16", "int8"};
+      op->emitRemark() << "linear layer"
+                       << (weight.name ? " '" + weight.name.str() + "'" : "")
+                       << " [" << weight.shape[0] << ", " << weight.shape[1]
+                       << "] runs in " << names[int(chosen)]
+                       << (chosen == PackedType::F32 && type != chosen
+                               ? " (--keep-fp32)"
+                               : "");
+    }
+    return chosen;
+  }
+};
+
 struct PackLinearPattern : OpRewritePattern<LinearOp> {
-  PackLinearPattern(MLIRContext *ctx, int64_t panelWidth)
-      : OpRewritePattern(ctx), panelWidth(panelWidth) {}
+  PackLinearPattern(MLIRContext *ctx, int64_t panelWidth,
+                    const PackingPolicy &policy)
+      : OpRewritePattern(ctx), panelWidth(panelWidth), policy(policy) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -247,19 +371,22 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
         return rewriter.notifyMatchFailure(op, "bias is not a constant");
     }
     rewriteToPacked(op, op.getInput(), GemmWeight{*weight, /*kMajor=*/false},
-                    bias, /*biasIsAdd=*/false, panelWidth, rewriter);
+                    bias, /*biasIsAdd=*/false, panelWidth,
+                    policy.typeFor(op, *weight), rewriter);
     return success();
   }
 
   int64_t panelWidth;
+  const PackingPolicy &policy;
 };
 
 /// `x @ W` with a constant `W [K, N]` is a linear layer whose weight is
 /// stored transposed: it gets the same packed GEMM, and a following
 /// `+ b` with a constant `b [N]` becomes its bias.
 struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
-  PackMatmulPattern(MLIRContext *ctx, int64_t panelWidth)
-      : OpRewritePattern(ctx), panelWidth(panelWidth) {}
+  PackMatmulPattern(MLIRContext *ctx, int64_t panelWidth,
+                    const PackingPolicy &policy)
+      : OpRewritePattern(ctx), panelWidth(panelWidth), policy(policy) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -280,12 +407,15 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
     std::optional<ConstantView> bias;
     if (op->hasOneUse())
       bias = getAddedBias(op.getResult(), *op->getUsers().begin(), gemm.n());
+    // The stored [K, N] matrix, as the remark names it.
+    PackedType type = policy.typeFor(op, *weight);
     rewriteToPacked(op, op.getLhs(), gemm, bias, /*biasIsAdd=*/bias.has_value(),
-                    panelWidth, rewriter);
+                    panelWidth, type, rewriter);
     return success();
   }
 
   int64_t panelWidth;
+  const PackingPolicy &policy;
 };
 
 struct TfmPackLinearPass
@@ -295,9 +425,30 @@ struct TfmPackLinearPass
     // Two vectors per panel: the micro-kernel's width (docs/compiler.md).
     int64_t panelWidth =
         2 * std::max<int64_t>((multiversion ? 512 : vectorBits) / 32, 1);
+    PackingPolicy policy;
+    if (weightType == "bf16")
+      policy.type = PackedType::BF16;
+    else if (weightType == "i8")
+      policy.type = PackedType::I8;
+    else if (weightType != "f32") {
+      getOperation().emitError("tfm-pack-linear: unknown weight-type '")
+          << weightType << "' (f32, bf16 or i8)";
+      return signalPassFailure();
+    }
+    for (const std::string &pattern : keepF32) {
+      llvm::Expected<llvm::GlobPattern> glob =
+          llvm::GlobPattern::create(pattern);
+      if (!glob) {
+        getOperation().emitError("tfm-pack-linear: bad keep-f32 pattern '")
+            << pattern << "': " << llvm::toString(glob.takeError());
+        return signalPassFailure();
+      }
+      policy.keepF32.push_back(std::move(*glob));
+    }
+    policy.remarks = remarks;
     RewritePatternSet patterns(&getContext());
     patterns.add<PackLinearPattern, PackMatmulPattern>(&getContext(),
-                                                       panelWidth);
+                                                       panelWidth, policy);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(

@@ -232,7 +232,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
   Value createProduct(PatternRewriter &rewriter, Location loc, Value a,
                       Value packed, Value dest) const {
     return PackedLinearOp::create(rewriter, loc, TypeRange{dest.getType()}, a,
-                                  packed, /*bias=*/Value(),
+                                  packed, /*weightScales=*/Value(),
+                                  /*weightSums=*/Value(), /*bias=*/Value(),
                                   /*residual=*/Value(), dest,
                                   rewriter.getStringAttr("none"))
         .getResult()[0];
@@ -263,7 +264,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           Value cSlice = sliceBatch(b, loc, iter[0], outBatch, ivs, 2);
           Value product =
               PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
-                                     aSlice, bSlice, Value(), Value(), cSlice,
+                                     aSlice, bSlice, Value(), Value(),
+                                     Value(), Value(), cSlice,
                                      b.getStringAttr("none"))
                   .getResult()[0];
           return SmallVector<Value>{

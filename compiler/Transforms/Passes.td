@@ -175,6 +175,16 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     the same op, taking a constant `[N]` added to it (its only user) as the
     bias.
 
+    With `weight-type=bf16` the panels hold the weight rounded to bf16 (to
+    nearest even; NaN stays NaN, denormals become zeros, as `vdpbf16ps`
+    reads them), pairs of consecutive `k` in one 32-bit lane:
+    `[ceil(N/nr), ceil(K/2), 2*nr]`. With `weight-type=i8` each output
+    column `n` is quantized symmetrically, `scale[n] = max|W[n, :]| / 127`,
+    `q = clamp(round(W / scale), -127, 127)`, quads of `k` per lane:
+    `[ceil(N/nr), ceil(K/4), 4*nr]`, with the scales and each column's sum
+    of `q` as the op's `dequant` operands. Weights whose names match a
+    `keep-f32` pattern stay f32.
+
     Before:
     ```mlir
     %h = tfm.linear %x, %w, %b : tensor<?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32> -> tensor<?x2048xf32>
@@ -193,7 +203,15 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
            "panels are two vectors wide">,
     Option<"multiversion", "multiversion", "bool", /*default=*/"false",
            "Pack for the widest kernel variant (32 columns), which the "
-           "narrower variants read as sub-panels">
+           "narrower variants read as sub-panels">,
+    Option<"weightType", "weight-type", "std::string", /*default=*/"\"f32\"",
+           "Element type of the packed weights: f32, bf16 (rounded to "
+           "nearest even) or i8 (symmetric per output column)">,
+    ListOption<"keepF32", "keep-f32", "std::string",
+               "Weights (glob patterns of their names) packed in f32 "
+               "whatever weight-type says">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report each packed layer's weight type as a remark">
   ];
   let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
 }

@@ -57,11 +57,22 @@ static cl::opt<std::string>
             cl::init("sm_80"), cl::cat(category));
 static cl::opt<std::string>
     dtype("dtype",
-          cl::desc("--target cuda: the type the model's contractions (linear "
-                   "layers, matmuls) read their operands in: f32 (the "
-                   "default), or f16/bf16 on tensor cores with f32 "
-                   "accumulation (weights rounded at compile time)"),
+          cl::desc("The type the model's contractions read their operands "
+                   "in, with f32 accumulation: f32 (the default); bf16 (CPU: "
+                   "linear layers' weights rounded at compile time, "
+                   "vdpbf16ps kernels; cuda: tensor cores); f16 (cuda)"),
           cl::init("f32"), cl::cat(category));
+static cl::opt<std::string>
+    quantize("quantize",
+             cl::desc("CPU: 'int8' quantizes linear layers (weights per "
+                      "output column at compile time, inputs per row at run "
+                      "time; vpdpbusd kernels, i32 accumulation)"),
+             cl::value_desc("int8"), cl::cat(category));
+static cl::list<std::string>
+    keepFp32("keep-fp32",
+             cl::desc("Keep the weights whose names match this glob in f32 "
+                      "under --dtype bf16 / --quantize int8 (repeatable)"),
+             cl::value_desc("GLOB"), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path",
              cl::desc("--target cuda: the CUDA toolkit; with its ptxas and "
@@ -138,6 +149,8 @@ int main(int argc, char **argv) {
   options.gpuArch = gpuArch;
   options.cudaPath = cudaPath;
   options.dtype = dtype;
+  options.quantize = quantize;
+  options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.printWeights = printWeights;
   if (weightsMode != "embedded" && weightsMode != "external") {
     errs() << "tfm-compile: error: unknown --weights-mode '" << weightsMode

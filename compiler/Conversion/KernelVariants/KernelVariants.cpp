@@ -17,8 +17,9 @@ constexpr StringLiteral kCpuLevel = "__tfm_cpu_level";
 constexpr StringLiteral kCpuLevelCache = "__tfm_cpu_level_cache";
 constexpr StringLiteral kCpuLevelEnv = "__tfm_cpu_level_env";
 
-/// i32 __tfm_cpu_level(void): 3 with AVX-512 F/DQ/BW/VL enabled by the OS,
-/// 2 with AVX2 and FMA, else 1; capped by $TFM_CPU_LEVEL; cached.
+/// i32 __tfm_cpu_level(void): 5 with AVX-512 F/DQ/BW/VL enabled by the OS
+/// and VNNI and BF16, 4 with VNNI, 3 with neither, 2 with AVX2 and FMA,
+/// else 1; capped by $TFM_CPU_LEVEL; cached.
 LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kCpuLevel))
     return existing;
@@ -61,10 +62,10 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   auto c32 = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
   };
-  auto cpuid = [&](int64_t leaf) {
+  auto cpuid = [&](int64_t leaf, int64_t subleaf = 0) {
     auto regs = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
     return LLVM::InlineAsmOp::create(
-               b, loc, regs, ValueRange{c32(leaf), c32(0)}, "cpuid",
+               b, loc, regs, ValueRange{c32(leaf), c32(subleaf)}, "cpuid",
                "={ax},={bx},={cx},={dx},{ax},{cx}", /*has_side_effects=*/true,
                /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
                LLVM::AsmDialectAttr(), ArrayAttr())
@@ -96,7 +97,17 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   Value ecx1 = field(cpuid(1), 2);
   Value has7 =
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, maxLeaf, c32(7));
-  Value ebx7 = LLVM::SelectOp::create(b, loc, has7, field(cpuid(7), 1), c32(0));
+  Value leaf7 = cpuid(7);
+  Value ebx7 = LLVM::SelectOp::create(b, loc, has7, field(leaf7, 1), c32(0));
+  Value ecx7 = LLVM::SelectOp::create(b, loc, has7, field(leaf7, 2), c32(0));
+  // Sub-leaf 1 of leaf 7 (AVX512-BF16 in EAX bit 5) exists where sub-leaf
+  // 0's EAX says so.
+  Value has7x1 =
+      LLVM::AndOp::create(b, loc, has7,
+                          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge,
+                                               field(leaf7, 0), c32(1)));
+  Value eax7x1 =
+      LLVM::SelectOp::create(b, loc, has7x1, field(cpuid(7, 1), 0), c32(0));
   Value osxsave = allBits(ecx1, 1u << 27);
   LLVM::CondBrOp::create(b, loc, osxsave, readXcr0, ValueRange{}, decide,
                          ValueRange{c32(0)});
@@ -127,9 +138,16 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
           b, loc, avx2,
           allBits(ebx7, (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31))),
       allBits(os, 0xE6));
+  // AVX512-VNNI (leaf 7 ECX bit 11), AVX512-BF16 (leaf 7.1 EAX bit 5).
+  Value vnni = LLVM::AndOp::create(b, loc, avx512, allBits(ecx7, 1u << 11));
+  Value bf16 = LLVM::AndOp::create(b, loc, vnni, allBits(eax7x1, 1u << 5));
   Value level = LLVM::SelectOp::create(
-      b, loc, avx512, c32(3),
-      LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)));
+      b, loc, bf16, c32(5),
+      LLVM::SelectOp::create(
+          b, loc, vnni, c32(4),
+          LLVM::SelectOp::create(
+              b, loc, avx512, c32(3),
+              LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)))));
   Value name = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelEnv);
   Value env =
       LLVM::CallOp::create(b, loc, getenv, ValueRange{name}).getResult();
@@ -138,7 +156,7 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   LLVM::CondBrOp::create(b, loc, noEnv, store, ValueRange{level}, readEnv,
                          ValueRange{});
 
-  // readEnv: TFM_CPU_LEVEL=1|2|3 lowers the level (never raises it).
+  // readEnv: TFM_CPU_LEVEL=1..4 lowers the level (never raises it).
   b.setInsertionPointToStart(readEnv);
   Value digit =
       LLVM::SExtOp::create(b, loc, i32, LLVM::LoadOp::create(b, loc, i8, env));
@@ -162,18 +180,32 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
 }
 } // namespace
 
-SmallVector<KernelVariant> mlir::tfm::getKernelVariants(int64_t vectorBits,
-                                                        bool multiversion) {
-  if (!multiversion)
-    return {{vectorBits, 1, "", ""}};
+SmallVector<KernelVariant>
+mlir::tfm::getKernelVariants(int64_t vectorBits, bool multiversion,
+                             DotProduct dot, TargetDotProducts target) {
+  if (!multiversion) {
+    KernelVariant only{vectorBits, 1, "", ""};
+    only.bf16Dot = dot == DotProduct::BF16 && target.bf16 && vectorBits == 512;
+    only.int8Dot = dot == DotProduct::Int8 && target.int8 && vectorBits == 512;
+    return {only};
+  }
   // The baseline's tuning splits unaligned 256-bit accesses in two; every
   // CPU with AVX2 does them at full speed.
-  return {{128, 1, "", "_sse"},
-          {256, 2, "+avx,+avx2,+fma,-slow-unaligned-mem-32", "_avx2"},
-          {512, 3,
-           "+avx,+avx2,+fma,+avx512f,+avx512dq,+avx512bw,+avx512vl,"
-           "-slow-unaligned-mem-32",
-           "_avx512"}};
+  std::string avx512 = "+avx,+avx2,+fma,+avx512f,+avx512dq,+avx512bw,"
+                       "+avx512vl,-slow-unaligned-mem-32";
+  SmallVector<KernelVariant> variants = {
+      {128, 1, "", "_sse"},
+      {256, 2, "+avx,+avx2,+fma,-slow-unaligned-mem-32", "_avx2"},
+      {512, 3, avx512, "_avx512"}};
+  if (dot == DotProduct::Int8) {
+    variants.push_back({512, 4, avx512 + ",+avx512vnni", "_avx512vnni"});
+    variants.back().int8Dot = true;
+  } else if (dot == DotProduct::BF16) {
+    variants.push_back(
+        {512, 5, avx512 + ",+avx512vnni,+avx512bf16", "_avx512bf16"});
+    variants.back().bf16Dot = true;
+  }
+  return variants;
 }
 
 void mlir::tfm::setKernelTarget(func::FuncOp task,
@@ -196,10 +228,22 @@ void mlir::tfm::emitVariantSwitch(
   LLVM::LLVMFuncOp cpuLevel = getOrCreateCpuLevel(module);
   Value level =
       LLVM::CallOp::create(b, loc, cpuLevel, ValueRange{}).getResult();
-  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), level);
+  // The level of the last variant the CPU's level reaches: levels need not
+  // be consecutive (an i8 kernel's variants are 1, 2, 3 and 4; a CPU at 5
+  // runs the fourth).
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  Value chosen = constant(variants.front().level);
   SmallVector<int64_t> cases;
-  for (const KernelVariant &v : variants.drop_front())
-    cases.push_back(v.level);
+  for (const KernelVariant &variant : variants.drop_front()) {
+    Value reaches = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          level, constant(variant.level));
+    chosen = arith::SelectOp::create(b, loc, reaches, constant(variant.level),
+                                     chosen);
+    cases.push_back(variant.level);
+  }
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), chosen);
   auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index, cases,
                                              cases.size());
   auto fill = [&](Region &region, const KernelVariant &variant) {

@@ -22,28 +22,47 @@ struct KernelVariant {
   /// Vector register width the kernel is tiled for.
   int64_t vectorBits;
   /// What __tfm_cpu_level() returns on CPUs that run it: 1 = the baseline
-  /// (SSE4.2), 2 = AVX2 + FMA, 3 = AVX-512 (F, DQ, BW, VL).
+  /// (SSE4.2), 2 = AVX2 + FMA, 3 = AVX-512 (F, DQ, BW, VL), 4 = AVX-512
+  /// and VNNI, 5 = AVX-512, VNNI and BF16.
   int64_t level;
   /// LLVM target features of the variant's functions ("" for the module's).
   std::string features;
   /// Suffix of the variant's task function names.
   std::string suffix;
+  /// Whether the variant's kernels may use vdpbf16ps (AVX512-BF16) and
+  /// vpdpbusd (AVX512-VNNI).
+  bool bf16Dot = false;
+  bool int8Dot = false;
 };
 
-/// One variant for `vectorBits` (the module's own target), or, with
-/// `multiversion`, SSE, AVX2 and AVX-512 variants.
-SmallVector<KernelVariant> getKernelVariants(int64_t vectorBits,
-                                             bool multiversion);
+/// The dot product a kernel is built on, beyond which the CPU variants
+/// differ: f32 FMAs, bf16 pairs or u8 x s8 quads.
+enum class DotProduct { FMA, BF16, Int8 };
+
+/// What the module's own target has (for artifacts built for one CPU).
+struct TargetDotProducts {
+  bool bf16 = false;
+  bool int8 = false;
+};
+
+/// One variant for `vectorBits` (the module's own target, with the dot
+/// products it has), or, with `multiversion`, SSE, AVX2 and AVX-512
+/// variants, then for `dot` BF16 or Int8 the AVX-512 variant with
+/// AVX512-BF16 (level 5) or AVX512-VNNI (level 4).
+SmallVector<KernelVariant>
+getKernelVariants(int64_t vectorBits, bool multiversion,
+                  DotProduct dot = DotProduct::FMA,
+                  TargetDotProducts target = TargetDotProducts());
 
 /// Compiles `task` for the variant's target features.
 void setKernelTarget(func::FuncOp task, const KernelVariant &variant);
 
 /// Emits a call of `__tfm_cpu_level()` (defined once per module: CPUID and
-/// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1|2 caps it, for
+/// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1..4 caps it, for
 /// testing each variant on one machine) and an `scf.index_switch` with one
 /// region per variant, filled by `emitCall` at the builder's insertion
-/// point. The last variant that the CPU level allows runs; the first is the
-/// fallback.
+/// point. The last variant whose level the CPU's reaches runs (variants in
+/// increasing level); the first is the fallback.
 void emitVariantSwitch(OpBuilder &b, Location loc, ModuleOp module,
                        ArrayRef<KernelVariant> variants,
                        function_ref<void(const KernelVariant &)> emitCall);

@@ -153,15 +153,27 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
   let description = [{
     `init = residual + activation(input W^T + bias)`, where the weight
     `W [N, K]` is stored packed in column panels of the micro-kernel's width
-    `nr`: `packed_weight [ceil(N/nr), K, nr]`, element `[p, k, j]` holding
-    `W[p*nr + j, k]` (zero past `N`). The packing is done at compile time
-    (`tfm-pack-linear`), so the micro-kernel streams one contiguous panel
-    per group of output columns. A matrix that is not a constant (the right
-    operand of a matmul between activations) is packed at run time instead
-    (`tfm-pack-matmul`): its panels and `K` may then be dynamic, and `N` is
-    the init's last dimension. `bias` is `[ceil(N/nr)*nr]` (zero padded);
-    `residual` has the result's shape. `activation` is `none`, `relu`,
-    `gelu` (exact, with erf) or `gelu_tanh`.
+    `nr`, in groups of `g` consecutive `k` (one 32-bit lane of the kernel's
+    dot product): `packed_weight [ceil(N/nr), ceil(K/g), nr*g]`, element
+    `[p, q, j*g + t]` holding `W[p*nr + j, q*g + t]` (zero past `N` and
+    `K`). The element type sets `g`: f32 (`g = 1`: `[panels, K, nr]`, an
+    FMA per weight), bf16 (`g = 2`, for `vdpbf16ps`: the input is rounded to
+    bf16 as it is read, products accumulate in f32) or i8 (`g = 4`, for
+    `vpdpbusd`: `W = weight_scales[n] * packed` per output column, symmetric;
+    each row of the input is quantized at run time to u8 with its own scale
+    and zero point, products accumulate exactly in i32, and `weight_sums[n]`
+    (the column's sum of packed weights) removes the zero point's share
+    before the f32 epilogue). `weight_scales` (f32) and `weight_sums` (i32)
+    are `[ceil(N/nr)*nr]`, present exactly for i8.
+
+    The packing is done at compile time (`tfm-pack-linear`), so the
+    micro-kernel streams one contiguous panel per group of output columns. A
+    matrix that is not a constant (the right operand of a matmul between
+    activations) is packed at run time instead (`tfm-pack-matmul`, f32): its
+    panels and `K` may then be dynamic, and `N` is the init's last
+    dimension. `bias` is `[ceil(N/nr)*nr]` (zero padded); `residual` has the
+    result's shape. `activation` is `none`, `relu`, `gelu` (exact, with erf)
+    or `gelu_tanh`. The input, bias, residual and init are f32.
 
     `input [..., K]` and `init [..., N]` share their leading dimensions,
     which are flattened into the GEMM's rows. Destination-style: on tensors
@@ -173,10 +185,15 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     %y = tfm.packed_linear ins(%x, %wp : tensor<?x512xf32>, tensor<128x512x16xf32>)
            bias(%b : tensor<2048xf32>) outs(%init : tensor<?x2048xf32>)
            activation "gelu" -> tensor<?x2048xf32>
+    %q = tfm.packed_linear ins(%x, %wq : tensor<?x512xf32>, tensor<64x128x128xi8>)
+           dequant(%scales, %sums : tensor<2048xf32>, tensor<2048xi32>)
+           outs(%init : tensor<?x2048xf32>) activation "none" -> tensor<?x2048xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$input,
                        Tfm_RankedTensorOrMemRef:$packed_weight,
+                       Optional<Tfm_RankedTensorOrMemRef>:$weight_scales,
+                       Optional<Tfm_RankedTensorOrMemRef>:$weight_sums,
                        Optional<Tfm_RankedTensorOrMemRef>:$bias,
                        Optional<Tfm_RankedTensorOrMemRef>:$residual,
                        Tfm_RankedTensorOrMemRef:$init,
@@ -184,7 +201,10 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $input `,` $packed_weight `:` type($input) `,`
-    type($packed_weight) `)` (`bias` `(` $bias^ `:` type($bias) `)`)?
+    type($packed_weight) `)`
+    (`dequant` `(` $weight_scales^ `,` $weight_sums `:` type($weight_scales)
+     `,` type($weight_sums) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict
     (`->` type($result)^)?
@@ -198,9 +218,15 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     bool hasPureBufferSemantics() {
       return isa<MemRefType>(getInit().getType());
     }
+    /// Consecutive k packed into one 32-bit lane: 1 (f32), 2 (bf16), 4 (i8).
+    int64_t getPackGroup() {
+      return 32 / cast<ShapedType>(getPackedWeight().getType())
+                      .getElementTypeBitWidth();
+    }
     /// Columns per packed panel (the micro-kernel's width).
     int64_t getPanelWidth() {
-      return cast<ShapedType>(getPackedWeight().getType()).getShape()[2];
+      return cast<ShapedType>(getPackedWeight().getType()).getShape()[2] /
+             getPackGroup();
     }
   }];
 }

@@ -577,20 +577,37 @@ LogicalResult PackedLinearOp::verify() {
     auto type = dyn_cast<ShapedType>(v.getType());
     if (!type || !type.hasRank() || isa<RankedTensorType>(type) != tensors)
       return emitOpError("operands must all be ranked tensors or all memrefs");
-    if (!type.getElementType().isF32())
-      return emitOpError("operands must be f32");
   }
+  auto elementOf = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  for (Value v : {getInput(), getBias(), getResidual(), getInit()})
+    if (v && !elementOf(v).isF32())
+      return emitOpError("input, bias, residual and init must be f32");
+  Type packedType = elementOf(getPackedWeight());
+  bool quantized = packedType.isInteger(8);
+  if (!packedType.isF32() && !packedType.isBF16() && !quantized)
+    return emitOpError("packed weight must be f32, bf16 or i8");
+  if (quantized != bool(getWeightScales()) ||
+      quantized != bool(getWeightSums()))
+    return emitOpError("an i8 packed weight, and only it, takes "
+                       "weight_scales and weight_sums");
   if (tensors != (getNumResults() == 1))
     return emitOpError(tensors ? "on tensors must return one result"
                                : "on memrefs returns nothing");
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   ArrayRef<int64_t> x = shape(getInput()), w = shape(getPackedWeight()),
                     o = shape(getInit());
+  int64_t group = getPackGroup();
   // Panels and K are dynamic for a matrix packed at run time
   // (tfm-pack-matmul); the panel width is the kernel's, always static.
-  if (w.size() != 3 || ShapedType::isDynamic(w[2]) || w[2] < 1)
-    return emitOpError("packed weight must be [panels, K, width] with a "
-                       "static width");
+  if (w.size() != 3 || ShapedType::isDynamic(w[2]) || w[2] < 1 ||
+      w[2] % group != 0)
+    return group == 1 ? emitOpError("packed weight must be [panels, K, "
+                                    "width] with a static width")
+                      : emitOpError("packed weight must be [panels, K / ")
+                            << group << ", width * " << group
+                            << "] with a static width";
   if (x.empty() || o.size() != x.size())
     return emitOpError("input and init must have the same rank, 1 or more");
   for (size_t d = 0; d + 1 < x.size(); ++d)
@@ -598,22 +615,41 @@ LogicalResult PackedLinearOp::verify() {
       return emitOpError("input ")
              << formatShape(x) << " and init " << formatShape(o)
              << " disagree in dimension " << d;
-  if (!dimsAgree(x.back(), w[1]))
+  int64_t depth = ShapedType::isDynamic(x.back())
+                      ? x.back()
+                      : llvm::divideCeilSigned(x.back(), group);
+  if (!dimsAgree(depth, w[1]))
     return emitOpError("input ")
-           << formatShape(x) << " does not have the packed weight's " << w[1]
-           << " input features";
+           << formatShape(x) << " does not have the packed weight's "
+           << (group == 1 ? "" : "about ") << w[1] * group << " input features";
+  int64_t width = w[2] / group;
   bool staticPanels = !ShapedType::isDynamic(w[0]);
   if (staticPanels && (ShapedType::isDynamic(o.back()) ||
-                       llvm::divideCeilSigned(o.back(), w[2]) != w[0]))
+                       llvm::divideCeilSigned(o.back(), width) != w[0]))
     return emitOpError("init ")
-           << formatShape(o) << " needs " << w[0] * w[2] - w[2] + 1 << " to "
-           << w[0] * w[2] << " static output features";
-  if (Value bias = getBias()) {
+           << formatShape(o) << " needs " << w[0] * width - width + 1 << " to "
+           << w[0] * width << " static output features";
+  auto checkPerColumn = [&](Value v, StringRef name,
+                            bool (*isElement)(Type)) -> LogicalResult {
+    if (!v)
+      return success();
     if (!staticPanels)
-      return emitOpError("a bias needs a packed weight of static shape");
-    if (shape(bias) != ArrayRef<int64_t>{w[0] * w[2]})
-      return emitOpError("bias must be [") << w[0] * w[2] << "] (padded)";
-  }
+      return emitOpError("a ") << name
+                               << " needs a packed weight of static "
+                                  "shape";
+    if (shape(v) != ArrayRef<int64_t>{w[0] * width})
+      return emitOpError(name) << " must be [" << w[0] * width << "] (padded)";
+    if (!isElement(elementOf(v)))
+      return emitOpError(name) << " has the wrong element type";
+    return success();
+  };
+  if (failed(checkPerColumn(getBias(), "bias",
+                            [](Type t) { return t.isF32(); })) ||
+      failed(checkPerColumn(getWeightScales(), "weight_scales",
+                            [](Type t) { return t.isF32(); })) ||
+      failed(checkPerColumn(getWeightSums(), "weight_sums",
+                            [](Type t) { return t.isInteger(32); })))
+    return failure();
   if (Value residual = getResidual())
     if (shape(residual).size() != o.size() ||
         !llvm::all_of(llvm::zip(shape(residual), o), [](auto pair) {

@@ -72,15 +72,16 @@
 // TASK:                     vector.maskedload {{.*}} : memref<?x13xf32>, vector<4xi1>, vector<4xf32> into vector<4xf32>
 // TASK:                     vector.maskedstore
 
-// With multiversion, each task exists for SSE, AVX2 and AVX-512 (its own
-// target features), and the call site picks one by the CPU level.
+// With multiversion, the task exists for SSE, AVX2 and AVX-512 (its own
+// target features) behind one task that picks the variant by the CPU level;
+// the call site calls that task.
 // MULTI-DAG:   llvm.func internal @__tfm_cpu_level() -> i32
-// MULTI-DAG:   func.func private @__tfm_task_linear_0_sse(
+// MULTI-DAG:   func.func private @__tfm_task_linear_0_sse({{.*}}) attributes {tfm.task}
 // MULTI-DAG:   func.func private @__tfm_task_linear_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<["+avx", "+avx2", "+fma", "-slow-unaligned-mem-32"]>
 // MULTI-DAG:   func.func private @__tfm_task_linear_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}"+avx512f"
-// MULTI-LABEL: func.func @shares_task(
-// MULTI:         %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
-// MULTI:         %[[INDEX:.*]] = arith.index_cast %[[LEVEL]] : i32 to index
+// MULTI:       func.func private @__tfm_task_linear_0({{.*}}) attributes {tfm.task} {
+// MULTI-NEXT:    %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// MULTI:         %[[INDEX:.*]] = arith.index_cast %{{.*}} : i32 to index
 // MULTI:         scf.index_switch %[[INDEX]]
 // MULTI:         case 2 {
 // MULTI:           call @__tfm_task_linear_0_avx2(
@@ -88,6 +89,13 @@
 // MULTI:           call @__tfm_task_linear_0_avx512(
 // MULTI:         default {
 // MULTI:           call @__tfm_task_linear_0_sse(
+// MULTI-LABEL: func.func @shares_task(
+// MULTI-NOT:     __tfm_cpu_level
+// MULTI:         call @__tfm_task_linear_0(
+// MULTI-NOT:     __tfm_cpu_level
+// MULTI:         call @__tfm_task_linear_0(
+// MULTI-NOT:     __tfm_cpu_level
+// MULTI:         return
 func.func @shares_task(%x: memref<?x3xf32>, %w: memref<2x3x8xf32>, %b: memref<16xf32>, %r: memref<?x13xf32>, %y: memref<?x13xf32>) {
   tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation "gelu"
   tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation "gelu"

@@ -1,0 +1,732 @@
+//===- GemmKernel.cpp - The typed register-tiled GEMM task ----------------===//
+//
+// A task of a bufferized tfm.packed_linear, for one CPU variant:
+//
+//   for (row block rb, column block cb) in [begin, end):        (one task)
+//     i8: each row's scale and zero point over its K            (row params)
+//     for k0 in K by Kc:                                        (B chunk in L1)
+//       for row group g in rb:                                  (copyRows rows)
+//         At = convert(A[g, k0:k0+Kc])                          (stack tile)
+//         for panel p in cb:                                    (nr columns)
+//           for i in g by mr:                                   (micro-kernel)
+//             acc[mr][nr] = k0 == 0 ? 0 : C[i:i+mr, p*nr:(p+1)*nr]
+//             for q in [0, Kc / g): acc += At[i:i+mr, q] . Bp[p, k0/g+q, :]
+//             C[...] = acc
+//           last chunk: C = residual + act(dequant(C) + bias)   (epilogue)
+//
+// The packed weight `Bp [ceil(N/nr), ceil(K/g), nr*g]` was laid out at
+// compile time (tfm-pack-linear): each step loads nr lanes of g consecutive
+// k and broadcasts one lane of A per row, so a step is mr x nr/lanes dot
+// products with every accumulator in a register:
+//
+//   element  g  A tile          dot product            accumulator
+//   f32      1  copied          FMA                    f32
+//   bf16     2  rounded (RNE)   vdpbf16ps, or 2 FMAs   f32
+//   i8       4  quantized (u8)  vpdpbusd, or 4 muls    i32, dequantized
+//
+// The widening forms (no AVX512-BF16 / VNNI) compute the same products:
+// bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
+// them), i8 quads into four i32 lanes. The epilogue (dequantization, bias,
+// activation, residual) runs once per tile, after its last K chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/LinearToCPU/GemmKernel.h"
+#include "compiler/Conversion/Common/IndexArith.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+enum class GemmKind { F32, BF16, I8 };
+
+/// Views a contiguous buffer as a matrix [rows, last dim].
+Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return buffer;
+  if (rank == 1)
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({1, type.getShape()[0]}, type.getElementType()),
+        buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  ReassociationIndices rows;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    rows.push_back(i);
+  return memref::CollapseShapeOp::create(
+      b, loc, buffer, ArrayRef<ReassociationIndices>{rows, {rank - 1}});
+}
+
+/// `dim` of `buffer` as an index: a constant where it is static.
+Value dimOf(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
+  int64_t size = cast<MemRefType>(buffer.getType()).getShape()[dim];
+  if (!ShapedType::isDynamic(size))
+    return arith::ConstantIndexOp::create(b, loc, size);
+  return memref::DimOp::create(b, loc, buffer, dim);
+}
+
+class GemmEmitter : mlir::tfm::IndexArith<GemmEmitter> {
+  friend class mlir::tfm::IndexArith<GemmEmitter>;
+
+public:
+  GemmEmitter(PackedLinearOp op, const GemmTiling &tiling,
+              const KernelVariant &variant, int64_t maxTaskRows, OpBuilder &at)
+      : op(op), tiling(tiling), variant(variant), maxTaskRows(maxTaskRows),
+        b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()) {}
+
+  void emitTaskBody(ArrayRef<BlockArgument> args);
+
+private:
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32Vector, b.getF32FloatAttr(v)));
+  }
+  Value splatInt(int64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(i32Vector, b.getI32IntegerAttr(v)));
+  }
+  Value bitcast(Type type, Value v) {
+    return vector::BitCastOp::create(b, loc, cast<VectorType>(type), v);
+  }
+  /// An LLVM intrinsic over vectors, which the LLVM dialect takes as they
+  /// are.
+  Value intrinsic(StringRef name, Type result, ValueRange args) {
+    return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name),
+                                         args)
+        .getResult(0);
+  }
+
+  /// Each row's quantization parameters over its K (i8): rows [m0, mEnd).
+  void emitRowQuantization(Value m0, Value mEnd);
+  /// Copies A's K chunk [s0, sEnd) x [k0, k0 + kc) into the A tile,
+  /// converted to the packed weight's type (rows of the task from m0).
+  void emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0, Value kc);
+  /// A vector of A as the A tile holds it: lanes / g lanes of g values.
+  Value convertInput(Value x, Value taskRow);
+  Value roundToBF16Bits(Value x);
+  /// The stored panel and the offset in it of kernel-wide panel `p`.
+  std::pair<Value, Value> storedPanelOf(Value p);
+  void emitMicroKernel(int64_t rows, Value i, Value chunkRow, Value p,
+                       Value nextP, Value nextK0, Value k0, Value kc,
+                       Value first);
+  /// A lane of the A tile broadcast, or the weights loaded, in the forms
+  /// the dot product takes (several for the widening forms).
+  SmallVector<Value> inputOperands(Value lane);
+  SmallVector<Value> weightOperands(Value weights);
+  Value dot(Value acc, ArrayRef<Value> input, ArrayRef<Value> weights);
+  /// Dequantization (i8), bias, activation and residual over the tile
+  /// [i, i + rows) x panel p.
+  void emitEpilogue(Value m0, Value i, Value rows, Value p);
+  /// The lanes of vector `v` of panel `p` that hold real columns.
+  Value columnMask(Value p, int64_t v);
+  Value columnOf(Value p, int64_t v) {
+    return add(mul(p, idx(tiling.kernelWidth)), idx(v * tiling.lanes));
+  }
+  Value loadTile(Value buffer, Value row, Value column, Value mask);
+  void storeTile(Value value, Value buffer, Value row, Value column,
+                 Value mask);
+  Value applyEpilogue(Value x, Value row, Value column, Value mask);
+
+  PackedLinearOp op;
+  GemmTiling tiling;
+  KernelVariant variant;
+  int64_t maxTaskRows;
+  OpBuilder b;
+  Location loc;
+
+  GemmKind kind = GemmKind::F32;
+  int64_t group = 1; ///< k per 32-bit lane
+  bool nativeDot = false;
+  VectorType f32Vector, i32Vector, accVector, packedVector;
+  // Whether the last panel may be partial: N is dynamic or not a multiple.
+  bool maskColumns = false;
+  // Inside the task function: K, the packed weight's depth ceil(K / g), N
+  // and the kernel-wide panel count, and the last row of the packed weight
+  // a prefetch may name (0 when K is 0).
+  Value k, packedK, n, columnPanels, lastPackedK;
+  // Inside the task function: matrices [M, K], [panels, K / g, nr * g],
+  // [M, N], and the i8 weight's per-column scales and sums.
+  Value a, packed, scales, sums, bias, residual, c;
+  // Inside the task function: the stack tile [copyRows, blockK / g] holding
+  // the current row group's K chunk of A, and for i8 each task row's scale,
+  // its reciprocal and its zero point.
+  Value aTile, rowScale, rowInverse, rowZero;
+};
+
+void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
+  Type packedType =
+      cast<MemRefType>(op.getPackedWeight().getType()).getElementType();
+  kind = packedType.isF32()    ? GemmKind::F32
+         : packedType.isBF16() ? GemmKind::BF16
+                               : GemmKind::I8;
+  group = op.getPackGroup();
+  nativeDot = (kind == GemmKind::BF16 && variant.bf16Dot) ||
+              (kind == GemmKind::I8 && variant.int8Dot);
+  f32Vector = VectorType::get({tiling.lanes}, b.getF32Type());
+  i32Vector = VectorType::get({tiling.lanes}, b.getI32Type());
+  accVector = kind == GemmKind::I8 ? i32Vector : f32Vector;
+  packedVector = VectorType::get({tiling.lanes * group}, packedType);
+
+  unsigned next = 0;
+  a = viewAsMatrix(b, loc, args[next++]);
+  packed = args[next++];
+  if (op.getWeightScales()) {
+    scales = args[next++];
+    sums = args[next++];
+  }
+  bias = op.getBias() ? Value(args[next++]) : Value();
+  residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
+  c = viewAsMatrix(b, loc, args[next++]);
+  // Tasks split the columns in whole stored panels, the same for every
+  // variant; a narrower variant's micro-kernel covers part of one.
+  Value panelsPerTask = mul(args[next++], idx(tiling.subPanels));
+  Value blockRows = args[next++];
+  Value begin = args[next++], end = args[next++];
+  int64_t staticN = cast<MemRefType>(op.getInit().getType()).getShape().back();
+  maskColumns =
+      ShapedType::isDynamic(staticN) || staticN % tiling.kernelWidth != 0;
+  Type tileElement =
+      kind == GemmKind::F32 ? Type(b.getF32Type()) : Type(b.getI32Type());
+  aTile = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({tiling.copyRows, tiling.blockK / group}, tileElement),
+      b.getI64IntegerAttr(64));
+  if (kind == GemmKind::I8) {
+    auto rowType = MemRefType::get({maxTaskRows}, b.getF32Type());
+    rowScale = memref::AllocaOp::create(b, loc, rowType);
+    rowInverse = memref::AllocaOp::create(b, loc, rowType);
+    rowZero = memref::AllocaOp::create(b, loc, rowType);
+  }
+
+  Value m = memref::DimOp::create(b, loc, a, 0);
+  packedK = dimOf(b, loc, packed, 1);
+  k = group == 1 ? packedK : dimOf(b, loc, a, 1);
+  lastPackedK = sub(max(packedK, idx(1)), idx(1));
+  n = dimOf(b, loc, c, 1);
+  columnPanels = ceilDiv(n, idx(tiling.kernelWidth));
+  Value columnBlocks = ceilDiv(columnPanels, panelsPerTask);
+  forLoop(begin, end, idx(1), [&](Value t) {
+    Value rowBlock = arith::DivUIOp::create(b, loc, t, columnBlocks);
+    Value columnBlock = arith::RemUIOp::create(b, loc, t, columnBlocks);
+    Value m0 = mul(rowBlock, blockRows);
+    Value mEnd = min(add(m0, blockRows), m);
+    Value p0 = mul(columnBlock, panelsPerTask);
+    Value pEnd = min(add(p0, panelsPerTask), columnPanels);
+    if (kind == GemmKind::I8)
+      emitRowQuantization(m0, mEnd);
+    // At least one chunk, so that K = 0 still writes its zeros (and the
+    // epilogue).
+    std::optional<int64_t> staticK = getConstantIntValue(k);
+    Value chunksEnd =
+        staticK ? idx(std::max<int64_t>(*staticK, 1)) : max(k, idx(1));
+    forLoop(idx(0), chunksEnd, idx(tiling.blockK), [&](Value k0) {
+      Value kc = min(idx(tiling.blockK), sub(k, k0));
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         add(k0, kc), k);
+      forLoop(m0, mEnd, idx(tiling.copyRows), [&](Value s0) {
+        Value sEnd = min(add(s0, idx(tiling.copyRows)), mEnd);
+        emitChunkCopy(m0, s0, sEnd, k0, kc);
+        forLoop(p0, pEnd, idx(1), [&](Value p) {
+          // The B chunk the next panel's first micro-kernel reads, the next
+          // chunk's first panel after the last: prefetched while this panel
+          // runs, as the packed weight streams from memory once per row
+          // block and the hardware prefetchers stop at each 4 KB page.
+          Value nextP = add(p, idx(1));
+          Value lastPanel = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, nextP, pEnd);
+          nextP = arith::SelectOp::create(b, loc, lastPanel, p0, nextP);
+          Value nextK0 = arith::SelectOp::create(
+              b, loc, lastPanel, add(k0, idx(tiling.blockK)), k0);
+          forLoop(s0, sEnd, idx(tiling.microRows), [&](Value i) {
+            Value rows = min(idx(tiling.microRows), sub(sEnd, i));
+            // One micro-kernel per row count, so every accumulator of every
+            // variant stays in a register.
+            SmallVector<int64_t> cases;
+            for (int64_t r = 1; r < tiling.microRows; ++r)
+              cases.push_back(r);
+            auto dispatch = scf::IndexSwitchOp::create(
+                b, loc, TypeRange{}, rows, cases, cases.size());
+            auto fill = [&](Region &region, int64_t r) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&region.emplaceBlock());
+              emitMicroKernel(r, i, sub(i, s0), p, nextP, nextK0, k0, kc,
+                              first);
+              scf::YieldOp::create(b, loc);
+            };
+            for (auto [caseIndex, r] : llvm::enumerate(cases))
+              fill(dispatch.getCaseRegions()[caseIndex], r);
+            fill(dispatch.getDefaultRegion(), tiling.microRows);
+            if (op.getBias() || op.getResidual() ||
+                op.getActivation() != "none" || kind == GemmKind::I8) {
+              auto ifLast = scf::IfOp::create(b, loc, last, false);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+              emitEpilogue(m0, i, rows, p);
+            }
+          });
+        });
+      });
+    });
+  });
+}
+
+void GemmEmitter::emitRowQuantization(Value m0, Value mEnd) {
+  // Asymmetric, per row: [min, max] (with 0 in it, so that zeros stay
+  // exact) mapped onto [0, 255]. The scale's reciprocal is what the copy
+  // multiplies by; tests compute the same f32 expressions.
+  auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+  auto f32Const = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  forLoop(m0, mEnd, idx(1), [&](Value row) {
+    auto range = scf::ForOp::create(
+        b, loc, idx(0), k, idx(tiling.lanes), ValueRange{splat(0), splat(0)},
+        [&](OpBuilder &nested, Location, Value kk, ValueRange minMax) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          Value mask = vector::CreateMaskOp::create(
+              b, loc, maskType, ValueRange{min(idx(tiling.lanes), sub(k, kk))});
+          Value x = vector::MaskedLoadOp::create(
+              b, loc, f32Vector, a, ValueRange{row, kk}, mask, splat(0));
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::MinNumFOp::create(b, loc, minMax[0], x),
+                         arith::MaxNumFOp::create(b, loc, minMax[1], x)});
+        });
+    Value low = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::MINNUMF, range.getResult(0));
+    Value high = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::MAXNUMF, range.getResult(1));
+    Value scale = arith::DivFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, high, low), f32Const(255.0f));
+    Value zeroScale = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                            scale, f32Const(0.0f));
+    scale = arith::SelectOp::create(b, loc, zeroScale, f32Const(1.0f), scale);
+    Value inverse = arith::DivFOp::create(b, loc, f32Const(1.0f), scale);
+    Value zero = math::RoundEvenOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, arith::NegFOp::create(b, loc, low),
+                              inverse));
+    zero = arith::MinNumFOp::create(
+        b, loc, arith::MaxNumFOp::create(b, loc, zero, f32Const(0.0f)),
+        f32Const(255.0f));
+    Value taskRow = sub(row, m0);
+    memref::StoreOp::create(b, loc, scale, rowScale, ValueRange{taskRow});
+    memref::StoreOp::create(b, loc, inverse, rowInverse, ValueRange{taskRow});
+    memref::StoreOp::create(b, loc, zero, rowZero, ValueRange{taskRow});
+  });
+}
+
+Value GemmEmitter::roundToBF16Bits(Value x) {
+  // Round to nearest even on the bits, as vcvtneps2bf16 does: NaN stays a
+  // (quiet) NaN, zeros and denormals become signed zeros.
+  Value bits = bitcast(i32Vector, x);
+  auto shr = [&](Value v, int64_t s) {
+    return arith::ShRUIOp::create(b, loc, v, splatInt(s));
+  };
+  auto andi = [&](Value v, int64_t m) {
+    return arith::AndIOp::create(b, loc, v, splatInt(m));
+  };
+  Value high = shr(bits, 16);
+  Value bias = arith::AddIOp::create(b, loc, andi(high, 1), splatInt(0x7fff));
+  Value rounded = shr(arith::AddIOp::create(b, loc, bits, bias), 16);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  Value quiet = arith::OrIOp::create(b, loc, high, splatInt(0x40));
+  Value tiny = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     andi(bits, 0x7f800000), splatInt(0));
+  Value sign = andi(high, 0x8000);
+  return arith::SelectOp::create(
+      b, loc, isNan, quiet,
+      arith::SelectOp::create(b, loc, tiny, sign, rounded));
+}
+
+Value GemmEmitter::convertInput(Value x, Value taskRow) {
+  auto packedLanes = VectorType::get({tiling.lanes / group}, b.getI32Type());
+  if (kind == GemmKind::BF16) {
+    auto bf16Vector = VectorType::get({tiling.lanes}, b.getBF16Type());
+    Value rounded =
+        nativeDot ? arith::TruncFOp::create(b, loc, bf16Vector, x).getResult()
+                  : bitcast(bf16Vector,
+                            arith::TruncIOp::create(
+                                b, loc,
+                                VectorType::get({tiling.lanes}, b.getI16Type()),
+                                roundToBF16Bits(x)));
+    return bitcast(packedLanes, rounded);
+  }
+  // u8 = clamp(round(x / scale) + zero point, 0, 255).
+  auto scalar = [&](Value buffer) {
+    return vector::BroadcastOp::create(
+        b, loc, f32Vector,
+        memref::LoadOp::create(b, loc, buffer, ValueRange{taskRow}));
+  };
+  Value q = arith::AddFOp::create(
+      b, loc,
+      math::RoundEvenOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, scalar(rowInverse))),
+      scalar(rowZero));
+  q = arith::MinNumFOp::create(
+      b, loc, arith::MaxNumFOp::create(b, loc, q, splat(0)), splat(255));
+  Value bytes = arith::TruncIOp::create(
+      b, loc, VectorType::get({tiling.lanes}, b.getI8Type()),
+      arith::FPToUIOp::create(b, loc, i32Vector, q));
+  return bitcast(packedLanes, bytes);
+}
+
+void GemmEmitter::emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0,
+                                Value kc) {
+  // Chunks are whole vectors unless K is not (blockK is a multiple of the
+  // lanes).
+  std::optional<int64_t> staticK = getConstantIntValue(k);
+  bool wholeVectors = staticK && *staticK % tiling.lanes == 0;
+  auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+  forLoop(s0, sEnd, idx(1), [&](Value row) {
+    Value chunkRow = sub(row, s0);
+    forLoop(idx(0), kc, idx(tiling.lanes), [&](Value kk) {
+      SmallVector<Value> from{row, add(k0, kk)};
+      Value mask;
+      Value x;
+      if (wholeVectors) {
+        x = vector::LoadOp::create(b, loc, f32Vector, a, from);
+      } else {
+        mask = vector::CreateMaskOp::create(
+            b, loc, maskType, ValueRange{min(idx(tiling.lanes), sub(kc, kk))});
+        x = vector::MaskedLoadOp::create(b, loc, f32Vector, a, from, mask,
+                                         splat(0.0));
+      }
+      if (kind == GemmKind::F32) {
+        SmallVector<Value> to{chunkRow, kk};
+        if (mask)
+          vector::MaskedStoreOp::create(b, loc, aTile, to, mask, x);
+        else
+          vector::StoreOp::create(b, loc, x, aTile, to);
+        return;
+      }
+      // Whole lanes of g values (past K, weights are zero: what A holds
+      // there does not count).
+      Value lanes = convertInput(x, sub(row, m0));
+      vector::StoreOp::create(
+          b, loc, lanes, aTile,
+          ValueRange{chunkRow, arith::DivUIOp::create(b, loc, kk, idx(group))});
+    });
+  });
+}
+
+std::pair<Value, Value> GemmEmitter::storedPanelOf(Value p) {
+  if (tiling.subPanels == 1)
+    return {p, idx(0)};
+  return {arith::DivUIOp::create(b, loc, p, idx(tiling.subPanels)),
+          mul(arith::RemUIOp::create(b, loc, p, idx(tiling.subPanels)),
+              idx(tiling.kernelWidth))};
+}
+
+SmallVector<Value> GemmEmitter::inputOperands(Value lane) {
+  if (kind == GemmKind::F32)
+    return {vector::BroadcastOp::create(b, loc, f32Vector, lane)};
+  if (nativeDot)
+    return {bitcast(packedVector,
+                    vector::BroadcastOp::create(b, loc, i32Vector, lane))};
+  auto constant = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  auto broadcastF32 = [&](Value bits) {
+    return vector::BroadcastOp::create(
+        b, loc, f32Vector,
+        arith::BitcastOp::create(b, loc, b.getF32Type(), bits));
+  };
+  if (kind == GemmKind::BF16)
+    return {broadcastF32(arith::ShLIOp::create(b, loc, lane, constant(16))),
+            broadcastF32(
+                arith::AndIOp::create(b, loc, lane, constant(0xffff0000)))};
+  SmallVector<Value> bytes;
+  for (int64_t t = 0; t < 4; ++t) {
+    Value byte = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, lane, constant(8 * t)),
+        constant(0xff));
+    bytes.push_back(vector::BroadcastOp::create(b, loc, i32Vector, byte));
+  }
+  return bytes;
+}
+
+SmallVector<Value> GemmEmitter::weightOperands(Value weights) {
+  if (kind == GemmKind::F32 || nativeDot)
+    return {weights};
+  Value lanes = bitcast(i32Vector, weights);
+  if (kind == GemmKind::BF16)
+    return {
+        bitcast(f32Vector, arith::ShLIOp::create(b, loc, lanes, splatInt(16))),
+        bitcast(f32Vector,
+                arith::AndIOp::create(b, loc, lanes, splatInt(0xffff0000)))};
+  SmallVector<Value> bytes;
+  for (int64_t t = 0; t < 4; ++t)
+    bytes.push_back(arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, lanes, splatInt(24 - 8 * t)),
+        splatInt(24)));
+  return bytes;
+}
+
+Value GemmEmitter::dot(Value acc, ArrayRef<Value> input,
+                       ArrayRef<Value> weights) {
+  std::string bits = std::to_string(tiling.lanes * 32);
+  switch (kind) {
+  case GemmKind::F32:
+    return vector::FMAOp::create(b, loc, input[0], weights[0], acc);
+  case GemmKind::BF16:
+    if (nativeDot)
+      return intrinsic("llvm.x86.avx512bf16.dpbf16ps." + bits, accVector,
+                       {acc, input[0], weights[0]});
+    // vdpbf16ps adds the odd (high) products first.
+    return vector::FMAOp::create(
+        b, loc, input[0], weights[0],
+        vector::FMAOp::create(b, loc, input[1], weights[1], acc));
+  case GemmKind::I8:
+    if (nativeDot)
+      return intrinsic("llvm.x86.avx512.vpdpbusd." + bits, accVector,
+                       {acc, input[0], weights[0]});
+    for (int64_t t = 0; t < 4; ++t)
+      acc = arith::AddIOp::create(
+          b, loc, acc, arith::MulIOp::create(b, loc, input[t], weights[t]));
+    return acc;
+  }
+  llvm_unreachable("unknown GEMM kind");
+}
+
+void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value chunkRow,
+                                  Value p, Value nextP, Value nextK0, Value k0,
+                                  Value kc, Value first) {
+  int64_t vectors = tiling.panelVectors;
+  SmallVector<Value> masks, columns, rowIndex, chunkRows;
+  for (int64_t v = 0; v < vectors; ++v) {
+    masks.push_back(columnMask(p, v));
+    columns.push_back(columnOf(p, v));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    rowIndex.push_back(add(i, idx(r)));
+    chunkRows.push_back(add(chunkRow, idx(r)));
+  }
+  Value storedPanel, panelOffset, nextStoredPanel, nextPanelOffset;
+  std::tie(storedPanel, panelOffset) = storedPanelOf(p);
+  std::tie(nextStoredPanel, nextPanelOffset) = storedPanelOf(nextP);
+  // One prefetch per cache line (16 lanes of 32 bits) of a K step of the
+  // panel.
+  SmallVector<int64_t> prefetchColumns;
+  for (int64_t col = 0; col < tiling.kernelWidth; col += 16)
+    prefetchColumns.push_back(col * group);
+  Value packedK0 = arith::DivUIOp::create(b, loc, k0, idx(group));
+  Value nextPackedK0 = arith::DivUIOp::create(b, loc, nextK0, idx(group));
+  Value steps = ceilDiv(kc, idx(group));
+  auto loadAcc = [&](int64_t r, int64_t v) {
+    Value partial = loadTile(c, rowIndex[r], columns[v], masks[v]);
+    return kind == GemmKind::I8 ? bitcast(i32Vector, partial) : partial;
+  };
+
+  // Start from zero on the first K chunk, from the partial sums after (an
+  // i32 accumulator's bits, in C until the epilogue dequantizes them).
+  SmallVector<Type> accTypes(rows * vectors, accVector);
+  auto init = scf::IfOp::create(b, loc, accTypes, first, true, true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    Value zero = kind == GemmKind::I8 ? splatInt(0) : splat(0.0);
+    scf::YieldOp::create(b, loc, SmallVector<Value>(rows * vectors, zero));
+    b.setInsertionPointToStart(init.elseBlock());
+    SmallVector<Value> partial;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        partial.push_back(loadAcc(r, v));
+    scf::YieldOp::create(b, loc, partial);
+  }
+
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), steps, idx(1), init.getResults(),
+      [&](OpBuilder &nested, Location, Value kk, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getBlock());
+        Value nextRow = min(add(nextPackedK0, kk), lastPackedK);
+        for (int64_t col : prefetchColumns)
+          memref::PrefetchOp::create(
+              b, loc, packed,
+              ValueRange{nextStoredPanel, nextRow,
+                         add(mul(nextPanelOffset, idx(group)), idx(col))},
+              /*isWrite=*/false, /*localityHint=*/2,
+              /*isDataCache=*/true);
+        SmallVector<SmallVector<Value>> weights;
+        for (int64_t v = 0; v < vectors; ++v)
+          weights.push_back(weightOperands(vector::LoadOp::create(
+              b, loc, packedVector, packed,
+              ValueRange{
+                  storedPanel, add(packedK0, kk),
+                  mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))})));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          SmallVector<Value> input = inputOperands(memref::LoadOp::create(
+              b, loc, aTile, ValueRange{chunkRows[r], kk}));
+          for (int64_t v = 0; v < vectors; ++v)
+            next.push_back(dot(acc[r * vectors + v], input, weights[v]));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value result = loop.getResult(r * vectors + v);
+      if (kind == GemmKind::I8)
+        result = bitcast(f32Vector, result);
+      storeTile(result, c, rowIndex[r], columns[v], masks[v]);
+    }
+}
+
+void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
+  // Once per tile, after its last K chunk, over the tile just stored (still
+  // in L1): one copy of the epilogue per task function instead of one per
+  // micro-kernel variant keeps compile time low (erf is a long polynomial).
+  SmallVector<Value> masks;
+  for (int64_t v = 0; v < tiling.panelVectors; ++v)
+    masks.push_back(columnMask(p, v));
+  forLoop(i, add(i, rows), idx(1), [&](Value row) {
+    Value rowScaleValue, rowZeroValue;
+    if (kind == GemmKind::I8) {
+      Value taskRow = sub(row, m0);
+      rowScaleValue = vector::BroadcastOp::create(
+          b, loc, f32Vector,
+          memref::LoadOp::create(b, loc, rowScale, ValueRange{taskRow}));
+      rowZeroValue = vector::BroadcastOp::create(
+          b, loc, i32Vector,
+          arith::FPToSIOp::create(
+              b, loc, b.getI32Type(),
+              memref::LoadOp::create(b, loc, rowZero, ValueRange{taskRow})));
+    }
+    for (int64_t v = 0; v < tiling.panelVectors; ++v) {
+      Value column = columnOf(p, v);
+      Value x = loadTile(c, row, column, masks[v]);
+      if (kind == GemmKind::I8) {
+        // y = row scale * column scale * (sum(q_a q_w) - zero * sum(q_w)):
+        // the zero point's share removed in i32, exactly.
+        Value columnSums =
+            vector::LoadOp::create(b, loc, i32Vector, sums, ValueRange{column});
+        Value exact = arith::SubIOp::create(
+            b, loc, bitcast(i32Vector, x),
+            arith::MulIOp::create(b, loc, rowZeroValue, columnSums));
+        Value columnScales = vector::LoadOp::create(b, loc, f32Vector, scales,
+                                                    ValueRange{column});
+        x = arith::MulFOp::create(
+            b, loc, arith::SIToFPOp::create(b, loc, f32Vector, exact),
+            arith::MulFOp::create(b, loc, columnScales, rowScaleValue));
+      }
+      storeTile(applyEpilogue(x, row, column, masks[v]), c, row, column,
+                masks[v]);
+    }
+  });
+}
+
+Value GemmEmitter::columnMask(Value p, int64_t v) {
+  if (!maskColumns)
+    return {};
+  Value valid = max(idx(0), min(idx(tiling.lanes), sub(n, columnOf(p, v))));
+  auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+  return vector::CreateMaskOp::create(b, loc, maskType, ValueRange{valid});
+}
+
+Value GemmEmitter::loadTile(Value buffer, Value row, Value column, Value mask) {
+  if (!mask)
+    return vector::LoadOp::create(b, loc, f32Vector, buffer,
+                                  ValueRange{row, column});
+  return vector::MaskedLoadOp::create(
+      b, loc, f32Vector, buffer, ValueRange{row, column}, mask, splat(0.0));
+}
+
+void GemmEmitter::storeTile(Value value, Value buffer, Value row, Value column,
+                            Value mask) {
+  if (!mask)
+    vector::StoreOp::create(b, loc, value, buffer, ValueRange{row, column});
+  else
+    vector::MaskedStoreOp::create(b, loc, buffer, ValueRange{row, column}, mask,
+                                  value);
+}
+
+Value GemmEmitter::applyEpilogue(Value x, Value row, Value column, Value mask) {
+  if (bias)
+    x = arith::AddFOp::create(
+        b, loc, x,
+        vector::LoadOp::create(b, loc, f32Vector, bias, ValueRange{column}));
+  StringRef activation = op.getActivation();
+  if (activation == "relu") {
+    x = arith::MaximumFOp::create(b, loc, x, splat(0.0));
+  } else if (activation == "gelu") {
+    // 0.5 x (1 + erf(x / sqrt(2)))
+    Value erf = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, splat(M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
+    x = arith::MulFOp::create(b, loc, half,
+                              arith::AddFOp::create(b, loc, erf, splat(1.0)));
+  } else if (activation == "gelu_tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value cube =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value inner = arith::AddFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, cube, splat(0.044715)));
+    Value tanh = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, inner, splat(std::sqrt(2.0 / M_PI))));
+    Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
+    x = arith::MulFOp::create(b, loc, half,
+                              arith::AddFOp::create(b, loc, tanh, splat(1.0)));
+  }
+  if (residual)
+    x = arith::AddFOp::create(b, loc, x, loadTile(residual, row, column, mask));
+  return x;
+}
+} // namespace
+
+GemmTiling mlir::tfm::getGemmTiling(int64_t vectorBits, int64_t panelWidth,
+                                    int64_t packedBytes, int64_t microRows,
+                                    int64_t blockK) {
+  GemmTiling t;
+  t.lanes = std::max<int64_t>(vectorBits / 32, 1);
+  t.panelVectors = 2;
+  // Accumulators mr x 2 vectors plus the two weight vectors fit the
+  // register file: 12 x 2 of AVX-512's 32, 6 x 2 of AVX2's and SSE's 16.
+  t.microRows = microRows > 0 ? microRows : vectorBits >= 512 ? 12 : 6;
+  t.blockRows = llvm::alignTo(24 * (vectorBits >= 512 ? 12 : 6), t.microRows);
+  // A chunk of one panel (Kc x nr weights) is 16 KB: it stays in L1 while
+  // the row block's micro-kernels sweep over it.
+  t.blockK = blockK > 0 ? blockK
+                        : std::max<int64_t>(4096 / (2 * t.lanes), 64) * 4 /
+                              packedBytes;
+  // The A tile covers whole micro-kernels and stays within 48 KB of stack.
+  int64_t micros =
+      std::max<int64_t>(49152 / (t.blockK * packedBytes * t.microRows), 1);
+  t.copyRows = std::min(micros * t.microRows, t.blockRows);
+  // Two vectors per micro-kernel, narrower where the packing is narrower
+  // than the variant's vectors.
+  while (t.lanes > 1 && panelWidth % (2 * t.lanes) != 0)
+    t.lanes /= 2;
+  t.kernelWidth = 2 * t.lanes;
+  if (panelWidth % t.kernelWidth != 0) {
+    t.lanes = panelWidth;
+    t.panelVectors = 1;
+    t.kernelWidth = panelWidth;
+  }
+  t.subPanels = panelWidth / t.kernelWidth;
+  return t;
+}
+
+void mlir::tfm::emitGemmTaskBody(PackedLinearOp op, const GemmTiling &tiling,
+                                 const KernelVariant &variant,
+                                 int64_t maxTaskRows, func::FuncOp task) {
+  OpBuilder at = OpBuilder::atBlockBegin(&task.getBody().front());
+  GemmEmitter(op, tiling, variant, maxTaskRows, at)
+      .emitTaskBody(task.getArguments());
+  func::ReturnOp::create(at, op.getLoc());
+}
