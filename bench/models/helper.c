@@ -159,48 +159,63 @@ static int peak(int argc, char **argv) {
   return 0;
 }
 
-/* Low-precision peaks: LP_NACC independent zmm accumulators (latency 5-6
- * cycles x up to 2 per cycle needs at least 12), each updated once per
- * iteration from two loop-invariant sources. */
-#define LP_NACC 24
+/* Low-precision peaks: 16 independent zmm accumulators (latency 5-6 cycles
+ * x up to 2 per cycle needs at least 12), each updated once per iteration
+ * from two loop-invariant sources. Named variables, not an array: with an
+ * array GCC 12 kept some accumulators in memory (a store and a reload per
+ * iteration) in the VNNI loop. */
+#define LP_NACC 16
+#define LP_DECL(T, INIT)                                                       \
+  T c0 = INIT(0), c1 = INIT(1), c2 = INIT(2), c3 = INIT(3), c4 = INIT(4),      \
+    c5 = INIT(5), c6 = INIT(6), c7 = INIT(7), c8 = INIT(8), c9 = INIT(9),      \
+    c10 = INIT(10), c11 = INIT(11), c12 = INIT(12), c13 = INIT(13),            \
+    c14 = INIT(14), c15 = INIT(15)
+#define LP_STEP(OP, A, B)                                                      \
+  c0 = OP(c0, A, B);                                                           \
+  c1 = OP(c1, A, B);                                                           \
+  c2 = OP(c2, A, B);                                                           \
+  c3 = OP(c3, A, B);                                                           \
+  c4 = OP(c4, A, B);                                                           \
+  c5 = OP(c5, A, B);                                                           \
+  c6 = OP(c6, A, B);                                                           \
+  c7 = OP(c7, A, B);                                                           \
+  c8 = OP(c8, A, B);                                                           \
+  c9 = OP(c9, A, B);                                                           \
+  c10 = OP(c10, A, B);                                                         \
+  c11 = OP(c11, A, B);                                                         \
+  c12 = OP(c12, A, B);                                                         \
+  c13 = OP(c13, A, B);                                                         \
+  c14 = OP(c14, A, B);                                                         \
+  c15 = OP(c15, A, B)
+#define LP_SUM(ADD)                                                            \
+  ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))),       \
+      ADD(ADD(ADD(c8, c9), ADD(c10, c11)), ADD(ADD(c12, c13), ADD(c14, c15))))
 static volatile int kBits = 0x3a833a83; /* two bf16 ~1e-3: no overflow, no denormals */
 static volatile int kBytes = 0x01010101;
 static volatile int isink;
 
+#define BF16_INIT(j) _mm512_set1_ps((float)(j) * 1e-3f)
 __attribute__((target("avx512f,avx512bf16"), noinline)) static double
 bf16_loop(long iters) {
   __m512bh a = (__m512bh)_mm512_set1_epi32(kBits);
   __m512bh b = (__m512bh)_mm512_set1_epi32(kBits);
-  __m512 acc[LP_NACC];
-  for (int j = 0; j < LP_NACC; ++j)
-    acc[j] = _mm512_set1_ps((float)j * 1e-3f);
+  LP_DECL(__m512, BF16_INIT);
   for (long i = 0; i < iters; ++i) {
-#pragma GCC unroll 24
-    for (int j = 0; j < LP_NACC; ++j)
-      acc[j] = _mm512_dpbf16_ps(acc[j], a, b);
+    LP_STEP(_mm512_dpbf16_ps, a, b);
   }
-  __m512 s = acc[0];
-  for (int j = 1; j < LP_NACC; ++j)
-    s = _mm512_add_ps(s, acc[j]);
-  sink = _mm512_reduce_add_ps(s);
+  sink = _mm512_reduce_add_ps(LP_SUM(_mm512_add_ps));
   return (double)iters * LP_NACC * 64; /* 32 pairs x (mul + add) */
 }
 
+#define VNNI_INIT(j) _mm512_set1_epi32(j)
 __attribute__((target("avx512f,avx512vnni"), noinline)) static double
 vnni_loop(long iters) {
   __m512i a = _mm512_set1_epi32(kBytes), b = _mm512_set1_epi32(kBytes);
-  __m512i acc[LP_NACC];
-  for (int j = 0; j < LP_NACC; ++j)
-    acc[j] = _mm512_set1_epi32(j);
+  LP_DECL(__m512i, VNNI_INIT);
   for (long i = 0; i < iters; ++i) {
-#pragma GCC unroll 24
-    for (int j = 0; j < LP_NACC; ++j)
-      acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
+    LP_STEP(_mm512_dpbusd_epi32, a, b);
   }
-  __m512i s = acc[0];
-  for (int j = 1; j < LP_NACC; ++j)
-    s = _mm512_add_epi32(s, acc[j]);
-  isink = _mm512_reduce_add_epi32(s);
+  isink = _mm512_reduce_add_epi32(LP_SUM(_mm512_add_epi32));
   return (double)iters * LP_NACC * 128; /* 64 products + 64 adds */
 }
 
