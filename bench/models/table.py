@@ -110,7 +110,8 @@ def header(meta):
         f"- machine: {m.get('model')}, {m.get('cpus')} CPUs ({m.get('Core(s) per socket', '?')} cores"
         f" per socket, {m.get('Thread(s) per core', '?')} thread per core), family {m.get('CPU family', '?')}"
         f" model {m.get('Model', '?')}, L2 {m.get('L2 cache', '?')}, L3 {m.get('L3 cache', '?')},"
-        f" {m.get('mem_gib')} GiB; AVX2+FMA: {'yes' if m.get('avx2') else 'no'}; AVX-512: {avx512}",
+        f" {m.get('mem_gib')} GiB; AVX2+FMA: {'yes' if m.get('avx2') else 'no'}; AVX-512: {avx512}"
+        + (f"; AMX: {', '.join(m.get('amx') or []) or 'none'}" if "amx" in m else ""),
         f"- FMA peak ({p.get('isa')}, {p.get('accumulators')} accumulators, fp32, measured at the start"
         f" and the end of the run): **{p['single']:.1f} GFLOP/s on 1 core** (slowest trial"
         f" {p['single_min']:.1f}), {p['all']:.1f} GFLOP/s on {p['threads']} threads together."
