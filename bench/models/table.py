@@ -97,7 +97,7 @@ def header(meta):
                       f" 128 int ops an instruction; slowest {vn['min']:.1f})" if "gops" in vn
                       else f"int8 skipped: {vn.get('skipped')}")
             + ". `% lowp peak`: a bf16 row's GFLOP/s over the bf16 figure, an int8 row's over the"
-              " int8 one (the same FLOP count as the fp32 rows).")
+              " int8 one (the same FLOP count as the fp32 rows; 1-core figures, as `% peak`).")
         lines_lp.append(
             f"- low-precision peers: transformers {v_get(meta, 'transformers')}, openvino"
             f" {v_get(meta, 'openvino')}, ctranslate2 {v_get(meta, 'ctranslate2')}; ort-int8"
