@@ -7,6 +7,18 @@
  *       {"isa": ..., "single": best 1-thread GFLOP/s, "single_min": slowest,
  *        "all": best GFLOP/s of THREADS threads together}
  *
+ *   helper lowp-peak SECONDS TRIALS
+ *       The same loop for the low-precision dot-product instructions, one
+ *       thread, zmm: `vdpbf16ps` (AVX512-BF16; 32 bf16 pairs per instruction,
+ *       2 flops a pair: 64 flops) and `vpdpbusd` (AVX512-VNNI; 64 u8 x s8
+ *       products summed by fours into 16 int32: 128 int ops). Each function
+ *       is compiled for its own extension (__attribute__((target(...))), not
+ *       -m flags of the whole file) and runs only where the CPU reports it
+ *       (__builtin_cpu_supports); otherwise its entry says why it was skipped.
+ *       Prints one JSON line:
+ *       {"bf16": {"gflops": best, "min": slowest, ...} | {"skipped": why},
+ *        "vnni": {"gops": best, "min": slowest, ...} | {"skipped": why}}
+ *
  *   helper rss CMD ARGS...
  *       Runs CMD as a child and, after it exits, prints
  *       "helper-rss: maxrss_kib=N status=S cpu_s=C" on stderr, N being the
@@ -147,6 +159,113 @@ static int peak(int argc, char **argv) {
   return 0;
 }
 
+/* Low-precision peaks: 16 independent zmm accumulators (latency 5-6 cycles
+ * x up to 2 per cycle needs at least 12), each updated once per iteration
+ * from two loop-invariant sources. Named variables, not an array: with an
+ * array GCC 12 kept some accumulators in memory (a store and a reload per
+ * iteration) in the VNNI loop. */
+#define LP_NACC 16
+#define LP_DECL(T, INIT)                                                       \
+  T c0 = INIT(0), c1 = INIT(1), c2 = INIT(2), c3 = INIT(3), c4 = INIT(4),      \
+    c5 = INIT(5), c6 = INIT(6), c7 = INIT(7), c8 = INIT(8), c9 = INIT(9),      \
+    c10 = INIT(10), c11 = INIT(11), c12 = INIT(12), c13 = INIT(13),            \
+    c14 = INIT(14), c15 = INIT(15)
+#define LP_STEP(OP, A, B)                                                      \
+  c0 = OP(c0, A, B);                                                           \
+  c1 = OP(c1, A, B);                                                           \
+  c2 = OP(c2, A, B);                                                           \
+  c3 = OP(c3, A, B);                                                           \
+  c4 = OP(c4, A, B);                                                           \
+  c5 = OP(c5, A, B);                                                           \
+  c6 = OP(c6, A, B);                                                           \
+  c7 = OP(c7, A, B);                                                           \
+  c8 = OP(c8, A, B);                                                           \
+  c9 = OP(c9, A, B);                                                           \
+  c10 = OP(c10, A, B);                                                         \
+  c11 = OP(c11, A, B);                                                         \
+  c12 = OP(c12, A, B);                                                         \
+  c13 = OP(c13, A, B);                                                         \
+  c14 = OP(c14, A, B);                                                         \
+  c15 = OP(c15, A, B)
+#define LP_SUM(ADD)                                                            \
+  ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))),       \
+      ADD(ADD(ADD(c8, c9), ADD(c10, c11)), ADD(ADD(c12, c13), ADD(c14, c15))))
+static volatile int kBits = 0x3a833a83; /* two bf16 ~1e-3: no overflow, no denormals */
+static volatile int kBytes = 0x01010101;
+static volatile int isink;
+
+#define BF16_INIT(j) _mm512_set1_ps((float)(j) * 1e-3f)
+__attribute__((target("avx512f,avx512bf16"), noinline)) static double
+bf16_loop(long iters) {
+  __m512bh a = (__m512bh)_mm512_set1_epi32(kBits);
+  __m512bh b = (__m512bh)_mm512_set1_epi32(kBits);
+  LP_DECL(__m512, BF16_INIT);
+  for (long i = 0; i < iters; ++i) {
+    LP_STEP(_mm512_dpbf16_ps, a, b);
+  }
+  sink = _mm512_reduce_add_ps(LP_SUM(_mm512_add_ps));
+  return (double)iters * LP_NACC * 64; /* 32 pairs x (mul + add) */
+}
+
+#define VNNI_INIT(j) _mm512_set1_epi32(j)
+__attribute__((target("avx512f,avx512vnni"), noinline)) static double
+vnni_loop(long iters) {
+  __m512i a = _mm512_set1_epi32(kBytes), b = _mm512_set1_epi32(kBytes);
+  LP_DECL(__m512i, VNNI_INIT);
+  for (long i = 0; i < iters; ++i) {
+    LP_STEP(_mm512_dpbusd_epi32, a, b);
+  }
+  isink = _mm512_reduce_add_epi32(LP_SUM(_mm512_add_epi32));
+  return (double)iters * LP_NACC * 128; /* 64 products + 64 adds */
+}
+
+/* best and slowest of `trials` trials of `seconds`, in G(FL)OP/s */
+static void lp_trials(double (*loop)(long), double seconds, int trials,
+                      double *best, double *worst) {
+  *best = 0;
+  *worst = 1e30;
+  loop(1 << 14);
+  for (int t = 0; t < trials; ++t) {
+    double ops = 0, t0 = now(), el;
+    do {
+      ops += loop(1 << 18);
+      el = now() - t0;
+    } while (el < seconds);
+    double r = ops / el * 1e-9;
+    if (r > *best)
+      *best = r;
+    if (r < *worst)
+      *worst = r;
+  }
+}
+
+static int lowp_peak(int argc, char **argv) {
+  double seconds = argc > 2 ? atof(argv[2]) : 0.2;
+  int trials = argc > 3 ? atoi(argv[3]) : 5;
+  double best, worst;
+  __builtin_cpu_init();
+  printf("{\"bf16\": ");
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
+    printf("{\"skipped\": \"the CPU does not report avx512_bf16 (cpuid)\"}");
+  } else {
+    lp_trials(bf16_loop, seconds, trials, &best, &worst);
+    printf("{\"instruction\": \"vdpbf16ps zmm\", \"accumulators\": %d, "
+           "\"flops_per_instruction\": 64, \"gflops\": %.2f, \"min\": %.2f}",
+           LP_NACC, best, worst);
+  }
+  printf(", \"vnni\": ");
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vnni")) {
+    printf("{\"skipped\": \"the CPU does not report avx512_vnni (cpuid)\"}");
+  } else {
+    lp_trials(vnni_loop, seconds, trials, &best, &worst);
+    printf("{\"instruction\": \"vpdpbusd zmm\", \"accumulators\": %d, "
+           "\"ops_per_instruction\": 128, \"gops\": %.2f, \"min\": %.2f}",
+           LP_NACC, best, worst);
+  }
+  printf(", \"trials\": %d, \"seconds\": %.2f}\n", trials, seconds);
+  return 0;
+}
+
 static int rss(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: helper rss CMD ARGS...\n");
@@ -180,10 +299,13 @@ static int rss(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peak") == 0)
     return peak(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "lowp-peak") == 0)
+    return lowp_peak(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "rss") == 0)
     return rss(argc, argv);
   fprintf(
       stderr,
-      "usage: helper peak [SECONDS TRIALS THREADS] | helper rss CMD ARGS...\n");
+      "usage: helper peak [SECONDS TRIALS THREADS] | helper lowp-peak [SECONDS "
+      "TRIALS] | helper rss CMD ARGS...\n");
   return 2;
 }

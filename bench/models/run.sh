@@ -2,15 +2,33 @@
 # bench/models/run.sh [--quick] [--threads 1,2] [--tfm-bin DIR] [main.py options]
 #
 # Compiles and times whole models (nn.TransformerEncoderLayer, a 12-layer
-# BERT-base encoder, attention alone, an nn.Linear sweep) with tfm and, in the same run, with
-# PyTorch eager, torch.compile, ONNX Runtime and IREE; prints a markdown
-# report on stdout (progress on stderr). See bench/README.md.
+# BERT-base encoder, transformers' BertModel, attention alone, an nn.Linear
+# sweep) with tfm and, in the same run, with PyTorch eager, torch.compile,
+# ONNX Runtime and IREE; on the BertModel rows also the low-precision peers
+# (ONNX Runtime int8, OpenVINO f32 and default precision, CTranslate2 f32 and
+# int8) and tfm's bf16 and int8 rows; prints a markdown report on stdout
+# (progress on stderr). See bench/README.md.
+#
+#   --quick               3 small models (one a 2-layer BertModel with every
+#                         low-precision row), 1 attention shape, 3 linears:
+#                         a few minutes, to check the script itself
+#   --only a,b            workloads whose names contain a or b (hfbert12 for the
+#                         BertModel rows: hfbert12_s128, hfbert12_s512)
+#   --peers LIST          eager,compile,ort,iree,ort-int8,openvino-f32,
+#                         openvino-default,ct2-f32,ct2-int8 (the default: all)
+#   --dtypes LIST         tfm rows on the BertModel: f32 (always), bf16
+#                         (tfm-compile --dtype bf16), int8 (--quantize int8);
+#                         default f32,bf16,int8. A build that refuses the flag
+#                         gets "not supported by this build" in its row
+#   --tfm-keep-fp32 GLOB  passed to the int8 row's tfm-compile as --keep-fp32
+#   --ort-int8-per-channel  quantize_dynamic per channel (default per tensor)
 #
 # It installs what it needs: python3-venv (apt) when missing, a venv in
-# bench/models/.venv with the peers from PyPI, and a small C helper (FMA peak,
-# max RSS) built with cc -O3 -march=native. tfm's tools come from
-# --tfm-bin DIR (default: $TFM_BIN, else build/bin of this checkout); they are
-# not built here.
+# bench/models/.venv with the peers from PyPI (each package on its own: one
+# that fails leaves its column saying so), and a small C helper (FMA,
+# vdpbf16ps and vpdpbusd peaks, max RSS) built with cc -O3 -march=native. tfm's
+# tools come from --tfm-bin DIR (default: $TFM_BIN, else build/bin of this
+# checkout); they are not built here.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,7 +40,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --tfm-bin) tfm_bin="$2"; shift 2 ;;
     --tfm-bin=*) tfm_bin="${1#*=}"; shift ;;
-    -h|--help) sed -n "2,13p" "$0"; echo "# other options: see main.py (--only, --peers, --budget, --timeout)"; exit 0 ;;
+    -h|--help) sed -n "2,31p" "$0"; echo "# other options: see main.py --help (--budget, --timeout, --retries, --tfm-cpu)"; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -46,19 +64,21 @@ if [[ ! -x "$venv/bin/python" ]]; then
   python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
+# The stamp holds the list installed: a list that grew installs the new ones.
+packages=(torch transformers onnx onnxscript onnxruntime openvino ctranslate2 "iree-base-compiler iree-base-runtime")
 stamp="$venv/.tfm-bench-installed"
-if [[ ! -f "$stamp" ]]; then
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "${packages[*]}" ]]; then
   say "installing packages into $venv (torch pulls ~3 GB of CUDA wheels; PyPI has no CPU-only torch)"
   "$py" -m pip install -q numpy safetensors >&2
   failed=""
-  for pkg in torch onnx onnxscript onnxruntime "iree-base-compiler iree-base-runtime"; do
+  for pkg in "${packages[@]}"; do
     # shellcheck disable=SC2086
     if ! nice -n 10 "$py" -m pip install -q $pkg >&2; then failed="$failed $pkg"; fi
   done
   if [[ -n "$failed" ]]; then
     say "could not install:$failed (their columns will say so); retried on the next run"
   else
-    touch "$stamp"
+    echo "${packages[*]}" > "$stamp"
   fi
 fi
 "$py" -c 'import torch' 2>/dev/null || { say "torch is required (exports and the reference)"; exit 2; }

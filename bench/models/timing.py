@@ -55,6 +55,18 @@ def rel_err(out, ref):
     return float(np.max(np.abs(out - ref)) / max(np.max(np.abs(ref)), 1e-30))
 
 
+def accuracy(out, ref):
+    """Every runtime's output against PyTorch fp32 eager's, flattened:
+    {"err": rel_err, "abs_err": max |out - ref|, "cos": cosine similarity}."""
+    res = {"err": rel_err(out, ref), "abs_err": float("inf"), "cos": None}
+    o = np.asarray(out, dtype=np.float64).reshape(-1)
+    r = np.asarray(ref, dtype=np.float64).reshape(-1)
+    if o.size == r.size and np.all(np.isfinite(o)):
+        res["abs_err"] = float(np.max(np.abs(o - r)))
+        res["cos"] = float(np.dot(o, r) / max(np.linalg.norm(o) * np.linalg.norm(r), 1e-300))
+    return res
+
+
 def cpu_busy_s():
     """CPU seconds all processes have used since boot (/proc/stat)."""
     with open("/proc/stat") as f:
@@ -134,19 +146,20 @@ _BENCH = re.compile(r"bench: (\d+) runs? on \d+ threads?, min ([0-9.]+) ms, medi
 _RSS = re.compile(r"helper-rss: maxrss_kib=(\d+) status=(-?\d+) cpu_s=([0-9.]+)")
 
 
-def _input_names(d):
-    import workloads
+def _workload(d):
     with open(os.path.join(d, "export.json")) as f:
-        return list(workloads.input_shapes(json.load(f)["key"]["workload"]))
+        return json.load(f)["key"]["workload"]
 
 
-def _tfm_run_once(helper, tfm_bin, d, threads, runs, out_npy, timeout, log):
-    cmd = [helper, "rss", os.path.join(tfm_bin, "tfm-run"), os.path.join(d, "model.so")]
-    for name in _input_names(d):
+def _tfm_run_once(helper, tfm_bin, d, threads, runs, out_npy, timeout, log, so="model.so"):
+    import workloads
+    w = _workload(d)
+    cmd = [helper, "rss", os.path.join(tfm_bin, "tfm-run"), os.path.join(d, so)]
+    for name in workloads.input_shapes(w):
         cmd += ["--input", f"{name}=" + os.path.join(d, f"{name}.npy")]
     cmd += ["--threads", str(threads), "--bench", str(runs), "--quiet"]
     if out_npy:
-        cmd += ["--output", "y=" + out_npy]
+        cmd += ["--output", f"{workloads.output_name(w)}=" + out_npy]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -162,16 +175,17 @@ def _tfm_run_once(helper, tfm_bin, d, threads, runs, out_npy, timeout, log):
             "cpu_s": float(m.group(3)) if m else None}, None
 
 
-def measure_tfm(helper, tfm_bin, d, threads, budget, timeout, log):
+def measure_tfm(helper, tfm_bin, d, threads, budget, timeout, log, so="model.so"):
     """tfm-run in a fresh process (via `helper rss`): one run checked against
     ref.npy plus one timed run; then, unless that took over 5 s, a second
     process with enough runs for the budget (the same rule as time_calls)."""
     out_npy = os.path.join(d, f"tfm_out_t{threads}.npy")
     busy = Busy()
-    first, err = _tfm_run_once(helper, tfm_bin, d, threads, 1, out_npy, timeout, log)
+    first, err = _tfm_run_once(helper, tfm_bin, d, threads, 1, out_npy, timeout, log, so)
     if first is None:
         return {"status": "error", "error": err}
-    res = {"status": "ok", "err": rel_err(np.load(out_npy), np.load(os.path.join(d, "ref.npy")))}
+    res = {"status": "ok"}
+    res.update(accuracy(np.load(out_npy), np.load(os.path.join(d, "ref.npy"))))
     os.remove(out_npy)
     t = first["ms"] / 1e3
     need = min_runs_for(t)
@@ -180,7 +194,7 @@ def measure_tfm(helper, tfm_bin, d, threads, budget, timeout, log):
         res["busy"] = busy.cores(first["cpu_s"])
         return res
     runs = int(min(MAX_RUNS, max(need, budget / max(t, 1e-6))))
-    second, err = _tfm_run_once(helper, tfm_bin, d, threads, runs, None, timeout, log)
+    second, err = _tfm_run_once(helper, tfm_bin, d, threads, runs, None, timeout, log, so)
     if second is None:
         res.update(first)
         res["note"] = f"second run failed: {err}"
@@ -192,9 +206,22 @@ def measure_tfm(helper, tfm_bin, d, threads, budget, timeout, log):
     return res
 
 
-def compile_tfm(tfm_bin, d, timeout, log, cpu="portable"):
-    """tfm-compile model.tfm --weights --cpu CPU -o model.so; returns (seconds, error)."""
-    so = os.path.join(d, "model.so")
+# tfm-compile's options for each low-precision row (--dtypes), and the .so each writes
+DTYPE_FLAGS = {"f32": [], "bf16": ["--dtype=bf16"], "int8": ["--quantize=int8"]}
+
+
+def tfm_so(dtype):
+    return "model.so" if dtype == "f32" else f"model.{dtype}.so"
+
+
+def compile_tfm(tfm_bin, d, timeout, log, cpu="portable", dtype="f32", extra=()):
+    """tfm-compile model.tfm --weights W --cpu CPU [DTYPE_FLAGS[dtype]] [extra]
+    -o model[.DTYPE].so; returns (seconds, error). A low-precision compile
+    that tfm-compile refuses because of its flags (an unknown option, or
+    --dtype bf16 on the CPU before it exists) returns the error
+    "not supported by this build: <tfm-compile's first line>"."""
+    import workloads
+    so = os.path.join(d, tfm_so(dtype))
     if os.path.exists(so):
         os.remove(so)
     exe = os.path.join(tfm_bin, "tfm-compile")
@@ -203,8 +230,9 @@ def compile_tfm(tfm_bin, d, timeout, log, cpu="portable"):
             break
         log.write(f"{exe} missing, waiting\n")
         time.sleep(30)
-    cmd = [exe, os.path.join(d, "model.tfm"), "--weights", os.path.join(d, "weights.safetensors"),
-           "--cpu", cpu, "-o", so]
+    flags = DTYPE_FLAGS[dtype] + list(extra)
+    cmd = [exe, os.path.join(d, "model.tfm"), "--weights",
+           os.path.join(d, workloads.weights_file(_workload(d))), "--cpu", cpu, *flags, "-o", so]
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -215,8 +243,16 @@ def compile_tfm(tfm_bin, d, timeout, log, cpu="portable"):
     dt = time.perf_counter() - t0
     log.write(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}\n")
     if p.returncode != 0 or not os.path.exists(so):
-        msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-        return None, ("tfm-compile: " + msg)[:200]
+        lines = p.stderr.strip().splitlines() or [f"exit {p.returncode}"]
+        first = lines[0].strip()
+        names = [f.split("=")[0].lstrip("-") for f in flags]
+        if flags and ("Unknown command line argument" in p.stderr or (
+                any(n in first for n in names)
+                and re.search(r"needs|not supported|unsupported|only", first))):
+            if not first.startswith("tfm-compile"):
+                first = "tfm-compile: " + first
+            return None, ("not supported by this build: " + first)[:300]
+        return None, ("tfm-compile: " + lines[-1])[:200]
     return dt, None
 
 

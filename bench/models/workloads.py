@@ -5,10 +5,16 @@ Importing this module does not import torch; `build_module` does.
 A workload is a dict:
   name      directory name under the work dir, e.g. "enc512_s128"
   kind      "encoder" (nn.TransformerEncoderLayer / nn.TransformerEncoder),
-            "linear" (nn.Linear) or "attention" (F.scaled_dot_product_attention)
+            "linear" (nn.Linear), "attention" (F.scaled_dot_product_attention)
+            or "hfbert" (transformers' BertModel, bert-base config, random
+            weights; the low-precision peers run on these)
   label     what the table shows in its first column
   input     shape of x (batch 1, batch_first), for encoders and linears
-  inputs    {name: shape} of q, k and v, for attention (see input_shapes)
+  inputs    {name: shape} of q, k and v, for attention, and of input_ids,
+            token_type_ids, attention_mask (int64) for hfbert (see
+            input_shapes)
+  output    the output tfm-run writes and every runtime is checked on ("y";
+            hfbert: "last_hidden_state")
   flops     analytic FLOPs of one forward pass (see flops_* below)
   plus the kind's parameters (E, H, F, layers, S, activation / M, K, N /
   B, H, S, D, causal)
@@ -48,6 +54,41 @@ def encoder(name, label, S, E, H, F, layers, activation):
     }
 
 
+# transformers' BertConfig of bert-base-uncased (built in code: nothing is downloaded).
+BERT_BASE = {"vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+             "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu",
+             "max_position_embeddings": 512, "type_vocab_size": 2, "layer_norm_eps": 1e-12}
+
+
+def hf_bert(S, layers=12):
+    """transformers' BertModel with bert-base's config (`layers` of its 12):
+    input_ids [1, S] (random ids, fixed seed), token_type_ids zeros,
+    attention_mask all ones; the output every runtime is checked on is
+    last_hidden_state [1, S, 768]. The pooler stays in the checkpoint
+    (CTranslate2's converter requires it) but only CTranslate2 computes it
+    (one 768x768 product: 1.2 MFLOP). FLOPs as the encoder rows count them
+    (embeddings, layer norms, softmax, GELU not counted)."""
+    E, H, F = BERT_BASE["hidden_size"], BERT_BASE["num_attention_heads"], BERT_BASE["intermediate_size"]
+    return {
+        "name": f"hfbert{layers}_s{S}", "kind": "hfbert",
+        "label": f"HF BertModel bert-base{'' if layers == 12 else f', {layers} of 12 layers'} S={S}",
+        "S": S, "E": E, "H": H, "F": F, "layers": layers,
+        "config": dict(BERT_BASE, num_hidden_layers=layers),
+        "inputs": {n: [1, S] for n in ("input_ids", "token_type_ids", "attention_mask")},
+        "output": "last_hidden_state",
+        "flops": layers * flops_encoder_layer(S, E, H, F),
+    }
+
+
+def weights_file(w):
+    """Where export.py writes the weights tfm-compile reads (relative to the workload's dir)."""
+    return "hf/model.safetensors" if w["kind"] == "hfbert" else "weights.safetensors"
+
+
+def output_name(w):
+    return w.get("output", "y")
+
+
 def linear(M, K, N):
     return {
         "name": f"linear_m{M}_k{K}_n{N}", "kind": "linear",
@@ -83,11 +124,14 @@ def all_workloads(quick=False, only=None):
         # a smoke test of the stacked-layer path (weight prefixes) that compiles in seconds
         ws.append(encoder("bert2_s128", "BERT-base, 2 of its 12 layers, S=128", 128, 768, 12,
                           3072, 2, "gelu"))
+        # the low-precision peers and tfm rows on a BertModel that converts in seconds
+        ws.append(hf_bert(128, layers=2))
     else:
         ws += [
             encoder("enc512_s512", "encoder layer E=512 S=512", 512, 512, 8, 2048, 1, "relu"),
             encoder("bert12_s128", "BERT-base 12 layers S=128", 128, 768, 12, 3072, 12, "gelu"),
             encoder("bert12_s512", "BERT-base 12 layers S=512", 512, 768, 12, 3072, 12, "gelu"),
+            hf_bert(128), hf_bert(512),
         ]
         ws += [encoder(f"enc512_s{s}", f"encoder layer E=512 S={s}", s, 512, 8, 2048, 1, "relu")
                for s in DECODE_SEQS]
@@ -101,8 +145,62 @@ def all_workloads(quick=False, only=None):
     return ws
 
 
+def hf_bert_tfm(w):
+    """examples/bert/bert.tfm (transformers' BertModel by its checkpoint's
+    names) sized to the workload's config -- the example is written for a
+    hidden size of 64 -- with last_hidden_state as the only output (what
+    every runtime is compared on)."""
+    c = w["config"]
+    E, H, L = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
+    D = E // H
+    act = {"gelu": "gelu(x)", "relu": "relu(x)", "gelu_new": 'gelu(x, approximate = "tanh")'}[c["hidden_act"]]
+    eps = c["layer_norm_eps"]
+    return f"""# bench/models: {w['label']}: examples/bert/bert.tfm sized from the checkpoint's
+# config.json (hidden {E}, {H} heads of {D}, {L} layers, eps {eps}, {c['hidden_act']}),
+# last_hidden_state only.
+model {w['name']}
+input input_ids: i64[batch, seq]
+input token_type_ids: i64[batch, seq]
+input attention_mask: i64[batch, seq]
+
+def dense(x, name):
+    return linear(x, weight = name + ".weight", bias = name + ".bias")
+end
+def norm(x, name):
+    return layer_norm(x, weight = name + ".weight", bias = name + ".bias", eps = {eps})
+end
+def act(x):
+    return {act}
+end
+def heads(x):                                   # [batch, seq, {E}] -> [batch, {H}, seq, {D}]
+    return permute(reshape(x, [batch, seq, {H}, {D}]), [0, 2, 1, 3])
+end
+def bert_layer(x, p, mask):                     # post-norm
+    q = heads(dense(x, p + ".attention.self.query"))
+    k = heads(dense(x, p + ".attention.self.key"))
+    v = heads(dense(x, p + ".attention.self.value"))
+    a = reshape(permute(softmax(q @ transpose(k) / sqrt({D}) + mask) @ v, [0, 2, 1, 3]), [batch, seq, {E}])
+    h = norm(x + dense(a, p + ".attention.output.dense"), p + ".attention.output.LayerNorm")
+    return norm(h + dense(act(dense(h, p + ".intermediate.dense")), p + ".output.dense"), p + ".output.LayerNorm")
+end
+
+tokens = embedding(input_ids, weight = "embeddings.word_embeddings.weight") \\
+  + embedding(token_type_ids, weight = "embeddings.token_type_embeddings.weight")
+e = tokens + positional_encoding(tokens, kind = "learned", weight = "embeddings.position_embeddings.weight")
+mask = reshape(where(attention_mask == 0, -3.4028234663852886e38, 0), [batch, 1, 1, seq])
+x = norm(e, "embeddings.LayerNorm")
+for i in 0..{L}:
+    x = bert_layer(x, "encoder.layer.{{i}}", mask)
+end
+last_hidden_state = x
+output last_hidden_state
+"""
+
+
 def tfm_source(w):
     """The .tfm model of a workload, reading PyTorch's state_dict names."""
+    if w["kind"] == "hfbert":
+        return hf_bert_tfm(w)
     if w["kind"] == "attention":
         shape = ", ".join(str(d) for d in w["inputs"]["q"])
         return "\n".join([
@@ -139,10 +237,63 @@ def tfm_source(w):
     return "\n".join(lines)
 
 
+def hf_bert_module(bert):
+    """BertModel -> a module whose forward(input_ids, token_type_ids,
+    attention_mask) returns last_hidden_state (what every runtime computes)."""
+    from torch import nn
+
+    class LastHiddenState(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            return self.bert(input_ids=input_ids, token_type_ids=token_type_ids,
+                             attention_mask=attention_mask).last_hidden_state
+    return LastHiddenState().eval()
+
+
+def hf_bert_onnx_module(bert):
+    """What the ONNX export of an hfbert workload traces: the BertModel's own
+    embeddings and encoder, with the additive mask built as transformers 4
+    built it (_prepare_4d_attention_mask: 0 where attended, float32's minimum
+    elsewhere). Same modules, weights and result as hf_bert_module; but
+    transformers 5's mask (And/Where over index arithmetic) and its `* scale`
+    leave onnxruntime's BERT optimizer unable to fuse Attention, which this
+    mask lets it do (with transformers' "eager" attention)."""
+    import torch
+    from torch import nn
+
+    class LastHiddenStateForOnnx(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            b, n = attention_mask.shape
+            inv = 1.0 - attention_mask[:, None, None, :].expand(b, 1, n, n).to(torch.float32)
+            mask = inv.masked_fill(inv.to(torch.bool), torch.finfo(torch.float32).min)
+            h = self.bert.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
+            return self.bert.encoder(h, attention_mask=mask).last_hidden_state
+    return LastHiddenStateForOnnx().eval()
+
+
+def build_bert(w, seed=0, attn_implementation=None):
+    """transformers' BertModel of an hfbert workload, random weights from `seed`."""
+    import torch
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(seed)
+    kw = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    cfg = BertConfig(**w["config"], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **kw)
+    return BertModel(cfg).eval()
+
+
 def build_module(w, seed=0):
     """The torch module of a workload, in eval mode (dropout off)."""
     import torch
     from torch import nn
+    if w["kind"] == "hfbert":
+        return hf_bert_module(build_bert(w, seed))
     torch.manual_seed(seed)
     if w["kind"] == "attention":
         class Attention(nn.Module):
