@@ -95,25 +95,9 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
                << "sdpa: batch dimension " << i << " differs between query "
                << formatShape(q.shape) << ", key " << formatShape(k.shape)
                << " and value " << formatShape(v.shape);
-  // Grouped-query attention: keys and values of size 1 in a batch dim
-  // (a K/V head shared by a group of query heads) are broadcast to the
-  // queries' batch dims, the layout every attention kernel takes. A copy
-  // per call: sharing them through the attention's indexing maps is next.
-  std::optional<Tensor> broadcastK, broadcastV;
-  for (const auto &[t, out] :
-       {std::pair(&k, &broadcastK), std::pair(&v, &broadcastV)}) {
-    if (ArrayRef(t->shape).drop_back(2) == ArrayRef(q.shape).drop_back(2))
-      continue;
-    Shape target(ArrayRef(q.shape).drop_back(2));
-    target.append(t->shape.end() - 2, t->shape.end());
-    FailureOr<Tensor> b = broadcastTo(*t, target, loc);
-    if (failed(b))
-      return failure();
-    *out = *b;
-  }
-  if (broadcastK || broadcastV)
-    return sdpa(q, broadcastK.value_or(k), broadcastV.value_or(v), options,
-                loc);
+  // Grouped-query attention: keys and values of size 1 in a batch dim (a
+  // K/V head shared by a group of query heads) are read in place by every
+  // kernel, never copied per query head.
   if (q.shape.back() != k.shape.back())
     return emitError(loc) << "sdpa: query " << formatShape(q.shape)
                           << " and key " << formatShape(k.shape)

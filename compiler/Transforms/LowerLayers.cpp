@@ -191,7 +191,9 @@ SmallVector<int64_t> canonicalShape(AttentionOp op, Value v,
 /// Whether the fused kernel takes `op` as built from a layer: operands of
 /// one rank and one float element type, batch dims identical (a static size
 /// against a dynamic one may be a broadcast at run time, which the kernel
-/// does not do). tfm-fuse-attention asks the same of a chain.
+/// does not do) but for the key's and value's static 1s, which broadcast (a
+/// K/V head shared by several query heads). tfm-fuse-attention asks the
+/// same of a chain.
 bool fitsKernel(AttentionOp op) {
   SmallVector<int64_t> q = canonicalShape(op, op.getQuery(), 0),
                        k = canonicalShape(op, op.getKey(), 1),
@@ -202,7 +204,8 @@ bool fitsKernel(AttentionOp op) {
   if (rank < 2 || k.size() != rank || v.size() != rank || o.size() != rank)
     return false;
   for (size_t d = 0; d + 2 < rank; ++d)
-    if (q[d] != k[d] || q[d] != v[d] || q[d] != o[d])
+    if ((q[d] != k[d] && k[d] != 1) || (q[d] != v[d] && v[d] != 1) ||
+        q[d] != o[d])
       return false;
   Type element = elementTypeOf(op.getQuery());
   if (!isa<FloatType>(element) || elementTypeOf(op.getKey()) != element ||

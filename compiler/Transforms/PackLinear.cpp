@@ -337,7 +337,9 @@ struct PackingPolicy {
           return p.match(weight.name.getValue());
         }))
       chosen = PackedType::F32;
-    if (remarks) {
+    // Said only where a low precision was asked for: an f32 compile packs
+    // every layer in f32.
+    if (remarks && type != PackedType::F32) {
       static constexpr const char *names[] = {"f32", "bf16", "int8"};
       op->emitRemark() << "linear layer"
                        << (weight.name ? " '" + weight.name.str() + "'" : "")

@@ -214,6 +214,19 @@ Value tfm::emitBlockStart(OpBuilder &b, Location loc, const AttentionGrid &g,
   return i0;
 }
 
+SmallVector<Value> tfm::sharedHeadIndices(OpBuilder &b, Location loc,
+                                          Value buffer, ArrayRef<Value> leading,
+                                          Value i, Value d) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> indices;
+  for (auto [dim, index] : llvm::enumerate(leading))
+    indices.push_back(type.getDimSize(dim) == 1
+                          ? arith::ConstantIndexOp::create(b, loc, 0)
+                          : index);
+  indices.append({i, d});
+  return indices;
+}
+
 tfm::AttentionKeyRange tfm::emitKeyRange(OpBuilder &b, Location loc,
                                          AttentionOp op,
                                          ArrayRef<Value> leading, Value sq,
@@ -378,11 +391,11 @@ private:
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     then();
   }
-  /// Element (i, d) of batch*head `bh`'s [S, D] matrix of `buffer`.
-  SmallVector<Value> at(Value i, Value d) {
-    SmallVector<Value> indices(leading);
-    indices.append({i, d});
-    return indices;
+  /// Element (i, d) of batch*head `bh`'s [S, D] matrix of `buffer`: a
+  /// static unit batch dim (a K/V head shared by a group of query heads)
+  /// is read at 0.
+  SmallVector<Value> at(Value buffer, Value i, Value d) {
+    return sharedHeadIndices(b, loc, buffer, leading, i, d);
   }
 
   void emitBlock(Value i0);
@@ -463,7 +476,7 @@ void FlashAttentionKernelEmitter::emitLoadTile(Value source, Value tile,
     Value value = ifElse(
         lt(row, limit), b.getF32Type(),
         [&] {
-          Value x = load(source, at(row, d));
+          Value x = load(source, at(source, row, d));
           return scale ? fmul(x, scale) : x;
         },
         fconst(0.0));
@@ -600,7 +613,7 @@ void FlashAttentionKernelEmitter::emitStore(ValueRange acc, Value i0) {
                                            fconst(0.0));
         Value out = arith::SelectOp::create(
             b, loc, seen, arith::DivFOp::create(b, loc, a, l), fconst(0.0));
-        store(out, op.getInit(), at(i, c));
+        store(out, op.getInit(), at(op.getInit(), i, c));
       });
     };
     if (int64_t(n + 1) * t.threads > elements)

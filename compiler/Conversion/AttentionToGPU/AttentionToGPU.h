@@ -84,6 +84,14 @@ Value emitBlockStart(OpBuilder &b, Location loc, const AttentionGrid &grid,
                      Value block, int64_t blockQ,
                      SmallVectorImpl<Value> &leading);
 
+/// The indices of element (i, d) of the [S, D] matrix of `buffer` (an
+/// operand in the canonical layout) at the block's `leading` (batch, head,
+/// ...) indices; a batch dim of static size 1 is read at 0, so that a K/V
+/// head shared by a group of query heads (grouped-query attention) is read
+/// in place.
+SmallVector<Value> sharedHeadIndices(OpBuilder &b, Location loc, Value buffer,
+                                     ArrayRef<Value> leading, Value i, Value d);
+
 /// The keys one block of queries visits, shared by the f32 and the
 /// tensor-core kernels.
 struct AttentionKeyRange {

@@ -128,11 +128,10 @@ private:
     }
     return x;
   }
-  /// Element (i, d) of the block's [S, D] matrix of an operand.
-  SmallVector<Value> at(Value i, Value d) {
-    SmallVector<Value> indices(leading);
-    indices.append({i, d});
-    return indices;
+  /// Element (i, d) of the block's [S, D] matrix of `buffer` (a static
+  /// unit batch dim read at 0: a shared K/V head).
+  SmallVector<Value> at(Value buffer, Value i, Value d) {
+    return sharedHeadIndices(b, loc, buffer, leading, i, d);
   }
 
   void emitBlock(Value i0);
@@ -235,7 +234,7 @@ void MmaAttentionEmitter::emitLoadTile(Value source, Value tile, Value first,
         {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
-          Value x = memref::LoadOp::create(b, loc, source, at(row, d));
+          Value x = memref::LoadOp::create(b, loc, source, at(source, row, d));
           if (scale)
             x = arith::MulFOp::create(b, loc, x, scale);
           scf::YieldOp::create(
@@ -407,7 +406,8 @@ void MmaAttentionEmitter::emitStore(ArrayRef<Value> acc, ArrayRef<Value> sums,
                                        fconst(0.0));
     Value out = arith::SelectOp::create(
         b, loc, seen, arith::DivFOp::create(b, loc, a, l), fconst(0.0));
-    memref::StoreOp::create(b, loc, out, op.getInit(), at(row, col));
+    memref::StoreOp::create(b, loc, out, op.getInit(),
+                            at(op.getInit(), row, col));
   }
 }
 

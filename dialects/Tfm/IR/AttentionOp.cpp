@@ -189,8 +189,14 @@ LogicalResult AttentionOp::verify() {
   if (rank < 2 || k.size() != rank || v.size() != rank || o.size() != rank)
     return emitOpError("query, key, value and init must have the same rank, "
                        "2 or more");
+  // A static 1 in a batch dim of the key and value broadcasts: one K/V
+  // head shared by a group of query heads (grouped- and multi-query
+  // attention), read in place by every kernel.
+  auto broadcasts = [&](int64_t queryDim, int64_t dim) {
+    return dim == 1 || dimsAgree(queryDim, dim);
+  };
   for (size_t d = 0; d + 2 < rank; ++d)
-    if (!dimsAgree(q[d], k[d]) || !dimsAgree(q[d], v[d]) ||
+    if (!broadcasts(q[d], k[d]) || !broadcasts(q[d], v[d]) ||
         !dimsAgree(q[d], o[d]))
       return emitOpError("query, key, value and init disagree in batch "
                          "dimension ")

@@ -349,8 +349,11 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("query ")
            << formatShape(q) << ", key " << formatShape(k) << " and value "
            << formatShape(v) << " must have the same rank, 2 or more";
+  // Key and value broadcast over their static unit batch dims: a K/V head
+  // shared by a group of query heads.
   for (size_t d = 0; d + 2 < q.size(); ++d)
-    if (!dimsAgree(q[d], k[d]) || !dimsAgree(q[d], v[d]))
+    if ((k[d] != 1 && !dimsAgree(q[d], k[d])) ||
+        (v[d] != 1 && !dimsAgree(q[d], v[d])))
       return emitOpError("query ")
              << formatShape(q) << ", key " << formatShape(k) << " and value "
              << formatShape(v) << " disagree in batch dimension " << d;

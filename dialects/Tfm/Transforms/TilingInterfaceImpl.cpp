@@ -70,8 +70,8 @@ struct TiledDims {
   unsigned batch, query, value;
 };
 
-/// Operand dim -> tiled dim through the operand's indexing map. A mask's
-/// static unit dim broadcasts and stays whole.
+/// Operand dim -> tiled dim through the operand's indexing map. A mask's,
+/// key's or value's static unit dim broadcasts and stays whole.
 SmallVector<std::optional<unsigned>> tiledDimsOf(Value operand, AffineMap map,
                                                  const TiledDims &dims,
                                                  bool unitDimsBroadcast) {
@@ -127,8 +127,10 @@ struct AttentionTiling
                      offsets, sizes);
     };
     Value query = slice(attention.getQuery(), maps[0], false);
-    Value key = slice(attention.getKey(), maps[1], false);
-    Value value = slice(attention.getValue(), maps[2], false);
+    // A key's or value's static unit batch dim is a head shared by the
+    // tile's query heads: whole, like the mask's.
+    Value key = slice(attention.getKey(), maps[1], true);
+    Value value = slice(attention.getValue(), maps[2], true);
     Value mask = attention.getMask();
     if (mask)
       mask = slice(mask, maps[3], /*unitDimsBroadcast=*/true);

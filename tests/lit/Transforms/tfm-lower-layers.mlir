@@ -250,3 +250,22 @@ func.func @primitives_untouched(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> ten
   %1 = tfm.softmax %0, -1 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+// Grouped-query attention: 3 query heads per K/V head. The key and value
+// keep their unit group dim and the kernel reads the shared head in place:
+// no broadcast copies them per query head.
+
+// CHECK-LABEL: func.func @grouped_query
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x3x?x16xf32>, %[[K:.*]]: tensor<?x2x1x?x16xf32>, %[[V:.*]]: tensor<?x2x1x?x16xf32>)
+// CHECK-NOT:  linalg.broadcast
+// CHECK-NOT:  tfm.broadcast
+// CHECK:      tfm.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<?x2x3x?x16xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32>)
+// CHECK-SAME: {causal}
+// CHECK-NEXT: return
+func.func @grouped_query(%q: tensor<?x2x3x?x16xf32>, %k: tensor<?x2x1x?x16xf32>, %v: tensor<?x2x1x?x16xf32>) -> tensor<?x2x3x?x16xf32> {
+  // expected-remark @+1 {{lowered to tfm.attention}}
+  %0 = tfm.sdpa %q, %k, %v {causal} : tensor<?x2x3x?x16xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x2x3x?x16xf32>
+  return %0 : tensor<?x2x3x?x16xf32>
+}

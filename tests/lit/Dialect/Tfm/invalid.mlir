@@ -608,6 +608,16 @@ func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) -> tens
 
 // -----
 
+// A key or value of batch size 1 is a head shared by every query head; the
+// init is the result and must not broadcast.
+func.func @attention_init_broadcast(%q: tensor<2x4x8xf32>, %k: tensor<1x4x8xf32>, %o: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op query, key, value and init disagree in batch dimension 0}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) outs(%o : tensor<1x4x8xf32>) scale 1.0 -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
+
+// -----
+
 func.func @attention_head(%q: tensor<4x8xf32>, %k: tensor<4x6xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'tfm.attention' op query [4, 8] and key [4, 6] disagree on the head dimension}}
   %0 = tfm.attention ins(%q, %k, %q : tensor<4x8xf32>, tensor<4x6xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
