@@ -71,11 +71,17 @@ def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "ModuleOp"> {
            "the vector width)">,
     Option<"multiversion", "multiversion", "bool", /*default=*/"false",
            "Emit SSE, AVX2+FMA and AVX-512 variants of each task, chosen at "
-           "run time by the CPU's features (vector-bits is then ignored)">
+           "run time by the CPU's features (vector-bits is then ignored)">,
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "Compute QK^T and PV on operands rounded to bf16 with vdpbf16ps "
+           "(an AVX512-BF16 variant with multiversion; the target's own "
+           "with target-bf16-dot), f32 elsewhere; the softmax stays f32">,
+    Option<"targetBF16Dot", "target-bf16-dot", "bool", /*default=*/"false",
+           "Without multiversion: the target has AVX512-BF16">
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect",
-                           "math::MathDialect"];
+                           "math::MathDialect", "LLVM::LLVMDialect"];
 }
 
 def ConvertLinearToCPU : Pass<"convert-linear-to-cpu", "ModuleOp"> {

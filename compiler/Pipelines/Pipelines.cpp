@@ -112,6 +112,8 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   attention.keyVectors = options.attentionKeyVectors;
   attention.valueVectors = options.attentionValueVectors;
   attention.multiversion = options.multiversion;
+  attention.bf16 = options.weightType == "bf16";
+  attention.targetBF16Dot = options.targetBF16Dot;
   // Module-level: it outlines task functions next to the model.
   pm.addPass(tfm::createConvertAttentionToCPU(attention));
   tfm::ConvertLinearToCPUOptions linear;

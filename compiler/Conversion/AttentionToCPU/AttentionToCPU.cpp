@@ -13,6 +13,7 @@
 #include "dialects/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -60,8 +61,9 @@ struct ConvertAttentionToCPUPass
           cast<MemRefType>(op.getQuery().getType()).getElementTypeBitWidth();
       OpBuilder b(op);
       bool failedAny = false;
-      SmallVector<KernelVariant> variants =
-          getKernelVariants(vectorBits, multiversion);
+      SmallVector<KernelVariant> variants = getKernelVariants(
+          vectorBits, multiversion, bf16 ? DotProduct::BF16 : DotProduct::FMA,
+          TargetDotProducts{targetBF16Dot, false});
       // Over a cache, a decode step has one query per sequence: with a
       // block of one vector of queries instead of blockQ, the scores and the
       // softmax leave 16x fewer lanes idle.
@@ -97,7 +99,7 @@ struct ConvertAttentionToCPUPass
       };
       auto emitWith = [&](bool few, OpBuilder &at) {
         failedAny |=
-            failed(emitFlashAttention(op, variants, tilingsFor(few), at));
+            failed(emitFlashAttention(op, variants, tilingsFor(few), at, bf16));
       };
       if (!op.getKvLength() && !op.getQueryOffset()) {
         emitWith(/*few=*/false, b);

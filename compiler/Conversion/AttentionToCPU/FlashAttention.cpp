@@ -38,6 +38,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -68,10 +69,13 @@ class FlashAttentionEmitter : mlir::tfm::IndexArith<FlashAttentionEmitter> {
   friend class mlir::tfm::IndexArith<FlashAttentionEmitter>;
 
 public:
+  /// With `bf16`, QK^T and PV run on vdpbf16ps over operands rounded to
+  /// bf16 (16 lanes of f32 only); the softmax stays f32.
   FlashAttentionEmitter(AttentionOp op, const FlashAttentionTiling &tiling,
-                        OpBuilder &at)
+                        OpBuilder &at, bool bf16 = false)
       : op(op), tiling(tiling),
-        b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()) {}
+        b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()),
+        bf16(bf16) {}
 
   /// Whether the op's shapes and layouts are ones the kernel takes.
   LogicalResult check();
@@ -135,6 +139,41 @@ private:
   FlashAttentionTiling tiling;
   OpBuilder b;
   Location loc;
+  bool bf16;
+
+  /// bf16 operands: `x` (vector<lanes x f32>) rounded, as vector<lanes x
+  /// bf16>; `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
+  Value roundToBF16(Value x) {
+    return arith::TruncFOp::create(
+        b, loc, VectorType::get({tiling.lanes}, b.getBF16Type()), x);
+  }
+  Value pairs(Value low, Value high) {
+    return vector::InterleaveOp::create(b, loc, roundToBF16(low),
+                                        roundToBF16(high));
+  }
+  /// One lane (two bf16) of `tile`, broadcast to every lane.
+  Value broadcastPair(Value tile, ValueRange indices) {
+    Value lane = memref::LoadOp::create(b, loc, tile, indices);
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({2 * tiling.lanes}, b.getBF16Type()),
+        vector::BroadcastOp::create(
+            b, loc, VectorType::get({tiling.lanes}, b.getI32Type()), lane));
+  }
+  Value dotBF16(Value acc, Value x, Value y) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, vectorType,
+               b.getStringAttr("llvm.x86.avx512bf16.dpbf16ps.512"),
+               ValueRange{acc, x, y})
+        .getResult(0);
+  }
+  /// The queries' transposed tile as bf16 pairs of head dims, the key
+  /// block's rows as bf16 pairs of head dims, the probabilities and the
+  /// value block as bf16 pairs of keys.
+  void emitPackQueryPairs();
+  void emitPackKeyPairs(Value j0, Value validKeys);
+  void emitPackProbabilityPairs(Value lane0, Value keys);
+  void emitPackValuePairs(Value j0, Value validKeys);
+  Value queryPairs, keyPairs, probabilityPairs, valuePairs;
 
   Type elementType;
   VectorType vectorType;
@@ -246,6 +285,121 @@ void FlashAttentionEmitter::allocateTiles() {
   rowMax = tile({bq});
   rowSum = tile({bq});
   rowScale = tile({bq});
+  if (!bf16)
+    return;
+  auto typedTile = [&](ArrayRef<int64_t> shape, Type type) {
+    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type),
+                                    b.getI64IntegerAttr(64));
+  };
+  Type bf16Type = b.getBF16Type(), i32 = b.getI32Type();
+  int64_t headPairs = llvm::divideCeil(headDim, 2);
+  int64_t keyPairsCount = llvm::divideCeil(bk, 2);
+  queryPairs = typedTile({headPairs, 2 * bq}, bf16Type);
+  keyPairs = typedTile({int64_t(llvm::alignTo(bk, tiling.microRows)),
+                        int64_t(llvm::alignTo(headDim, tiling.lanes)) / 2},
+                       i32);
+  probabilityPairs = typedTile({keyPairsCount, bq}, i32);
+  valuePairs =
+      typedTile({keyPairsCount, 2 * valueVectors * tiling.lanes}, bf16Type);
+}
+
+void FlashAttentionEmitter::emitPackQueryPairs() {
+  // Qt2[d'][2q + t] = bf16(Qt[2d' + t][q]): the scaled queries, two head
+  // dims per 32-bit lane (zero past an odd head dim).
+  Value zero = splat(fconst(0.0));
+  int64_t headPairs = llvm::divideCeil(headDim, 2);
+  for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    Value lane0 = idx(n * tiling.lanes);
+    forLoop(idx(0), idx(headPairs), idx(1), [&](Value d) {
+      Value low = loadVector(queriesT, {mul(d, idx(2)), lane0});
+      Value highDim = add(mul(d, idx(2)), idx(1));
+      Value high = zero;
+      if (headDim % 2 == 0) {
+        high = loadVector(queriesT, {highDim, lane0});
+      } else {
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                             highDim, idx(headDim));
+        high = arith::SelectOp::create(
+            b, loc, inside,
+            loadVector(queriesT, {min(highDim, idx(headDim - 1)), lane0}),
+            zero);
+      }
+      vector::StoreOp::create(b, loc, pairs(low, high), queryPairs,
+                              ValueRange{d, mul(lane0, idx(2))});
+    });
+  }
+}
+
+void FlashAttentionEmitter::emitPackKeyPairs(Value j0, Value validKeys) {
+  // Kb[jj][d'] = the bf16 pair (K[j0 + jj, 2d'], K[j0 + jj, 2d' + 1]): a key
+  // row rounded is already its pairs. Rows past the keys repeat the last
+  // one, as the scores micro-kernel reads whole groups of rows.
+  Value lastKey = sub(sk, idx(1));
+  Value rows =
+      mul(ceilDiv(validKeys, idx(tiling.microRows)), idx(tiling.microRows));
+  auto packedType = VectorType::get({tiling.lanes / 2}, b.getI32Type());
+  forLoop(idx(0), rows, idx(1), [&](Value jj) {
+    Value row = min(add(j0, jj), lastKey);
+    for (int64_t d0 = 0; d0 < headDim; d0 += tiling.lanes) {
+      Value x = d0 + tiling.lanes <= headDim
+                    ? loadVector(k, {row, idx(d0)})
+                    : vector::MaskedLoadOp::create(
+                          b, loc, vectorType, k, ValueRange{row, idx(d0)},
+                          laneMask(idx(headDim - d0)), splat(fconst(0.0)))
+                          .getResult();
+      vector::StoreOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, packedType, roundToBF16(x)),
+          keyPairs, ValueRange{jj, idx(d0 / 2)});
+    }
+  });
+}
+
+void FlashAttentionEmitter::emitPackProbabilityPairs(Value lane0, Value keys) {
+  // Pb[j'][q] = the bf16 pair (P[2j'][q], P[2j' + 1][q]) of the vector of
+  // queries at lane0; a pair's second key past the visible ones is 0.
+  auto packedType = VectorType::get({tiling.lanes}, b.getI32Type());
+  Value count =
+      arith::DivUIOp::create(b, loc, add(max(keys, idx(0)), idx(1)), idx(2));
+  forLoop(idx(0), count, idx(1), [&](Value j) {
+    Value low = loadVector(scores, {mul(j, idx(2)), lane0});
+    Value highRow = add(mul(j, idx(2)), idx(1));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, highRow, keys);
+    Value high = arith::SelectOp::create(b, loc, inside,
+                                         loadVector(scores, {highRow, lane0}),
+                                         splat(fconst(0.0)));
+    vector::StoreOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, packedType, pairs(low, high)),
+        probabilityPairs, ValueRange{j, lane0});
+  });
+}
+
+void FlashAttentionEmitter::emitPackValuePairs(Value j0, Value validKeys) {
+  // Vb[j'][2c + t] = bf16(V[j0 + 2j' + t][c]), zero past the block's keys
+  // and past Dv.
+  Value count = arith::DivUIOp::create(b, loc, add(validKeys, idx(1)), idx(2));
+  Value zero = splat(fconst(0.0));
+  forLoop(idx(0), count, idx(1), [&](Value j) {
+    Value first = add(j0, mul(j, idx(2)));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                              add(mul(j, idx(2)), idx(1)), validKeys);
+    Value second =
+        arith::SelectOp::create(b, loc, inside, add(first, idx(1)), first);
+    for (int64_t n = 0; n < valueVectors; ++n) {
+      int64_t column = n * tiling.lanes;
+      auto load = [&](Value row) -> Value {
+        if (column + tiling.lanes <= valueDim)
+          return loadVector(v, {row, idx(column)});
+        return vector::MaskedLoadOp::create(
+            b, loc, vectorType, v, ValueRange{row, idx(column)},
+            laneMask(idx(valueDim - column)), zero);
+      };
+      Value high = arith::SelectOp::create(b, loc, inside, load(second), zero);
+      vector::StoreOp::create(b, loc, pairs(load(first), high), valuePairs,
+                              ValueRange{j, idx(2 * column)});
+    }
+  });
 }
 
 LogicalResult FlashAttentionEmitter::check() {
@@ -365,12 +519,18 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     storeVector(splat(one), rowScale, {at});
   }
   emitPackQueries(i0);
+  if (bf16)
+    emitPackQueryPairs();
 
   // Causal: keys past the block's last query row are masked for every row.
   Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
                                 : keyLimit;
   forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
+    if (bf16) {
+      emitPackKeyPairs(j0, validKeys);
+      emitPackValuePairs(j0, validKeys);
+    }
     emitScores(j0, validKeys);
     emitOnlineSoftmax(i0, j0, validKeys);
     emitAccumulate(i0, j0, rows, validKeys);
@@ -431,11 +591,30 @@ void FlashAttentionEmitter::emitScores(Value j0, Value validKeys) {
     for (int64_t v0 = 0; v0 < queryBlocks; v0 += tiling.queryVectors) {
       int64_t nq = std::min(tiling.queryVectors, queryBlocks - v0);
       SmallVector<Value> init(mk * nq, splat(fconst(0.0)));
+      int64_t steps = bf16 ? llvm::divideCeil(headDim, 2) : headDim;
       auto loop = scf::ForOp::create(
-          b, loc, idx(0), idx(headDim), idx(1), init,
+          b, loc, idx(0), idx(steps), idx(1), init,
           [&](OpBuilder &nested, Location, Value d, ValueRange c) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(nested.getBlock());
+            if (bf16) {
+              // Pairs of head dims per lane: 2 products per vdpbf16ps lane.
+              auto pairType =
+                  VectorType::get({2 * tiling.lanes}, b.getBF16Type());
+              SmallVector<Value> queries;
+              for (int64_t n = 0; n < nq; ++n)
+                queries.push_back(vector::LoadOp::create(
+                    b, loc, pairType, queryPairs,
+                    ValueRange{d, idx(2 * (v0 + n) * tiling.lanes)}));
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < mk; ++r) {
+                Value key = broadcastPair(keyPairs, {add(jj0, idx(r)), d});
+                for (int64_t n = 0; n < nq; ++n)
+                  next.push_back(dotBF16(c[r * nq + n], key, queries[n]));
+              }
+              scf::YieldOp::create(b, loc, next);
+              return;
+            }
             SmallVector<Value> queries;
             for (int64_t n = 0; n < nq; ++n)
               queries.push_back(
@@ -567,6 +746,8 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
                 rowSum, {lane0});
     storeVector(maxNew, rowMax, {lane0});
     storeVector(correction, rowScale, {lane0});
+    if (bf16)
+      emitPackProbabilityPairs(lane0, keys);
   }
 }
 
@@ -588,11 +769,34 @@ void FlashAttentionEmitter::emitAccumulate(Value i0, Value j0, Value rows,
               b, loc, loadVector(acc, {row, idx((c0 + n) * tiling.lanes)}),
               correction));
       }
+      // bf16: pairs of keys per lane (the second past the visible keys has
+      // probability 0 in every row of the group).
+      Value steps = bf16 ? arith::DivUIOp::create(
+                               b, loc, add(max(keys, idx(0)), idx(1)), idx(2))
+                               .getResult()
+                         : keys;
       auto loop = scf::ForOp::create(
-          b, loc, idx(0), keys, idx(1), init,
+          b, loc, idx(0), steps, idx(1), init,
           [&](OpBuilder &nested, Location, Value j, ValueRange c) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(nested.getBlock());
+            if (bf16) {
+              auto pairType =
+                  VectorType::get({2 * tiling.lanes}, b.getBF16Type());
+              SmallVector<Value> values;
+              for (int64_t n = 0; n < nv; ++n)
+                values.push_back(vector::LoadOp::create(
+                    b, loc, pairType, valuePairs,
+                    ValueRange{j, idx(2 * (c0 + n) * tiling.lanes)}));
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < mr; ++r) {
+                Value p = broadcastPair(probabilityPairs, {j, add(r0, idx(r))});
+                for (int64_t n = 0; n < nv; ++n)
+                  next.push_back(dotBF16(c[r * nv + n], p, values[n]));
+              }
+              scf::YieldOp::create(b, loc, next);
+              return;
+            }
             Value key = add(j0, j);
             SmallVector<Value> values;
             for (int64_t n = 0; n < nv; ++n) {
@@ -667,7 +871,7 @@ mlir::tfm::defaultFlashAttentionTiling(int64_t vectorBits,
 LogicalResult mlir::tfm::emitFlashAttention(
     AttentionOp op, ArrayRef<KernelVariant> variants,
     function_ref<FlashAttentionTiling(const KernelVariant &)> tilingOf,
-    OpBuilder &at) {
+    OpBuilder &at, bool roundToBF16) {
   FlashAttentionTiling partition = tilingOf(variants.back());
   FlashAttentionEmitter call(op, partition, at);
   if (failed(call.check()))
@@ -682,7 +886,11 @@ LogicalResult mlir::tfm::emitFlashAttention(
         assert(tiling.taskBlockQ == partition.taskBlockQ &&
                "every variant's tasks must be the same");
         OpBuilder inside = OpBuilder::atBlockBegin(&body.front());
-        return FlashAttentionEmitter(op, tiling, inside).emitTaskBody(body);
+        bool bf16 =
+            roundToBF16 && variant.bf16Dot && tiling.lanes == 16 &&
+            cast<ShapedType>(op.getQuery().getType()).getElementType().isF32();
+        return FlashAttentionEmitter(op, tiling, inside, bf16)
+            .emitTaskBody(body);
       });
   if (failed(task))
     return failure();

@@ -34,11 +34,13 @@ Value queryLength(OpBuilder &b, Location loc, AttentionOp op);
 /// Emits the task function of `op`, with one variant per entry of
 /// `variants` tiled as `tilingOf` says (every tiling with the same
 /// taskBlockQ: the tasks are the same whichever variant runs), and its
-/// call at `at`'s insertion point; the caller erases the op.
+/// call at `at`'s insertion point; the caller erases the op. With
+/// `roundToBF16`, the variants with vdpbf16ps (16 lanes) compute QK^T and PV
+/// on operands rounded to bf16 (the softmax stays f32); the others in f32.
 LogicalResult emitFlashAttention(
     AttentionOp op, ArrayRef<KernelVariant> variants,
     function_ref<FlashAttentionTiling(const KernelVariant &)> tilingOf,
-    OpBuilder &at);
+    OpBuilder &at, bool roundToBF16 = false);
 
 } // namespace mlir::tfm
 
