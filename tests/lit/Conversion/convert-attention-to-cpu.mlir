@@ -1,6 +1,7 @@
 // RUN: tfm-opt %s -split-input-file -convert-attention-to-cpu -canonicalize | FileCheck %s
 // RUN: tfm-opt %s -split-input-file -convert-attention-to-cpu="vector-bits=256" -canonicalize | FileCheck %s --check-prefix=AVX2
 // RUN: tfm-opt %s -split-input-file -convert-attention-to-cpu="block-q=32 micro-rows=2 key-vectors=1" -canonicalize | FileCheck %s --check-prefix=TILES
+// RUN: tfm-opt %s -split-input-file -convert-attention-to-cpu="multiversion=true bf16=true" | FileCheck %s --check-prefix=BF16
 
 // The work is outlined into a task function over a range of
 // (batch*head, query block) tasks; the op becomes one call over all tasks.
@@ -152,5 +153,32 @@ func.func @other_exp_vector(%x: vector<8xf32>) -> vector<8xf32> {
 }
 func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
   tfm.attention ins(%q, %q, %q : memref<1x2x8x16xf32>, memref<1x2x8x16xf32>, memref<1x2x8x16xf32>) outs(%o : memref<1x2x8x16xf32>) scale 0.25
+  return
+}
+
+// -----
+
+// bf16=true: the AVX512-BF16 variant (level 5) computes QK^T and PV with
+// vdpbf16ps over bf16 pairs: the query block's pairs of head dims
+// (interleaved), the key rows rounded, the probabilities' and the values'
+// pairs of keys; the other variants stay f32 (FMA, no rounding).
+// BF16-LABEL: func.func private @__tfm_task_attention_0_avx2(%{{.*}}: memref<1x2x9x16xf32>
+// BF16-NOT:     arith.truncf
+// BF16:         vector.fma
+// BF16-NOT:     arith.truncf
+// BF16:         return
+// BF16-LABEL: func.func private @__tfm_task_attention_0_avx512bf16(%{{.*}}: memref<1x2x9x16xf32>
+// BF16-SAME:    target_features = #llvm.target_features<[{{.*}}"+avx512bf16"
+// BF16:         memref.alloca() {{.*}} : memref<8x128xbf16>
+// BF16:         vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
+// BF16:         llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// BF16:         llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// BF16-NOT:     vector.fma
+// BF16:         return
+// BF16-LABEL: func.func private @__tfm_task_attention_0(%{{.*}}: memref<1x2x9x16xf32>
+// BF16:         case 5 {
+// BF16-NEXT:      func.call @__tfm_task_attention_0_avx512bf16(
+func.func @bf16_attention(%q: memref<1x2x9x16xf32>, %o: memref<1x2x9x16xf32>) {
+  tfm.attention ins(%q, %q, %q : memref<1x2x9x16xf32>, memref<1x2x9x16xf32>, memref<1x2x9x16xf32>) outs(%o : memref<1x2x9x16xf32>) scale 0.25
   return
 }
