@@ -190,13 +190,14 @@ static int peak(int argc, char **argv) {
 #define LP_SUM(ADD)                                                            \
   ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))),       \
       ADD(ADD(ADD(c8, c9), ADD(c10, c11)), ADD(ADD(c12, c13), ADD(c14, c15))))
-static volatile int kBits = 0x3a833a83; /* two bf16 ~1e-3: no overflow, no denormals */
+static volatile int kBits =
+    0x3a833a83; /* two bf16 ~1e-3: no overflow, no denormals */
 static volatile int kBytes = 0x01010101;
 static volatile int isink;
 
 #define BF16_INIT(j) _mm512_set1_ps((float)(j) * 1e-3f)
-__attribute__((target("avx512f,avx512bf16"), noinline)) static double
-bf16_loop(long iters) {
+__attribute__((target("avx512f,avx512bf16"),
+               noinline)) static double bf16_loop(long iters) {
   __m512bh a = (__m512bh)_mm512_set1_epi32(kBits);
   __m512bh b = (__m512bh)_mm512_set1_epi32(kBits);
   LP_DECL(__m512, BF16_INIT);
@@ -208,8 +209,8 @@ bf16_loop(long iters) {
 }
 
 #define VNNI_INIT(j) _mm512_set1_epi32(j)
-__attribute__((target("avx512f,avx512vnni"), noinline)) static double
-vnni_loop(long iters) {
+__attribute__((target("avx512f,avx512vnni"),
+               noinline)) static double vnni_loop(long iters) {
   __m512i a = _mm512_set1_epi32(kBytes), b = _mm512_set1_epi32(kBytes);
   LP_DECL(__m512i, VNNI_INIT);
   for (long i = 0; i < iters; ++i) {
@@ -245,7 +246,8 @@ static int lowp_peak(int argc, char **argv) {
   double best, worst;
   __builtin_cpu_init();
   printf("{\"bf16\": ");
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
+  if (!__builtin_cpu_supports("avx512f") ||
+      !__builtin_cpu_supports("avx512bf16")) {
     printf("{\"skipped\": \"the CPU does not report avx512_bf16 (cpuid)\"}");
   } else {
     lp_trials(bf16_loop, seconds, trials, &best, &worst);
@@ -254,7 +256,8 @@ static int lowp_peak(int argc, char **argv) {
            LP_NACC, best, worst);
   }
   printf(", \"vnni\": ");
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vnni")) {
+  if (!__builtin_cpu_supports("avx512f") ||
+      !__builtin_cpu_supports("avx512vnni")) {
     printf("{\"skipped\": \"the CPU does not report avx512_vnni (cpuid)\"}");
   } else {
     lp_trials(vnni_loop, seconds, trials, &best, &worst);

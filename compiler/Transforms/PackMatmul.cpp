@@ -264,9 +264,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           Value cSlice = sliceBatch(b, loc, iter[0], outBatch, ivs, 2);
           Value product =
               PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
-                                     aSlice, bSlice, Value(), Value(),
-                                     Value(), Value(), cSlice,
-                                     b.getStringAttr("none"))
+                                     aSlice, bSlice, Value(), Value(), Value(),
+                                     Value(), cSlice, b.getStringAttr("none"))
                   .getResult()[0];
           return SmallVector<Value>{
               insertBatch(b, loc, product, iter[0], outBatch, ivs)};
