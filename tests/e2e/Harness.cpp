@@ -266,6 +266,11 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
     options.fuseAttention = *env != "0";
   if (std::optional<std::string> env = envValue("TFM_E2E_TILE_ATTENTION"))
     options.tileAttention = std::stoll(*env);
+  if (build.dtype)
+    options.dtype = *build.dtype;
+  if (build.quantize)
+    options.quantize = *build.quantize;
+  options.keepFp32 = build.keepFp32;
   if (build.cpu)
     options.cpu = *build.cpu;
   else if (std::optional<std::string> env = envValue("TFM_E2E_CPU"))
@@ -382,6 +387,28 @@ std::shared_ptr<Model> Model::buildFiles(const std::string &modelPath,
                                          const std::string &weightsPath,
                                          const BuildOptions &options) {
   return load(compileFiles(modelPath, weightsPath, options));
+}
+
+std::shared_ptr<Model> Model::reload() const {
+  CompileResult copy = compiled;
+  copy.dir = makeTempDir();
+  auto copyInto = [&](std::string &path) {
+    if (path.empty())
+      return;
+    std::string to = copy.dir + "/" + fs::path(path).filename().string();
+    std::error_code ec;
+    fs::copy_file(path, to, ec);
+    if (ec) {
+      removeTempDir(copy.dir);
+      throw std::runtime_error("copying " + path + ": " + ec.message());
+    }
+    path = to;
+  };
+  // The library, and the weights it maps beside it.
+  copyInto(copy.libraryPath);
+  copyInto(copy.sidecarPath);
+  copy.headerPath.clear();
+  return load(std::move(copy));
 }
 
 Model::~Model() {

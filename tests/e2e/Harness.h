@@ -119,6 +119,13 @@ struct BuildOptions {
   /// --weights-mode external: the weights go to model.weights.safetensors
   /// next to model.so (CompileResult::sidecarPath).
   bool externalWeights = false;
+  /// --dtype: the contractions' operand type ("bf16" on the CPU: linear
+  /// layers in bf16 with f32 accumulation); unset: the driver's f32.
+  std::optional<std::string> dtype;
+  /// --quantize ("int8": linear layers quantized); unset: none.
+  std::optional<std::string> quantize;
+  /// --keep-fp32, once per glob: weights that stay f32 under dtype/quantize.
+  std::vector<std::string> keepFp32;
 };
 
 /// The environment's settings (see BuildOptions), for messages.
@@ -197,6 +204,11 @@ public:
   static std::shared_ptr<Model> buildFiles(const std::string &modelPath,
                                            const std::string &weightsPath,
                                            const BuildOptions &options = {});
+  /// The same artifact loaded anew from a copy in a fresh directory: its
+  /// globals start over, so that what the artifact caches at its first run
+  /// (the CPU level its kernel variants are chosen by, which TFM_CPU_LEVEL
+  /// caps) is read again without compiling the model again.
+  std::shared_ptr<Model> reload() const;
   ~Model();
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
