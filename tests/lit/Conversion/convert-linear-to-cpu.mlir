@@ -169,10 +169,13 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // BF16:          llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
 // BF16-NOT:      vector.fma
 // BF16:          {{^    return$}}
-// The dispatcher: levels 2, 3 and 5 (none for 4: VNNI alone does not help
-// bf16), SSE below.
+// The dispatcher: the last variant whose level the CPU's reaches (>=):
+// levels 2, 3 and 5 (none for 4: VNNI alone does not help bf16), SSE below.
 // BF16-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
-// BF16:          llvm.call @__tfm_cpu_level() : () -> i32
+// BF16:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// BF16:          %[[FIVE:.*]] = arith.constant 5 : i32
+// BF16-NEXT:     %[[REACHES:.*]] = arith.cmpi sge, %[[LEVEL]], %[[FIVE]] : i32
+// BF16:          arith.select %[[REACHES]], %{{.*}}, %{{.*}} : i32
 // BF16:          scf.index_switch
 // BF16-NEXT:     case 2 {
 // BF16-NEXT:       func.call @__tfm_task_linear_0_avx2(
@@ -266,7 +269,10 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // I8:          {{^    return$}}
 // The dispatcher: levels 2, 3 and 4; a CPU at 5 runs the VNNI variant.
 // I8-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
-// I8:          llvm.call @__tfm_cpu_level() : () -> i32
+// I8:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// I8:          %[[FOUR:.*]] = arith.constant 4 : i32
+// I8-NEXT:     %[[REACHES:.*]] = arith.cmpi sge, %[[LEVEL]], %[[FOUR]] : i32
+// I8:          arith.select %[[REACHES]], %{{.*}}, %{{.*}} : i32
 // I8:          scf.index_switch
 // I8-NEXT:     case 2 {
 // I8-NEXT:       func.call @__tfm_task_linear_0_avx2(
