@@ -3,6 +3,12 @@
 // RUN:   | FileCheck %s --check-prefix=TASK
 // RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="multiversion=true" \
 // RUN:   | FileCheck %s --check-prefix=MULTI
+// RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="multiversion=true" \
+// RUN:   | FileCheck %s --check-prefixes=BF16,I8
+// RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512 target-bf16-dot=true target-int8-dot=true" \
+// RUN:   | FileCheck %s --check-prefix=ONE-DOT
+// RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512" \
+// RUN:   | FileCheck %s --check-prefix=ONE-WIDE
 
 // Each bufferized tfm.packed_linear becomes a call to an outlined task
 // function over [0, row blocks x column blocks), sized by the caller's
@@ -116,7 +122,181 @@ func.func @shares_task(%x: memref<?x3xf32>, %w: memref<2x3x8xf32>, %b: memref<16
 // TASK-NOT:     vector.masked
 // TASK:         arith.maximumf
 // TASK-NOT:     vector.masked
+// TASK:         {{^    return$}}
 func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: memref<2x?x8xf32>) {
   tfm.packed_linear ins(%x, %w : memref<2x?x8xf32>, memref<1x8x8xf32>) outs(%y : memref<2x?x8xf32>) activation "relu"
+  return
+}
+
+// -----
+
+// A bf16 packed weight (pairs of k per 32-bit lane: [1, ceil(3/2), 2 * 32]).
+// With multiversion, a fourth variant for AVX512-BF16 (level 5) rounds A
+// with truncf (vcvtneps2bf16) and multiplies with vdpbf16ps; the SSE, AVX2
+// and AVX-512 variants round on the bits (NaN kept, denormals flushed) and
+// split each pair into two f32 FMAs, and never use the intrinsic. Task
+// functions are named per split, so each label names the bf16 operands.
+
+// BF16-LABEL: func.func private @__tfm_task_linear_0_sse(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// BF16-SAME:     attributes {tfm.task} {
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          arith.cmpf uno, %{{.*}}, %{{.*}} : vector<4xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          vector.fma %{{.*}} : vector<4xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          {{^    return$}}
+// BF16-LABEL: func.func private @__tfm_task_linear_0_avx2(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// BF16-SAME:     "+avx2", "+fma"
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          arith.cmpf uno, %{{.*}}, %{{.*}} : vector<8xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          vector.fma %{{.*}} : vector<8xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          {{^    return$}}
+// BF16-LABEL: func.func private @__tfm_task_linear_0_avx512(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// BF16-SAME:     "+avx512vl", "-slow-unaligned-mem-32"]>, tfm.task}
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          arith.cmpf uno, %{{.*}}, %{{.*}} : vector<16xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          vector.fma %{{.*}} : vector<16xf32>
+// BF16-NOT:      llvm.call_intrinsic
+// BF16:          {{^    return$}}
+// BF16-LABEL: func.func private @__tfm_task_linear_0_avx512bf16(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// BF16-SAME:     "+avx512vnni", "+avx512bf16"]>, tfm.task}
+// BF16-NOT:      arith.cmpf uno
+// BF16:          arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// BF16-NOT:      vector.fma
+// BF16:          llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// BF16-NOT:      vector.fma
+// BF16:          {{^    return$}}
+// The dispatcher: the last variant whose level the CPU's reaches (>=):
+// levels 2, 3 and 5 (none for 4: VNNI alone does not help bf16), SSE below.
+// BF16-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// BF16:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// BF16:          %[[FIVE:.*]] = arith.constant 5 : i32
+// BF16-NEXT:     %[[REACHES:.*]] = arith.cmpi sge, %[[LEVEL]], %[[FIVE]] : i32
+// BF16:          arith.select %[[REACHES]], %{{.*}}, %{{.*}} : i32
+// BF16:          scf.index_switch
+// BF16-NEXT:     case 2 {
+// BF16-NEXT:       func.call @__tfm_task_linear_0_avx2(
+// BF16:          case 3 {
+// BF16-NEXT:       func.call @__tfm_task_linear_0_avx512(
+// BF16-NOT:      case 4
+// BF16:          case 5 {
+// BF16-NEXT:       func.call @__tfm_task_linear_0_avx512bf16(
+// BF16:          default {
+// BF16-NEXT:       func.call @__tfm_task_linear_0_sse(
+// BF16-LABEL: func.func @bf16_variants(
+// BF16:          call @__tfm_task_linear_0(
+
+// Built for one CPU, the one task has vdpbf16ps where the target has
+// AVX512-BF16, the widening FMAs where it does not; no CPU level either way.
+// ONE-DOT-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// ONE-DOT-NOT:     __tfm_cpu_level
+// ONE-DOT:         arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// ONE-DOT:         llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// ONE-DOT-NOT:     __tfm_cpu_level
+// ONE-DOT:         {{^    return$}}
+// ONE-WIDE-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         arith.cmpf uno, %{{.*}}, %{{.*}} : vector<16xf32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         vector.fma %{{.*}} : vector<16xf32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         {{^    return$}}
+func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x2x64xbf16>) outs(%y : memref<?x13xf32>) activation "none"
+  return
+}
+
+// -----
+
+// An i8 packed weight (quads of k per lane: [1, ceil(3/4), 4 * 32]) with its
+// per-column scales and sums. Every variant first finds each row's range
+// and zero point over all of K, quantizes A to u8 as it copies it, and
+// dequantizes in the epilogue: the zero point's share (zero * column sum)
+// removed in i32, then row scale * column scale, then bias and activation.
+// The AVX512-VNNI variant (level 4) multiplies with vpdpbusd, the others
+// with four i32 multiplies per quad.
+
+// I8-LABEL: func.func private @__tfm_task_linear_0_sse(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>, %arg2: memref<32xf32>, %arg3: memref<32xi32>, %arg4: memref<32xf32>
+// I8-SAME:     attributes {tfm.task} {
+// I8-NOT:      llvm.call_intrinsic
+// I8:          vector.reduction <minnumf>
+// I8:          vector.reduction <maxnumf>
+// I8:          math.roundeven %{{.*}} : f32
+// I8:          math.roundeven %{{.*}} : vector<4xf32>
+// I8:          arith.fptoui %{{.*}} : vector<4xf32> to vector<4xi32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          arith.muli %{{.*}} : vector<4xi32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          %[[SUMS:.*]] = vector.load %arg3[%{{.*}}] : memref<32xi32>, vector<4xi32>
+// I8:          %[[ACC:.*]] = vector.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// I8:          %[[SHARE:.*]] = arith.muli %{{.*}}, %[[SUMS]] : vector<4xi32>
+// I8:          %[[EXACT:.*]] = arith.subi %[[ACC]], %[[SHARE]] : vector<4xi32>
+// I8:          %[[SCALES:.*]] = vector.load %arg2[%{{.*}}] : memref<32xf32>, vector<4xf32>
+// I8:          %[[F:.*]] = arith.sitofp %[[EXACT]] : vector<4xi32> to vector<4xf32>
+// I8:          %[[S:.*]] = arith.mulf %[[SCALES]], %{{.*}} : vector<4xf32>
+// I8:          %[[Y:.*]] = arith.mulf %[[F]], %[[S]] : vector<4xf32>
+// I8:          %[[B:.*]] = vector.load %arg4[%{{.*}}] : memref<32xf32>, vector<4xf32>
+// I8:          %[[YB:.*]] = arith.addf %[[Y]], %[[B]] : vector<4xf32>
+// I8:          arith.maximumf %[[YB]], %{{.*}} : vector<4xf32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          {{^    return$}}
+// I8-LABEL: func.func private @__tfm_task_linear_0_avx2(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// I8-SAME:     "+avx2", "+fma"
+// I8-NOT:      llvm.call_intrinsic
+// I8:          arith.muli %{{.*}} : vector<8xi32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          {{^    return$}}
+// I8-LABEL: func.func private @__tfm_task_linear_0_avx512(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// I8-SAME:     "+avx512vl", "-slow-unaligned-mem-32"]>, tfm.task}
+// I8-NOT:      llvm.call_intrinsic
+// I8:          arith.muli %{{.*}} : vector<16xi32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// I8-NOT:      llvm.call_intrinsic
+// I8:          {{^    return$}}
+// I8-LABEL: func.func private @__tfm_task_linear_0_avx512vnni(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// I8-SAME:     "+avx512vl", "-slow-unaligned-mem-32", "+avx512vnni"]>, tfm.task}
+// I8-NOT:      arith.muli %{{.*}} : vector<16xi32>
+// I8:          llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// I8-NOT:      arith.muli %{{.*}} : vector<16xi32>
+// I8:          vector.load %arg3[%{{.*}}] : memref<32xi32>, vector<16xi32>
+// I8:          arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// I8:          {{^    return$}}
+// The dispatcher: levels 2, 3 and 4; a CPU at 5 runs the VNNI variant.
+// I8-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// I8:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// I8:          %[[FOUR:.*]] = arith.constant 4 : i32
+// I8-NEXT:     %[[REACHES:.*]] = arith.cmpi sge, %[[LEVEL]], %[[FOUR]] : i32
+// I8:          arith.select %[[REACHES]], %{{.*}}, %{{.*}} : i32
+// I8:          scf.index_switch
+// I8-NEXT:     case 2 {
+// I8-NEXT:       func.call @__tfm_task_linear_0_avx2(
+// I8:          case 3 {
+// I8-NEXT:       func.call @__tfm_task_linear_0_avx512(
+// I8:          case 4 {
+// I8-NEXT:       func.call @__tfm_task_linear_0_avx512vnni(
+// I8-NOT:      case 5
+// I8:          default {
+// I8-NEXT:       func.call @__tfm_task_linear_0_sse(
+// I8-LABEL: func.func @i8_variants(
+// I8:          call @__tfm_task_linear_0(
+
+// ONE-DOT-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// ONE-DOT-NOT:     __tfm_cpu_level
+// ONE-DOT:         llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// ONE-DOT-NOT:     __tfm_cpu_level
+// ONE-DOT:         {{^    return$}}
+// ONE-WIDE-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         arith.muli %{{.*}} : vector<16xi32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         {{^    return$}}
+func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<32xf32>, %u: memref<32xi32>, %b: memref<32xf32>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x1x128xi8>) dequant(%s, %u : memref<32xf32>, memref<32xi32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation "relu"
   return
 }

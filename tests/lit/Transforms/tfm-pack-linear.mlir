@@ -1,4 +1,15 @@
 // RUN: tfm-opt %s -split-input-file -tfm-pack-linear=vector-bits=64 | FileCheck %s
+// RUN: tfm-opt %s -split-input-file -tfm-pack-linear="vector-bits=64 weight-type=bf16" \
+// RUN:   | FileCheck %s --check-prefix=BF16
+// RUN: tfm-opt %s -split-input-file -tfm-pack-linear="vector-bits=64 weight-type=i8" \
+// RUN:   | FileCheck %s --check-prefix=I8
+// RUN: tfm-opt %s -split-input-file \
+// RUN:   -tfm-pack-linear="vector-bits=64 weight-type=i8 keep-f32=pooler.*,other remarks=true" \
+// RUN:   2>%t.remarks | FileCheck %s --check-prefix=KEEP
+// RUN: FileCheck %s --check-prefix=REMARKS < %t.remarks
+// RUN: not tfm-opt %s -split-input-file -tfm-pack-linear="weight-type=f16" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: tfm-pack-linear: unknown weight-type 'f16' (f32, bf16 or i8)
 
 // vector-bits=64: two lanes per vector, panels of nr = 4 columns. A [5, 2]
 // weight fills two panels [2, 2, 4], element [p, k, j] = W[4p + j, k], zero
@@ -167,4 +178,76 @@ func.func @keeps_other_matmuls(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>) -> (ten
   %m = tfm.matmul %x, %c : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
   %d = tfm.add %m, %r : tensor<3x4xf32>, tensor<3x1xf32> -> tensor<3x4xf32>
   return %a, %b, %d : tensor<3x4xf32>, tensor<5x3x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// weight-type=bf16: pairs of k share a 32-bit lane, [panels, ceil(K/2),
+// 2 nr], element [p, q, 2j + t] = W[4p + j, 2q + t], rounded to nearest
+// even: 0.1 (0x3DCCCCCD) becomes 0x3DCD (0.10009765625), the ties 1 + 2^-8
+// and 1 + 3 * 2^-8 go to the even 1.0 and 1 + 2^-6, 0x3F7FFFFF carries into
+// the exponent (1.0), a NaN whose payload is in the low half stays a NaN
+// (0x7FC0, not an infinity), denormals become zeros of their sign. K = 3
+// pads the second pair with a zero. No dequant operands.
+
+// BF16-LABEL: func.func @packs_bf16(
+// BF16:         %[[W:.*]] = arith.constant dense<{{\[\[\[}}1.000980e-01, 1.000000e+00, 1.015630e+00, 1.000000e+00, -0.000000e+00, 0x7FC0, 4.000000e+00, 5.000000e+00], [-2.500000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 6.000000e+00, 0.000000e+00]], {{\[\[}}7.000000e+00, 8.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<2x2x8xbf16>
+// BF16:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x2x8xbf16>) outs(%{{.*}} : tensor<?x5xf32>) activation "none"
+// BF16-NOT:     dequant
+// BF16-SAME:    -> tensor<?x5xf32>
+func.func @packs_bf16(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  %w = arith.constant dense<[[0.1, 1.00390625, -2.5], [1.01171875, 0x3F7FFFFF, 1.0e-39], [-1.0e-39, 0x7F800001, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]> : tensor<5x3xf32>
+  %y = tfm.linear %x, %w : tensor<?x3xf32>, tensor<5x3xf32> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
+// weight-type=i8: quads of k per lane, [panels, ceil(K/4), 4 nr], each
+// column n symmetric: scale[n] = max |W[n, :]| / 127 and q = round(W /
+// scale) to nearest even: column 0 (max 1.27) has scale 0.01 and q = 50,
+// -127, 25; column 1 (max 127) scale 1, where 2.5 and -3.5 round to 2 and
+// -4; the all-zero column 2 scale 1 and q = 0; column 4's 0.01 rounds to 0.
+// The scales and the sums of q (-52, 125, 0, 254, 0) are padded to the
+// panels' 8 columns (scale 1, sum 0) and become the dequant operands; the
+// bias and the relu stay the epilogue's.
+
+// I8-LABEL: func.func @packs_i8(
+// I8-DAG:       %[[W:.*]] = arith.constant dense<{{\[\[\[}}50, -127, 25, 0, 127, 2, -4, 0, 0, 0, 0, 0, 42, 85, 127, 0]], {{\[\[}}-127, 0, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]> : tensor<2x1x16xi8>
+// I8-DAG:       %[[SCALES:.*]] = arith.constant dense<[0.00999999977, 1.000000e+00, 1.000000e+00, 0.0236220472, 0.0314960629, 1.000000e+00, 1.000000e+00, 1.000000e+00]> : tensor<8xf32>
+// I8-DAG:       %[[SUMS:.*]] = arith.constant dense<[-52, 125, 0, 254, 0, 0, 0, 0]> : tensor<8xi32>
+// I8-DAG:       %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf32>
+// I8:           tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x1x16xi8>) dequant(%[[SCALES]], %[[SUMS]] : tensor<8xf32>, tensor<8xi32>) bias(%[[B]] : tensor<8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation "relu"
+func.func @packs_i8(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  %w = arith.constant dense<[[0.5, -1.27, 0.25], [127.0, 2.5, -3.5], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-4.0, 0.01, 4.0]]> : tensor<5x3xf32>
+  %b = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %h = tfm.linear %x, %w, %b : tensor<?x3xf32>, tensor<5x3xf32>, tensor<5xf32> -> tensor<?x5xf32>
+  %y = tfm.relu %h : tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
+// keep-f32 matches weights by name (the NameLoc tfm-bind-weights gives
+// them): pooler.* stays f32 ([panels, K, nr]), encoder.* takes the
+// weight type, `x @ W` included. The remarks say which is which.
+
+// KEEP-LABEL: func.func @keeps_f32_by_name(
+// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<1x3x4xf32>) outs(%{{.*}} : tensor<?x2xf32>)
+// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<1x1x16xi8>) dequant(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi32>) outs(%{{.*}} : tensor<?x2xf32>)
+// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<1x3x4xf32>) outs(%{{.*}} : tensor<?x4xf32>)
+// KEEP-NOT:     tfm.linear
+// KEEP-NOT:     tfm.matmul
+// KEEP:         return
+// REMARKS-DAG:  remark: linear layer 'pooler.dense.weight' [2, 3] runs in f32 (--keep-fp32)
+// REMARKS-DAG:  remark: linear layer 'encoder.weight' [2, 3] runs in int8
+// REMARKS-DAG:  remark: linear layer 'pooler.proj' [3, 4] runs in f32 (--keep-fp32)
+func.func @keeps_f32_by_name(%x: tensor<?x3xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x4xf32>) {
+  %p = arith.constant dense<[[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]> : tensor<2x3xf32> loc("pooler.dense.weight")
+  %e = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32> loc("encoder.weight")
+  %m = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]> : tensor<3x4xf32> loc("pooler.proj")
+  %a = tfm.linear %x, %p : tensor<?x3xf32>, tensor<2x3xf32> -> tensor<?x2xf32>
+  %b = tfm.linear %x, %e : tensor<?x3xf32>, tensor<2x3xf32> -> tensor<?x2xf32>
+  %c = tfm.matmul %x, %m : tensor<?x3xf32>, tensor<3x4xf32> -> tensor<?x4xf32>
+  return %a, %b, %c : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x4xf32>
 }

@@ -922,6 +922,98 @@ func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, 
 
 // -----
 
+// bf16 and i8 packed weights: [panels, ceil(K / g), width * g] with g = 2
+// or 4; an i8 weight takes its per-column scales (f32) and sums (i32).
+
+func.func @packed_linear_i8_without_dequant(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_f32_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_bf16_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x2x16xbf16>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xbf16>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_f16(%x: tensor<?x3xf32>, %w: tensor<1x2x16xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op packed weight must be f32, bf16 or i8}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_sums_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf32>, %u: tensor<8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_sums has the wrong element type}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_scales_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf16>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_scales has the wrong element type}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf16>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_scales_shape(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<2xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_scales must be [8] (padded)}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<2xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_bf16_width(%x: tensor<?x3xf32>, %w: tensor<1x2x15xbf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K / 2, width * 2] with a static width}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x15xbf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_i8_width(%x: tensor<?x3xf32>, %w: tensor<1x1x30xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K / 4, width * 4] with a static width}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x30xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+// K = 5 in pairs is 3 deep, in quads 2.
+func.func @packed_linear_bf16_depth(%x: tensor<?x5xf32>, %w: tensor<1x2x16xbf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 5] does not have the packed weight's about 4 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x2x16xbf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_i8_depth(%x: tensor<?x5xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 5] does not have the packed weight's about 4 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
 // Issue 8, D18: vectors are not buffers; the CPU lowering crashed on them.
 func.func @attention_vector_operands(%q: vector<2x4xf32>, %o: vector<2x4xf32>) {
   // expected-error @+1 {{'tfm.attention' op operand #0 must be ranked tensor of any type values or memref of any type values, but got 'vector<2x4xf32>'}}
