@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMPACKLINEAR
@@ -207,8 +208,15 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
     float scale = 1.0f;
     if (packedType == PackedType::I8) {
       float largest = 0.0f;
-      for (int64_t c = 0; c < k; ++c)
-        largest = std::max(largest, std::fabs(weight.at(col, c)));
+      for (int64_t c = 0; c < k; ++c) {
+        float magnitude = std::fabs(weight.at(col, c));
+        // NaN is no magnitude: it quantizes to 0 below, not into the
+        // column's scale.
+        if (!std::isnan(magnitude))
+          largest = std::max(largest, magnitude);
+      }
+      if (std::isinf(largest))
+        largest = std::numeric_limits<float>::max();
       // An all-zero column keeps scale 1: its values quantize to 0.
       if (largest > 0.0f)
         scale = largest / 127.0f;
@@ -228,7 +236,8 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
       }
       case PackedType::I8: {
         float q = std::nearbyint(value / scale);
-        auto quantized = int8_t(std::clamp(q, -127.0f, 127.0f));
+        auto quantized =
+            std::isnan(q) ? int8_t(0) : int8_t(std::clamp(q, -127.0f, 127.0f));
         out[index] = char(quantized);
         packed.sums[size_t(col)] += quantized;
         break;
@@ -453,6 +462,9 @@ struct TfmPackLinearPass
                                                        panelWidth, policy);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    // Two weights of equal values are still two weights: merging their
+    // constants would lose the names --keep-fp32 and the remarks go by.
+    config.enableConstantCSE(false);
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();

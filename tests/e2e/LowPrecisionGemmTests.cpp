@@ -858,15 +858,12 @@ TEST_CASE("--keep-fp32 keeps the matching layers in f32", "[lowp]") {
   checkKeepFp32(Precision::Int8);
 }
 
-// KNOWN BUG, hidden from the suite (run it with `tfm-e2e-tests
-// "[lowp-bug]"`): two small weights (inline constants, under 4 KiB) with
-// the same values lose their names when tfm-pack-linear's greedy driver
-// merges the identical constants (the merged constant's location becomes
-// unknown), so --keep-fp32 no longer matches either: 'pooler.weight' runs
-// in bf16 and the remarks name no weight. Weights of 4 KiB and more are
-// blobs of their own and keep their names.
+// Two small weights (inline constants, under 4 KiB) with the same values
+// are two weights: tfm-pack-linear's greedy driver once merged the
+// identical constants, the merged one lost both names, and --keep-fp32 no
+// longer matched either.
 TEST_CASE("--keep-fp32 keeps a weight whose values another weight shares",
-          "[.][lowp-bug]") {
+          "[lowp]") {
   const int64_t k = 3, n = 2;
   std::vector<float> w = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
   Weights weights;
