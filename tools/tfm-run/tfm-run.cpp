@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceTensors.h"
+#include "Generate.h"
 #include "tfm/runtime.h"
 
 #include <fmt/format.h>
@@ -64,7 +65,13 @@ const char *const kUsage =
     "inputs are copied in once, outputs copied back after the run, and\n"
     "--bench reports device time (events around each run).\n"
     "tfm-run --gpu-info prints CUDA device 0's name and architecture.\n"
-    "  --quiet               do not print the output values\n";
+    "  --quiet               do not print the output values\n"
+    "  --generate N          greedy generation with a decoder compiled with\n"
+    "                        a KV cache (docs/generation.md): give only\n"
+    "                        --input input_ids=PROMPT.npy; tfm-run allocates\n"
+    "                        the caches and tracks 'past', prints the N\n"
+    "                        generated ids and the prefill and decode times;\n"
+    "                        --output logits=FILE writes the prompt's logits\n";
 
 /// Reports an error and exits: tfm-run has nothing to clean up that the OS
 /// does not.
@@ -125,6 +132,8 @@ struct Options {
   bool quiet = false;
   /// --atol-scaled: atol times max(1, the output's largest |expected|).
   bool atolScaled = false;
+  /// --generate N: tokens to generate greedily (0: a plain run).
+  long generate = 0;
 };
 
 NamedFile parseNamedFile(const std::string &flag, const std::string &value) {
@@ -193,6 +202,14 @@ Options parseOptions(int argc, char **argv) {
       options.bench = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || options.bench < 1)
         fail(fmt::format("--bench expects a positive count, got '{}'", value));
+    } else if (flag == "--generate") {
+      char *end = nullptr;
+      options.generate = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || options.generate < 1 ||
+          options.generate > 1000000)
+        fail(fmt::format("--generate expects a token count from 1 to "
+                         "1000000, got '{}'",
+                         value));
     } else if (flag == "--flops")
       options.flops = parseNumber(flag, value);
     else if (flag == "--threads") {
@@ -446,6 +463,40 @@ int printGpuInfo() {
   return 0;
 }
 
+/// --generate: only the prompt is the user's (--input input_ids=...), and
+/// --output names the prompt step's logits.
+int runGenerate(tfm_model *model, const Options &options) {
+  tfm::run::GenerateOptions generate;
+  generate.tokens = options.generate;
+  generate.quiet = options.quiet;
+  for (const NamedFile &input : options.inputs) {
+    if (input.name != "input_ids")
+      fail(fmt::format("--generate takes only --input input_ids=PROMPT.npy "
+                       "(tfm-run feeds '{}' itself)",
+                       input.name));
+    generate.promptPath = input.path;
+  }
+  if (generate.promptPath.empty())
+    fail("--generate needs the prompt: --input input_ids=PROMPT.npy");
+  for (const NamedFile &output : options.outputs) {
+    if (output.name != "logits")
+      fail(fmt::format("--generate writes only --output logits=FILE (the "
+                       "prompt's), not '{}'",
+                       output.name));
+    generate.logitsPath = output.path;
+  }
+  if (!options.expected.empty() || options.bench > 0)
+    fail("--generate takes neither --expected nor --bench");
+  PoolPtr pool;
+  if (options.threads != 1) {
+    tfm_thread_pool *rawPool = nullptr;
+    check(tfm_thread_pool_create(static_cast<uint32_t>(options.threads),
+                                 &rawPool));
+    pool.reset(rawPool);
+  }
+  return tfm::run::generate(model, generate, tfm_thread_pool_exec(pool.get()));
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && std::strcmp(argv[1], "--gpu-info") == 0)
     return printGpuInfo();
@@ -456,6 +507,9 @@ int main(int argc, char **argv) {
       options.artifact.c_str(),
       options.weights.empty() ? nullptr : options.weights.c_str(), &rawModel));
   ModelPtr model(rawModel);
+
+  if (options.generate > 0)
+    return runGenerate(model.get(), options);
 
   size_t inputCount = tfm_model_input_count(model.get());
   std::vector<OwnedTensor> inputFiles(inputCount);
