@@ -16,6 +16,6 @@ scripts/build.sh build -DTFM_WERROR=ON
 
 TFM_TARGETS="tfm-runtime-tests tfm-runtime-fixtures tfm-frontend-tests
   tfm-e2e-tests tfm-fuzz-tfm tfm-fuzz-safetensors tfm-fuzz-npy
-  tfm-fuzz-metadata tfm-fuzz-gguf" \
+  tfm-fuzz-metadata tfm-fuzz-gguf tfm-fuzz-tokenizer" \
   scripts/build.sh build-asan -DTFM_WERROR=ON -DTFM_FUZZ=ON
 (cd build-asan && ctest --output-on-failure -j2 -L 'sanitize|fuzz')

@@ -3,6 +3,8 @@
 // tfm-run ARTIFACT.so --input NAME=FILE.npy ... [--output NAME=FILE.npy ...]
 //         [--expected NAME=FILE.npy ...] [--rtol R] [--atol A] [--bench N]
 //         [--flops F] [--threads N] [--weights FILE] [--quiet]
+// tfm-run ARTIFACT.so --tokenizer TOKENIZER --text "..." [--text "..."]
+//         [--max-length N] ...
 //
 // Exit codes: 0 success, 1 an output does not match --expected, 2 any other
 // error (usage, files, the model).
@@ -12,6 +14,7 @@
 #include "DeviceTensors.h"
 #include "Generate.h"
 #include "tfm/runtime.h"
+#include "tfm/tokenizer.h"
 
 #include <fmt/format.h>
 
@@ -41,6 +44,7 @@ const char *const kUsage =
     "...]\n"
     "               [--rtol R] [--atol A] [--atol-scaled] [--bench N]\n"
     "               [--flops F] [--threads N] [--weights FILE] [--quiet]\n"
+    "       tfm-run ARTIFACT.so --tokenizer TOKENIZER --text TEXT ...\n"
     "\n"
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
@@ -71,7 +75,15 @@ const char *const kUsage =
     "                        --input input_ids=PROMPT.npy; tfm-run allocates\n"
     "                        the caches and tracks 'past', prints the N\n"
     "                        generated ids and the prefill and decode times;\n"
-    "                        --output logits=FILE writes the prompt's logits\n";
+    "                        --output logits=FILE writes the prompt's logits\n"
+    "  --text TEXT           tokenize TEXT into the inputs input_ids,\n"
+    "                        token_type_ids and attention_mask (those the\n"
+    "                        model has and --input does not give); each\n"
+    "                        --text is a row of the batch, padded\n"
+    "  --tokenizer PATH      tokenizer.json, a checkpoint's directory holding\n"
+    "                        one, or a .gguf file (its tokenizer.ggml.*)\n"
+    "  --max-length N        truncate each text to N tokens (special tokens\n"
+    "                        included; default: as the tokenizer says)\n";
 
 /// Reports an error and exits: tfm-run has nothing to clean up that the OS
 /// does not.
@@ -134,6 +146,10 @@ struct Options {
   bool atolScaled = false;
   /// --generate N: tokens to generate greedily (0: a plain run).
   long generate = 0;
+  /// --text rows, the --tokenizer to encode them with, --max-length.
+  std::vector<std::string> texts;
+  std::string tokenizer;
+  long maxLength = -1;
 };
 
 NamedFile parseNamedFile(const std::string &flag, const std::string &value) {
@@ -193,7 +209,17 @@ Options parseOptions(int argc, char **argv) {
       options.expected.push_back(parseNamedFile(flag, value));
     else if (flag == "--weights")
       options.weights = value;
-    else if (flag == "--rtol")
+    else if (flag == "--text")
+      options.texts.push_back(value);
+    else if (flag == "--tokenizer")
+      options.tokenizer = value;
+    else if (flag == "--max-length") {
+      char *end = nullptr;
+      options.maxLength = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || options.maxLength < 1)
+        fail(fmt::format("--max-length expects a positive count, got '{}'",
+                         value));
+    } else if (flag == "--rtol")
       options.rtol = parseNumber(flag, value);
     else if (flag == "--atol")
       options.atol = parseNumber(flag, value);
@@ -226,6 +252,11 @@ Options parseOptions(int argc, char **argv) {
     fail(fmt::format("no artifact given\n{}", kUsage));
   if (options.flops >= 0 && options.bench == 0)
     fail("--flops needs --bench");
+  if (!options.texts.empty() && options.tokenizer.empty())
+    fail("--text needs --tokenizer (a tokenizer.json, its directory or a "
+         ".gguf file)");
+  if (options.texts.empty() && !options.tokenizer.empty())
+    fail("--tokenizer needs --text");
   return options;
 }
 
@@ -451,6 +482,63 @@ double milliseconds(std::chrono::steady_clock::duration duration) {
   return std::chrono::duration<double, std::milli>(duration).count();
 }
 
+struct TokenizerDeleter {
+  void operator()(tfm_tokenizer *t) const { tfm_tokenizer_release(t); }
+};
+
+/// The model inputs of --text: input_ids, token_type_ids and attention_mask
+/// ([texts, longest]), indexed as those names; others stay empty.
+void tokenize(const Options &options, const tfm_model *model,
+              std::vector<OwnedTensor> &inputs, std::vector<bool> &given) {
+  tfm_tokenizer *raw = nullptr;
+  const std::string &path = options.tokenizer;
+  bool gguf = path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+  check(gguf ? tfm_tokenizer_load_gguf(path.c_str(), &raw)
+             : tfm_tokenizer_load_json(path.c_str(), &raw));
+  std::unique_ptr<tfm_tokenizer, TokenizerDeleter> tokenizer(raw);
+  tfm_encode_options encode;
+  tfm_tokenizer_default_encode_options(tokenizer.get(), &encode);
+  if (options.maxLength > 0)
+    encode.max_length = options.maxLength;
+  std::vector<const char *> texts;
+  for (const std::string &t : options.texts)
+    texts.push_back(t.c_str());
+  OwnedTensor ids, types, mask;
+  check(tfm_tokenizer_encode_batch(tokenizer.get(), texts.data(), nullptr,
+                                   texts.size(), &encode, &ids.tensor,
+                                   &types.tensor, &mask.tensor));
+  const char *names[] = {"input_ids", "token_type_ids", "attention_mask"};
+  OwnedTensor *made[] = {&ids, &types, &mask};
+  bool used = false;
+  for (size_t i = 0; i < tfm_model_input_count(model); ++i)
+    for (int k = 0; k < 3; ++k)
+      if (!given[i] &&
+          names[k] == std::string(tfm_model_input_name(model, i))) {
+        std::swap(inputs[i].tensor, made[k]->tensor);
+        given[i] = true;
+        used = used || k == 0;
+      }
+  if (!used)
+    fail(fmt::format("--text: model '{}' has no input 'input_ids' to take "
+                     "the token ids",
+                     tfm_model_name(model)));
+  if (!options.quiet) {
+    for (size_t i = 0; i < tfm_model_input_count(model); ++i) {
+      if (std::string(tfm_model_input_name(model, i)) != "input_ids")
+        continue;
+      const tfm_tensor &x = inputs[i].tensor;
+      const auto *data = static_cast<const int64_t *>(x.data);
+      for (int64_t r = 0; r < x.shape[0]; ++r) {
+        std::string row;
+        for (int64_t c = 0; c < x.shape[1]; ++c) {
+          row += fmt::format("{}{}", c ? " " : "", data[r * x.shape[1] + c]);
+        }
+        fmt::print("tokens {}: [{}]\n", r, row);
+      }
+    }
+  }
+}
+
 } // namespace
 
 /// tfm-run --gpu-info: device 0's name and compute capability, or why there
@@ -521,6 +609,8 @@ int main(int argc, char **argv) {
     given[index] = true;
     check(tfm_npy_read(input.path.c_str(), &inputFiles[index].tensor));
   }
+  if (!options.texts.empty())
+    tokenize(options, model.get(), inputFiles, given);
   std::string missing, all;
   for (size_t i = 0; i < inputCount; ++i) {
     const char *name = tfm_model_input_name(model.get(), i);
