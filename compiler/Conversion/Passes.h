@@ -30,6 +30,9 @@ void populatePredicatesToLinalgPatterns(RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(RewritePatternSet &patterns);
 /// reshape, permute.
 void populateShapeToTensorPatterns(RewritePatternSet &patterns);
+/// The ops that compute, on bf16 and f16 tensors, to the same ops on f32
+/// between tfm.casts (tfm-widen-low-precision).
+void populateWidenLowPrecisionPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Conversion/Passes.h.inc"

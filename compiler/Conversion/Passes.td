@@ -4,6 +4,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TfmWidenLowPrecision : Pass<"tfm-widen-low-precision", "func::FuncOp"> {
+  let summary = "Compute the ops on bf16 and f16 tensors in f32";
+  let description = [{
+    bf16 and f16 are storage types: every tfm op that computes (arithmetic,
+    comparisons, reductions, softmax, layer_norm, activations, matmul,
+    linear, the attention layers and `tfm.attention`) and has a bf16 or f16
+    operand or result is rewritten to the same op on f32 (f64 when one of
+    its operands is f64): each such operand is widened by a `tfm.cast`
+    (exact), the op computes and accumulates in f32, and each such result
+    is rounded back by a `tfm.cast` (to nearest, ties to even), once per op,
+    as PyTorch computes `torch.bfloat16` tensors on the CPU. A
+    destination-style op gets a fresh f32 `tensor.empty` for its init.
+    Ops that only move, select or reshape elements (`cast`, `reshape`,
+    `permute`, `transpose`, `concat`, `where`, `masked_fill`,
+    `causal_mask`, `embedding`, `cache_append`) keep their types.
+
+    It runs first in the pipeline, so that the layers lower, the packed GEMM
+    and the attention kernels work on f32 as they are; after
+    elementwise fusion the casts sit inside the loops of their neighbours
+    (`arith.extf` on the loads, `arith.truncf` before the stores).
+    `convert-tfm-to-linalg` applies the same rewrite to what it is given.
+
+    Before:
+    ```mlir
+    %y = tfm.softmax %x, -1 : tensor<?x8xbf16>
+    ```
+    After:
+    ```mlir
+    %w = tfm.cast %x : tensor<?x8xbf16> -> tensor<?x8xf32>
+    %s = tfm.softmax %w, -1 : tensor<?x8xf32>
+    %y = tfm.cast %s : tensor<?x8xf32> -> tensor<?x8xbf16>
+    ```
+  }];
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
 def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
   let summary = "Lower tfm primitives to linalg and tensor ops";
   let description = [{
@@ -19,6 +55,11 @@ def ConvertTfmToLinalg : Pass<"convert-tfm-to-linalg", "func::FuncOp"> {
     elements). The run-time checks become an `i32`: `check_index` a
     reduction generic over the ids, `check_size` a comparison of a
     `tensor.dim`.
+    `cast` converts each element with `arith`: `extf` to a wider float,
+    `truncf` to a narrower one (to nearest, ties to even; f64 to bf16 or f16
+    through f32, and bf16 to f16 and back through f32, as PyTorch converts).
+    Ops on bf16 and f16 tensors that compute are first rewritten to compute
+    in f32 between casts (`tfm-widen-low-precision`).
     Layer ops must have been lowered first (`tfm-lower-layers`);
     `tfm.weight` stays for `tfm-bind-weights`.
 

@@ -164,7 +164,8 @@ LogicalResult BoundCall::convert(const Param &p, const ExprValue *v,
     return success();
   case ParamKind::dtype:
     if (v->kind != ExprValue::dtype)
-      return mistake("must be an element type (f32, f64, i32, i64, bool)");
+      return mistake("must be an element type (f32, f64, bf16, f16, i8, i32, "
+                     "i64, bool)");
     out.type = v->type;
     return success();
   case ParamKind::any:

@@ -54,7 +54,7 @@ enum class ParamKind {
   integers,
   boolean,
   string,
-  /// An element type: `f32`, `f64`, `i32`, `i64`, `bool`.
+  /// An element type: `f32`, `f64`, `bf16`, `f16`, `i8`, `i32`, `i64`, `bool`.
   dtype,
   /// Whatever was written; the builtin checks it.
   any,

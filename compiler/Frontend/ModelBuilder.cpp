@@ -427,7 +427,10 @@ FailureOr<Tensor> ModelBuilder::matmul(const Tensor &lhs, const Tensor &rhs,
                           << formatShape(lhs.shape) << " @ "
                           << formatShape(rhs.shape);
   if (!lhs.sameElementType(rhs) || !isa<FloatType>(lhs.elementType()))
-    return emitError(loc) << "matmul operands must have the same float type";
+    return emitError(loc) << "matmul operands must have the same float type, "
+                             "got "
+                          << lhs.elementType() << " and " << rhs.elementType()
+                          << " (cast one of them)";
   const Dim &k1 = lhs.shape.back(), &k2 = rhs.shape[rhs.rank() - 2];
   if (k1 != k2)
     return emitError(loc) << "matmul: " << formatShape(lhs.shape) << " @ "
@@ -556,10 +559,10 @@ FailureOr<Tensor> ModelBuilder::maskedFill(const Tensor &x, const Tensor &mask,
     return emitError(loc) << "masked_fill needs a float tensor to fill, got "
                           << x.elementType();
   Type maskElement = mask.elementType();
-  if (!maskElement.isInteger(1) && !maskElement.isInteger(32) &&
-      !maskElement.isInteger(64))
-    return emitError(loc) << "masked_fill: the mask must be i1, i32 or i64 "
-                             "(nonzero = fill), got "
+  if (!maskElement.isInteger(1) && !maskElement.isInteger(8) &&
+      !maskElement.isInteger(32) && !maskElement.isInteger(64))
+    return emitError(loc) << "masked_fill: the mask must be i1, i8, i32 or "
+                             "i64 (nonzero = fill), got "
                           << maskElement;
   if (mask.rank() > x.rank())
     return emitError(loc) << "masked_fill: mask " << formatShape(mask.shape)

@@ -54,6 +54,12 @@ struct Dim {
   std::string str() const;
 };
 
+/// bf16 and f16: element types that tensors are stored in and that compute
+/// in f32 (docs/language.md#element-types).
+inline bool isLowPrecisionFloat(Type type) {
+  return type.isBF16() || type.isF16();
+}
+
 using Shape = SmallVector<Dim, 4>;
 std::string formatShape(ArrayRef<Dim> shape);
 /// Checks `shape` against kMaxRank, kMaxDimension and kMaxElements; `what`
@@ -101,7 +107,7 @@ public:
     std::string str;
   };
   /// The value of `key`, or nullopt if the checkpoint does not state it.
-  virtual std::optional<ConfigValue> config(StringRef key) {
+  virtual std::optional<ConfigValue> config(StringRef /*key*/) {
     return std::nullopt;
   }
   /// Where config() looks, for messages ("model.gguf's metadata"); empty
@@ -409,6 +415,12 @@ private:
   /// row along `dim`: what an index checked at run time reads from.
   Value safeSource(Value source, const Tensor &x, int64_t dim, Value ok,
                    Location loc);
+  /// A layer with weights of another float type, or a function composed of
+  /// several ops, on a bf16/f16 `x`: `build` runs on `x` widened to `type`
+  /// (the weights' f32), and its result is rounded back to x's type once.
+  FailureOr<Tensor>
+  computeIn(Type type, const Tensor &x, Location loc,
+            function_ref<FailureOr<Tensor>(const Tensor &)> build);
   /// The element type check and broadcast shared by the elementwise ops.
   FailureOr<Shape> broadcastAll(ArrayRef<const Tensor *> operands, Location loc,
                                 StringRef what);

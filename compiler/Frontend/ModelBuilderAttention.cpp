@@ -209,6 +209,51 @@ FailureOr<ModelBuilder::AttentionResult> ModelBuilder::multiHeadAttention(
                           << formatShape(query.shape) << ", "
                           << formatShape(key.shape) << ", "
                           << formatShape(value.shape);
+  // A bf16/f16 layer meets the checkpoint's f32 weights: it computes in f32
+  // (its float masks too) and rounds its outputs once.
+  Type narrow = query.elementType();
+  if (isLowPrecisionFloat(narrow)) {
+    Type f32 = builder.getF32Type();
+    // Once per distinct value: self-attention stays self-attention.
+    SmallVector<std::pair<Value, Tensor>> widened;
+    auto widen = [&](const Tensor &t) -> FailureOr<Tensor> {
+      if (t.elementType() != narrow)
+        return t;
+      for (auto &[original, result] : widened)
+        if (original == t.value)
+          return result;
+      FailureOr<Tensor> result = castTo(t, f32, loc);
+      if (succeeded(result))
+        widened.push_back({t.value, *result});
+      return result;
+    };
+    FailureOr<Tensor> q = widen(query), k = widen(key), v = widen(value);
+    if (failed(q) || failed(k) || failed(v))
+      return failure();
+    MultiHeadAttentionOptions wide = options;
+    for (std::optional<Tensor> *mask : {&wide.keyPaddingMask, &wide.attnMask})
+      if (*mask) {
+        FailureOr<Tensor> m = widen(**mask);
+        if (failed(m))
+          return failure();
+        *mask = *m;
+      }
+    FailureOr<AttentionResult> result =
+        multiHeadAttention(*q, *k, *v, heads, names, wide, loc);
+    if (failed(result))
+      return failure();
+    FailureOr<Tensor> output = castTo(result->output, narrow, loc);
+    if (failed(output))
+      return failure();
+    result->output = *output;
+    if (result->weights) {
+      FailureOr<Tensor> weights = castTo(*result->weights, narrow, loc);
+      if (failed(weights))
+        return failure();
+      result->weights = *weights;
+    }
+    return result;
+  }
   // Sequence-first inputs [seq, batch, E] are transposed to batch first
   // (once per distinct value) and the output back.
   bool batched = query.rank() == 3;

@@ -20,6 +20,11 @@ FailureOr<Tensor> ModelBuilder::sigmoid(const Tensor &x, Location loc) {
   if (!isa<FloatType>(x.elementType()))
     return emitError(loc) << "sigmoid needs a float tensor, got "
                           << x.elementType();
+  // Composed of several ops: computed in f32 and rounded once, as PyTorch's
+  // kernel does.
+  if (isLowPrecisionFloat(x.elementType()))
+    return computeIn(builder.getF32Type(), x, loc,
+                     [&](const Tensor &wide) { return sigmoid(wide, loc); });
   // 1 / (1 + exp(-x)): exp overflows to inf for x < -88 (f32), giving 0.
   FailureOr<Tensor> negated = unary(UnaryFn::neg, x, loc);
   if (failed(negated))
@@ -38,6 +43,9 @@ FailureOr<Tensor> ModelBuilder::silu(const Tensor &x, Location loc) {
   if (!isa<FloatType>(x.elementType()))
     return emitError(loc) << "silu needs a float tensor, got "
                           << x.elementType();
+  if (isLowPrecisionFloat(x.elementType()))
+    return computeIn(builder.getF32Type(), x, loc,
+                     [&](const Tensor &wide) { return silu(wide, loc); });
   FailureOr<Tensor> s = sigmoid(x, loc);
   if (failed(s))
     return failure();
@@ -58,6 +66,14 @@ FailureOr<Tensor> ModelBuilder::rmsNorm(const Tensor &x,
                           << eps;
   if (!std::isfinite(weightOffset))
     return emitError(loc) << "rms_norm: weight_offset must be finite";
+  // In f32 (the weights' type when given), rounded once.
+  if (isLowPrecisionFloat(x.elementType()) &&
+      (!weight ||
+       (isa<FloatType>(weight->elementType()) && !weight->sameElementType(x))))
+    return computeIn(weight ? weight->elementType() : builder.getF32Type(), x,
+                     loc, [&](const Tensor &wide) {
+                       return rmsNorm(wide, weight, eps, weightOffset, loc);
+                     });
   if (weight && (weight->rank() != 1 || weight->shape[0] != x.shape.back() ||
                  !weight->sameElementType(x)))
     return emitError(loc) << "rms_norm: weight " << formatShape(weight->shape)
@@ -165,6 +181,12 @@ FailureOr<Tensor> ModelBuilder::rope(const Tensor &x, const Tensor &positions,
                   << " must end in the sequence dimension of x "
                   << formatShape(x.shape) << " (x is [..., seq, head_dim])";
 
+  // Angles, sines and the rotation in f32 (a bf16 position would be off by
+  // far more than a rounding), the result rounded once.
+  if (isLowPrecisionFloat(x.elementType()))
+    return computeIn(builder.getF32Type(), x, loc, [&](const Tensor &wide) {
+      return rope(wide, positions, options, loc);
+    });
   Type element = x.elementType();
   int64_t half = rotary / 2;
   SmallVector<double> inverse = inverseFrequencies(rotary, options);

@@ -26,9 +26,17 @@ FailureOr<Tensor> ModelBuilder::linear(const Tensor &x, const Tensor &weight,
                              "weight [out, in], got "
                           << formatShape(x.shape) << " and "
                           << formatShape(weight.shape);
+  // A bf16/f16 input meets a checkpoint's f32 weights: computed in f32,
+  // the result rounded to the input's type.
+  if (isLowPrecisionFloat(x.elementType()) &&
+      isa<FloatType>(weight.elementType()) && !x.sameElementType(weight))
+    return computeIn(weight.elementType(), x, loc, [&](const Tensor &wide) {
+      return linear(wide, weight, bias, loc);
+    });
   if (!x.sameElementType(weight) || !isa<FloatType>(x.elementType()))
     return emitError(loc) << "linear: input and weight must have the same "
-                             "float type";
+                             "float type, got "
+                          << x.elementType() << " and " << weight.elementType();
   if (x.shape.back() != weight.shape[1])
     return emitError(loc) << "linear: input " << formatShape(x.shape) << " has "
                           << x.shape.back().str() << " features but the weight "
@@ -102,6 +110,11 @@ FailureOr<Tensor> ModelBuilder::learnedPositionalEncoding(const Tensor &x,
     return emitError(loc) << "positional_encoding needs a float [..., seq, "
                              "dim] tensor, got "
                           << formatShape(x.shape);
+  if (isLowPrecisionFloat(x.elementType()) &&
+      isa<FloatType>(table.elementType()) && !x.sameElementType(table))
+    return computeIn(table.elementType(), x, loc, [&](const Tensor &wide) {
+      return learnedPositionalEncoding(wide, table, loc);
+    });
   if (table.rank() != 2 || !x.sameElementType(table) ||
       table.shape[1] != x.shape.back())
     return emitError(loc) << "positional_encoding: the learned table "
@@ -146,6 +159,14 @@ FailureOr<Tensor> ModelBuilder::layerNorm(const Tensor &x,
     return emitError(loc) << "layer_norm: eps must be finite and "
                              "non-negative, got "
                           << eps;
+  // With f32 weights a bf16/f16 input normalizes in f32 (its statistics
+  // are f32 anyway) and rounds once.
+  const std::optional<Tensor> &param = weight ? weight : bias;
+  if (isLowPrecisionFloat(x.elementType()) && param &&
+      isa<FloatType>(param->elementType()) && !param->sameElementType(x))
+    return computeIn(param->elementType(), x, loc, [&](const Tensor &wide) {
+      return layerNorm(wide, weight, bias, eps, loc);
+    });
   for (const auto *p : {&weight, &bias}) {
     if (!*p)
       continue;

@@ -113,12 +113,21 @@ FailureOr<Tensor> ModelBuilder::constant(double value, Type elementType,
                 "type first)";
     }
     // Checked before converting: a double outside int64_t's range makes the
-    // conversion undefined, and an i32 would wrap.
-    double limit =
-        elementType.isInteger(32) ? 2147483647.0 : 9007199254740992.0;
-    if (std::fabs(value) > limit)
-      return emitError(loc)
-             << "the number " << value << " does not fit in " << elementType;
+    // conversion undefined, and an i8 or i32 would wrap. i64 takes what a
+    // double holds exactly, a bool 0 and 1.
+    unsigned width = elementType.getIntOrFloatBitWidth();
+    double high = width == 1    ? 1.0
+                  : width >= 54 ? 9007199254740992.0
+                                : std::ldexp(1.0, int(width) - 1) - 1;
+    double low = width == 1    ? 0.0
+                 : width >= 54 ? -high
+                               : -std::ldexp(1.0, int(width) - 1);
+    if (value > high || value < low) {
+      std::ostringstream text;
+      text << value;
+      return emitError(loc) << "the number " << text.str()
+                            << " does not fit in " << elementType;
+    }
     attr = builder.getIntegerAttr(elementType, int64_t(value));
   }
   Value v = arith::ConstantOp::create(builder, loc,
@@ -275,6 +284,18 @@ FailureOr<Tensor> ModelBuilder::where(const Tensor &condition,
   return Tensor{v, *shape};
 }
 
+FailureOr<Tensor>
+ModelBuilder::computeIn(Type type, const Tensor &x, Location loc,
+                        function_ref<FailureOr<Tensor>(const Tensor &)> build) {
+  FailureOr<Tensor> wide = castTo(x, type, loc);
+  if (failed(wide))
+    return failure();
+  FailureOr<Tensor> result = build(*wide);
+  if (failed(result))
+    return failure();
+  return castTo(*result, x.elementType(), loc);
+}
+
 FailureOr<Tensor> ModelBuilder::castTo(const Tensor &x, Type elementType,
                                        Location loc) {
   if (x.elementType() == elementType)
@@ -293,6 +314,13 @@ FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
     return emitError(loc) << name << " needs a "
                           << (fn == ReduceFn::mean ? "float" : "numeric")
                           << " tensor, got " << type;
+  // torch.sum of int8 is int64: the bytes would overflow at once.
+  if (fn == ReduceFn::sum && type.isInteger(8)) {
+    FailureOr<Tensor> wide = castTo(x, builder.getI64Type(), loc);
+    if (failed(wide))
+      return failure();
+    return reduce(fn, *wide, dims, keepdim, loc);
+  }
   SmallVector<int64_t> normalized;
   for (int64_t d : dims) {
     FailureOr<int64_t> n = normalizeDim(x, d, loc);

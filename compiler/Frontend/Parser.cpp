@@ -174,8 +174,8 @@ FailureOr<Type> Parser::parseDtype() {
   Token t = consume();
   Type type = dtypeOf(t.spelling);
   if (!t.is(Token::identifier) || !type)
-    return error(t.loc) << "expected an element type (f32, f64, i32, i64, "
-                           "bool)"
+    return error(t.loc) << "expected an element type (f32, f64, bf16, f16, "
+                           "i8, i32, i64, bool)"
                         << describe(t);
   return type;
 }
@@ -280,9 +280,17 @@ LogicalResult Parser::parseParam() {
     return error(name.loc) << "a weight's name must not be empty";
   if (failed(expect(Token::colon, "':' and a type")))
     return failure();
+  Token typeToken = peek();
   FailureOr<Type> type = parseDtype();
   if (failed(type))
     return failure();
+  // What a checkpoint's weights bind as (BindWeights): bf16 and f16 ones
+  // are converted to f32 at compile time.
+  if (isLowPrecisionFloat(*type) || type->isInteger(8) || type->isInteger(1))
+    return error(typeToken.loc)
+           << "a weight is f32, f64, i32 or i64, not " << typeToken.spelling
+           << " (a checkpoint's F16 and BF16 weights are f32, converted at "
+              "compile time)";
   FailureOr<Shape> shape = parseShape();
   if (failed(shape))
     return failure();

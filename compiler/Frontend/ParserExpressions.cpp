@@ -259,6 +259,9 @@ Type Parser::dtypeOf(StringRef name) const {
       .Case("i64", IntegerType::get(ctx, 64))
       .Case("i32", IntegerType::get(ctx, 32))
       .Case("bool", IntegerType::get(ctx, 1))
+      .Case("bf16", BFloat16Type::get(ctx))
+      .Case("f16", Float16Type::get(ctx))
+      .Case("i8", IntegerType::get(ctx, 8))
       .Default(Type());
 }
 

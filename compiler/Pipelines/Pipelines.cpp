@@ -30,6 +30,9 @@ using namespace mlir;
 
 void tfm::buildTfmToLinalgPipeline(OpPassManager &pm,
                                    const CPUPipelineOptions &options) {
+  // bf16 and f16 ops compute in f32 between casts, first: the layers, the
+  // packed GEMM and the attention kernels below then see f32 only.
+  pm.addNestedPass<func::FuncOp>(createTfmWidenLowPrecision());
   // The attention layers become tfm.attention; the unfused path spells
   // every tfm.attention as its primitive chain instead.
   pm.addNestedPass<func::FuncOp>(createTfmLowerLayers(
@@ -147,6 +150,12 @@ void tfm::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (math.erf of the exact GELU) calls libm.
   pm.addPass(createConvertMathToLibmPass());
+  // bf16 and f16 conversions as integer operations (round to nearest
+  // even) where the target has no instruction for them: the object needs
+  // no compiler-rt or libgcc helper. A portable artifact's multiversioned
+  // functions say in their target_features whether theirs has one.
+  pm.addPass(tfm::createTfmExpandHalfCasts(
+      tfm::TfmExpandHalfCastsOptions{options.targetBF16Dot}));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

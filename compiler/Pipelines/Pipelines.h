@@ -68,7 +68,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "weight-type says")};
   PassOptions::Option<bool> targetBF16Dot{
       *this, "target-bf16-dot",
-      llvm::cl::desc("Without multiversion: the target has AVX512-BF16"),
+      llvm::cl::desc("Without multiversion: the target has AVX512-BF16 "
+                     "(vdpbf16ps, and vcvtneps2bf16 for f32 to bf16 casts)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> targetInt8Dot{
       *this, "target-int8-dot",

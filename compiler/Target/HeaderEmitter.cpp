@@ -143,6 +143,12 @@ static StringRef cType(StringRef dtype) {
     return "int32_t";
   if (dtype == "bool")
     return "bool"; // one byte per element, 0 or 1
+  // C has no bfloat16 and no portable half: their bits, as the runtime's
+  // tfm_f32_to_bf16/f16 and tfm_bf16/f16_to_f32 convert them.
+  if (dtype == "bf16" || dtype == "f16")
+    return "uint16_t";
+  if (dtype == "i8")
+    return "int8_t";
   return "int64_t";
 }
 

@@ -196,9 +196,7 @@ struct TfmEmitEntryPointsPass
         if (llvm::none_of(t.dims,
                           [](const SignatureDim &d) { return d.symbol >= 0; }))
           continue;
-        Value bytes = constant(t.dtype == "f64" || t.dtype == "i64" ? 8
-                               : t.dtype == "bool"                  ? 1
-                                                                    : 4);
+        Value bytes = constant(dtypeByteSize(t.dtype));
         for (const SignatureDim &d : t.dims) {
           Value size =
               d.symbol >= 0 ? symbolValues[d.symbol] : constant(d.staticSize);

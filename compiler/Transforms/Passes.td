@@ -406,6 +406,54 @@ def TfmLowerStridedCopies : Pass<"tfm-lower-strided-copies", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TfmExpandHalfCasts : Pass<"tfm-expand-half-casts", "ModuleOp"> {
+  let summary = "Expand conversions between f32/f64 and bf16/f16 into integer ops";
+  let description = [{
+    `arith.extf` from `bf16` or `f16` to `f32` and `arith.truncf` from `f32`
+    to them, scalar or vector, become integer and `f32` operations: exact
+    widening, and narrowing to nearest with ties to even (NaN stays NaN,
+    values past the largest finite one become infinities), as PyTorch
+    converts. LLVM would otherwise lower them on CPUs without F16C or
+    AVX512-BF16 to calls into compiler-rt or libgcc (`__truncsfbf2`,
+    `__extendhfsf2`, ...), which an artifact must not depend on. The bits
+    are those of the runtime's `tfm_f32_to_bf16` and `tfm_f32_to_f16`, NaNs
+    included. `f64` converts through `f32` both ways (narrowing rounds
+    twice, as PyTorch does). The other arith ops on `bf16` or `f16` lanes
+    (the canonicalizer folds `truncf(sitofp(i8))` into a `sitofp` to `bf16`)
+    become the same op on `f32` between these conversions; bitcasts, selects
+    and constants move bits and stay, and arith ops on other types are left
+    alone.
+
+    Where the target has the instruction, f32 -> bf16 stays for LLVM: with
+    `native-bf16` (the driver sets it for a `--cpu` with AVX512-BF16), and
+    in functions whose `target_features` include `+avx512bf16` (a portable
+    artifact's AVX512-BF16 kernel variants). `vcvtneps2bf16` rounds to
+    nearest even too, but reads f32 subnormals as zeros and keeps a NaN's
+    payload, as PyTorch's vectorized conversion does on such CPUs. f16
+    conversions are always expanded (nothing on the CPU needs them fast).
+
+    Before:
+    ```mlir
+    %h = arith.truncf %x : f32 to f16
+    ```
+    After (abridged):
+    ```mlir
+    %w = arith.bitcast %x : f32 to i32
+    ...
+    %b = arith.mulf %abs, %two112 : f32   // 2^112: large values to inf
+    ...
+    %h = arith.bitcast %bits : i16 to f16
+    ```
+  }];
+  let options = [
+    Option<"nativeBF16", "native-bf16", "bool", /*default=*/"false",
+           "The target has AVX512-BF16: f32 -> bf16 stays for LLVM's "
+           "vcvtneps2bf16 (also in functions whose target_features have "
+           "+avx512bf16)">
+  ];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "ModuleOp"> {
   let summary = "Place scratch buffers in one allocation, sharing by lifetime";
   let description = [{

@@ -7,6 +7,16 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+int64_t mlir::tfm::dtypeByteSize(StringRef dtype) {
+  if (dtype == "f64" || dtype == "i64")
+    return 8;
+  if (dtype == "f32" || dtype == "i32")
+    return 4;
+  if (dtype == "bf16" || dtype == "f16")
+    return 2;
+  return 1; // bool and i8
+}
+
 /// The attribute's verifier checked what this conversion relies on: every
 /// symbol dimension is declared, every element type has a dtype name.
 template <typename Specs>

@@ -28,6 +28,9 @@ struct SignatureDim {
   int64_t symbol = -1;
 };
 
+/// Bytes per element of a signature dtype ("f32", "bf16", "bool", ...).
+int64_t dtypeByteSize(StringRef dtype);
+
 struct SignatureTensor {
   std::string name, dtype;
   SmallVector<SignatureDim> dims;

@@ -38,11 +38,13 @@ struct DtypeCode {
   tfm_dtype dtype;
   const char *descr;
 };
-constexpr DtypeCode kDtypeCodes[] = {{TFM_DTYPE_F32, "<f4"},
-                                     {TFM_DTYPE_F64, "<f8"},
-                                     {TFM_DTYPE_I32, "<i4"},
-                                     {TFM_DTYPE_I64, "<i8"},
-                                     {TFM_DTYPE_BOOL, "|b1"}};
+// numpy has no bfloat16: a bf16 tensor is stored as its bits, uint16, as
+// ml_dtypes users write it (a.view(np.uint16)). So '<u2' reads as bf16; the
+// runtime has no uint16 dtype for it to mean anything else.
+constexpr DtypeCode kDtypeCodes[] = {
+    {TFM_DTYPE_F32, "<f4"},  {TFM_DTYPE_F64, "<f8"},  {TFM_DTYPE_I32, "<i4"},
+    {TFM_DTYPE_I64, "<i8"},  {TFM_DTYPE_BOOL, "|b1"}, {TFM_DTYPE_F16, "<f2"},
+    {TFM_DTYPE_BF16, "<u2"}, {TFM_DTYPE_I8, "|i1"},   {TFM_DTYPE_U8, "|u1"}};
 
 const char *descrOf(tfm_dtype dtype) {
   for (const DtypeCode &code : kDtypeCodes)
@@ -272,10 +274,19 @@ tfm_status readNpy(const std::string &path, tfm_tensor &out) {
         fmt::format("{}: big-endian dtype '{}' is not supported; convert with "
                     "a.astype(a.dtype.newbyteorder('<'))",
                     path, printable(header.descr, 32)));
+  // ml_dtypes' bfloat16 saves as two opaque bytes; its bits are what to save.
+  if (dtype == TFM_DTYPE_INVALID &&
+      (header.descr == "<V2" || header.descr == "|V2"))
+    return formatError(
+        fmt::format("{}: unsupported dtype '{}': for a bfloat16 array (which "
+                    "numpy saves as opaque bytes) save a.view(np.uint16), "
+                    "which tfm reads as bf16",
+                    path, header.descr));
   if (dtype == TFM_DTYPE_INVALID)
     return formatError(fmt::format(
-        "{}: unsupported dtype '{}' (supported: <f4, <f8, <i4, <i8, |b1)", path,
-        printable(header.descr, 32)));
+        "{}: unsupported dtype '{}' (supported: <f4, <f8, <f2, <i4, <i8, |i1, "
+        "|u1, |b1, and <u2 as the bits of bf16)",
+        path, printable(header.descr, 32)));
   if (header.shape.size() > TFM_MAX_RANK)
     return formatError(fmt::format("{}: rank {} exceeds the maximum of {}",
                                    path, header.shape.size(), TFM_MAX_RANK));

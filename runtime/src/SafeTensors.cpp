@@ -42,11 +42,18 @@ constexpr const char *kMetadataKey = "__metadata__";
 struct DtypeInfo {
   const char *name;
   size_t size;
+  /// The runtime's dtype of the same elements, if it has one.
+  tfm_dtype dtype;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
-    {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
-    {"U32", 4},  {"F32", 4}, {"F64", 8}, {"I64", 8},     {"U64", 8}};
+    {"BOOL", 1, TFM_DTYPE_BOOL},       {"U8", 1, TFM_DTYPE_U8},
+    {"I8", 1, TFM_DTYPE_I8},           {"F8_E5M2", 1, TFM_DTYPE_INVALID},
+    {"F8_E4M3", 1, TFM_DTYPE_INVALID}, {"I16", 2, TFM_DTYPE_INVALID},
+    {"U16", 2, TFM_DTYPE_INVALID},     {"F16", 2, TFM_DTYPE_F16},
+    {"BF16", 2, TFM_DTYPE_BF16},       {"I32", 4, TFM_DTYPE_I32},
+    {"U32", 4, TFM_DTYPE_INVALID},     {"F32", 4, TFM_DTYPE_F32},
+    {"F64", 8, TFM_DTYPE_F64},         {"I64", 8, TFM_DTYPE_I64},
+    {"U64", 8, TFM_DTYPE_INVALID}};
 
 /// The parse of one header entry, before it is turned into a SafeTensorEntry.
 struct RawEntry {
@@ -146,6 +153,20 @@ size_t safeTensorsDtypeSize(std::string_view dtype) {
     if (dtype == info.name)
       return info.size;
   return 0;
+}
+
+std::string_view safeTensorsDtypeName(tfm_dtype dtype) {
+  for (const DtypeInfo &info : kDtypes)
+    if (dtype != TFM_DTYPE_INVALID && info.dtype == dtype)
+      return info.name;
+  return {};
+}
+
+tfm_dtype dtypeOfSafeTensors(std::string_view dtype) {
+  for (const DtypeInfo &info : kDtypes)
+    if (dtype == info.name)
+      return info.dtype;
+  return TFM_DTYPE_INVALID;
 }
 
 std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,

@@ -48,7 +48,7 @@ bool parseTensorSpec(const json &value, const std::string &where,
       dtypeName ? parseDtypeName(*dtypeName) : std::nullopt;
   if (!dtype) {
     error = fmt::format("{} ('{}'): \"dtype\" must be one of f32, f64, i32, "
-                        "i64, bool",
+                        "i64, bool, f16, bf16, i8, u8",
                         where, spec.name);
     return false;
   }

@@ -17,7 +17,8 @@ constexpr int64_t kAlignment = 64;
 
 std::optional<tfm_dtype> parseDtypeName(std::string_view name) {
   for (tfm_dtype dtype : {TFM_DTYPE_F32, TFM_DTYPE_F64, TFM_DTYPE_I32,
-                          TFM_DTYPE_I64, TFM_DTYPE_BOOL})
+                          TFM_DTYPE_I64, TFM_DTYPE_BOOL, TFM_DTYPE_F16,
+                          TFM_DTYPE_BF16, TFM_DTYPE_I8, TFM_DTYPE_U8})
     if (name == tfm_dtype_name(dtype))
       return dtype;
   return std::nullopt;
@@ -64,6 +65,18 @@ void *allocateAligned(int64_t bytes) noexcept {
   return data;
 }
 
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float bitsToFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
 } // namespace tfm::rt
 
 using namespace tfm::rt;
@@ -73,7 +86,12 @@ extern "C" {
 size_t tfm_dtype_size(tfm_dtype dtype) {
   switch (dtype) {
   case TFM_DTYPE_BOOL:
+  case TFM_DTYPE_I8:
+  case TFM_DTYPE_U8:
     return 1;
+  case TFM_DTYPE_F16:
+  case TFM_DTYPE_BF16:
+    return 2;
   case TFM_DTYPE_F32:
   case TFM_DTYPE_I32:
     return 4;
@@ -98,10 +116,80 @@ const char *tfm_dtype_name(tfm_dtype dtype) {
     return "i64";
   case TFM_DTYPE_BOOL:
     return "bool";
+  case TFM_DTYPE_F16:
+    return "f16";
+  case TFM_DTYPE_BF16:
+    return "bf16";
+  case TFM_DTYPE_I8:
+    return "i8";
+  case TFM_DTYPE_U8:
+    return "u8";
   case TFM_DTYPE_INVALID:
     break;
   }
   return "invalid";
+}
+
+float tfm_f16_to_f32(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x3ff;
+  if (exponent == 0x1f) // Infinities and NaNs keep their payload.
+    return bitsToFloat(sign | 0x7f800000 | mantissa << 13);
+  if (exponent == 0) {
+    // Zeros and subnormals: mantissa * 2^-24, exact in f32.
+    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  // Rebias the exponent from 15 to 127.
+  return bitsToFloat(sign | (exponent + 112) << 23 | mantissa << 13);
+}
+
+uint16_t tfm_f32_to_f16(float value) {
+  uint32_t bits = floatBits(value);
+  auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7fffffff;
+  if (magnitude > 0x7f800000)
+    return sign | 0x7e00;
+  // 65520, halfway between the largest f16 (65504) and 2^16, rounds to even:
+  // to infinity, as does everything above it.
+  if (magnitude >= 0x477ff000)
+    return sign | 0x7c00;
+  if (magnitude >= 0x38800000) {
+    // A normal f16 (2^-14 and up): round the 13 dropped bits to even, letting
+    // a carry run into the exponent, then rebias it from 127 to 15.
+    uint32_t rounded = magnitude + 0xfff + ((magnitude >> 13) & 1);
+    return sign | static_cast<uint16_t>((rounded - 0x38000000) >> 13);
+  }
+  // Below half the smallest subnormal (2^-25; 2^-25 itself is a tie that
+  // rounds to the even zero).
+  if (magnitude < 0x33000000)
+    return sign;
+  // A subnormal f16 counts units of 2^-24: the significand shifted right by
+  // 14 to 24 bits, rounded to even (rounding up may give the smallest normal,
+  // which the same bits encode).
+  uint32_t exponent = magnitude >> 23;
+  uint32_t significand = (magnitude & 0x7fffff) | 0x800000;
+  uint32_t shift = 126 - exponent;
+  uint32_t units = significand >> shift;
+  uint32_t rest = significand & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (units & 1)))
+    ++units;
+  return sign | static_cast<uint16_t>(units);
+}
+
+float tfm_bf16_to_f32(uint16_t bits) {
+  return bitsToFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t tfm_f32_to_bf16(float value) {
+  uint32_t bits = floatBits(value);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return static_cast<uint16_t>(((bits >> 16) & 0x8000) | 0x7fc0);
+  // Round the dropped half to even; a carry runs into the exponent, up to
+  // infinity for values past the largest bf16.
+  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
 }
 
 int64_t tfm_tensor_element_count(const tfm_tensor *tensor) {

@@ -28,6 +28,10 @@ std::string formatShape(const int64_t *dims, int64_t rank);
 /// zero-byte tensor still gets a non-NULL pointer; free it with std::free.
 void *allocateAligned(int64_t bytes) noexcept;
 
+/// The bits of an f32, and the f32 with these bits.
+uint32_t floatBits(float value);
+float bitsToFloat(uint32_t bits);
+
 } // namespace tfm::rt
 
 #endif // TFM_RUNTIME_TENSOR_H

@@ -379,6 +379,30 @@ output p, q
   CHECK(h.problems.empty());
 }
 
+TEST_CASE("the generated header passes bf16 and f16 as uint16_t, i8 as "
+          "int8_t",
+          "[header]") {
+  // A function pointer of the wrong type does not compile (-Werror in C).
+  HeaderCheck h = checkHeader(
+      R"(
+model half
+input x: bf16[seq, 4]
+input h: f16[seq, 4]
+input q: i8[seq]
+y = x * 2
+g = cast(h, f32) + 1
+r = -q
+output y, g, r
+)",
+      "  int32_t (*run)(const uint16_t *, const uint16_t *, const int8_t *,"
+      " uint16_t *, float *, int8_t *, int64_t) = tfm_half_run;\n"
+      "  int64_t n = TFM_HALF_X_COUNT(3) + TFM_HALF_R_RANK;\n"
+      "  (void)run; (void)n;");
+  INFO(h.diagnostics << h.problems);
+  REQUIRE(h.compiled);
+  CHECK(h.problems.empty());
+}
+
 TEST_CASE("the generated header survives names that clash in C", "[header]") {
   // Valid-looking .tfm names that a naive header turns into invalid C: a
   // symbol that is also a tensor name (two parameters called `n`), tensors

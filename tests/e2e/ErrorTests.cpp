@@ -83,6 +83,14 @@ TEST_CASE("run-time shape and dtype errors are statuses", "[errors]") {
     INFO(r.message);
     CHECK(r.code == TFM_STATUS_INVALID_ARGUMENT);
   }
+  SECTION("wrong dtype: bf16 bits for f32") {
+    HostTensor x = HostTensor::bf16({3, 4}, std::vector<float>(12, 0.5f));
+    RunResult r = m->run({x, rng.f32({3, 4}), ids});
+    INFO(r.message);
+    CHECK(r.code == TFM_STATUS_INVALID_ARGUMENT);
+    CHECK(r.message ==
+          "input 'x': dtype is bf16 but the model expects f32[seq, 4]");
+  }
   SECTION("wrong dtype: i32 ids for i64") {
     RunResult r = m->run({rng.f32({3, 4}), rng.f32({3, 4}),
                           HostTensor::i32({2}, std::vector<int32_t>{1, 2})});

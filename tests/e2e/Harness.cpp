@@ -96,6 +96,41 @@ HostTensor HostTensor::i32(std::vector<int64_t> shape,
   return makeTensor(TFM_DTYPE_I32, std::move(shape), values);
 }
 
+HostTensor HostTensor::i8(std::vector<int64_t> shape,
+                          const std::vector<int8_t> &values) {
+  return makeTensor(TFM_DTYPE_I8, std::move(shape), values);
+}
+
+HostTensor HostTensor::halfBits(tfm_dtype dtype, std::vector<int64_t> shape,
+                                const std::vector<uint16_t> &bits) {
+  return makeTensor(dtype, std::move(shape), bits);
+}
+
+HostTensor HostTensor::bf16(std::vector<int64_t> shape,
+                            const std::vector<float> &values) {
+  std::vector<uint16_t> bits;
+  for (float v : values)
+    bits.push_back(tfm_f32_to_bf16(v));
+  return halfBits(TFM_DTYPE_BF16, std::move(shape), bits);
+}
+
+HostTensor HostTensor::f16(std::vector<int64_t> shape,
+                           const std::vector<float> &values) {
+  std::vector<uint16_t> bits;
+  for (float v : values)
+    bits.push_back(tfm_f32_to_f16(v));
+  return halfBits(TFM_DTYPE_F16, std::move(shape), bits);
+}
+
+std::vector<uint16_t> HostTensor::halfBits() const {
+  if (dtype != TFM_DTYPE_BF16 && dtype != TFM_DTYPE_F16)
+    throw std::logic_error("HostTensor: " + describe() + " is not bf16/f16");
+  std::vector<uint16_t> bits(static_cast<size_t>(numel()));
+  if (!bits.empty())
+    std::memcpy(bits.data(), bytes.data(), bits.size() * 2);
+  return bits;
+}
+
 HostTensor HostTensor::zeros(tfm_dtype dtype, std::vector<int64_t> shape) {
   HostTensor t;
   t.dtype = dtype;
@@ -145,8 +180,20 @@ std::vector<double> HostTensor::toDoubles() const {
     convert(int64_t());
     break;
   case TFM_DTYPE_BOOL:
+  case TFM_DTYPE_U8:
     convert(uint8_t());
     break;
+  case TFM_DTYPE_I8:
+    convert(int8_t());
+    break;
+  case TFM_DTYPE_F16:
+  case TFM_DTYPE_BF16: {
+    std::vector<uint16_t> bits = halfBits();
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = dtype == TFM_DTYPE_F16 ? tfm_f16_to_f32(bits[i])
+                                      : tfm_bf16_to_f32(bits[i]);
+    break;
+  }
   default:
     throw std::logic_error("HostTensor: invalid dtype");
   }

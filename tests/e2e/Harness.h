@@ -57,6 +57,16 @@ struct HostTensor {
                         const std::vector<int64_t> &values);
   static HostTensor i32(std::vector<int64_t> shape,
                         const std::vector<int32_t> &values);
+  static HostTensor i8(std::vector<int64_t> shape,
+                       const std::vector<int8_t> &values);
+  /// bf16 or f16 from float values, rounded to nearest even
+  /// (tfm_f32_to_bf16/f16), or from their bits.
+  static HostTensor bf16(std::vector<int64_t> shape,
+                         const std::vector<float> &values);
+  static HostTensor f16(std::vector<int64_t> shape,
+                        const std::vector<float> &values);
+  static HostTensor halfBits(tfm_dtype dtype, std::vector<int64_t> shape,
+                             const std::vector<uint16_t> &bits);
   /// A zeroed tensor.
   static HostTensor zeros(tfm_dtype dtype, std::vector<int64_t> shape);
   /// Reads a .npy file; throws on failure.
@@ -65,6 +75,8 @@ struct HostTensor {
   int64_t numel() const { return elementCount(shape); }
   /// Every element converted to double (any dtype).
   std::vector<double> toDoubles() const;
+  /// The elements of a bf16 or f16 tensor as their bits.
+  std::vector<uint16_t> halfBits() const;
   /// A non-owning runtime view (rank must be <= TFM_MAX_RANK).
   tfm_tensor view() const;
   std::string describe() const; // "f32[2, 3]"

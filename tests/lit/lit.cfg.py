@@ -76,6 +76,9 @@ config.substitutions.append(
 config.substitutions.append(
     ("%{bool-model}", os.path.join(config.tfm_lib_dir, "tfm_test_bool_model.so"))
 )
+config.substitutions.append(
+    ("%{half-model}", os.path.join(config.tfm_lib_dir, "tfm_test_half_model.so"))
+)
 # A CUDA driver over host memory (tests/unit/runtime/FakeCudaDriver.c), for
 # TFM_CUDA_LIBRARY: GPU artifacts run (kernels do not) without a GPU.
 config.substitutions.append(

@@ -83,7 +83,10 @@ const char *const kUsage =
     "  --tokenizer PATH      tokenizer.json, a checkpoint's directory holding\n"
     "                        one, or a .gguf file (its tokenizer.ggml.*)\n"
     "  --max-length N        truncate each text to N tokens (special tokens\n"
-    "                        included; default: as the tokenizer says)\n";
+    "                        included; default: as the tokenizer says)\n"
+    "A bf16 tensor is a uint16 ('<u2') .npy file of its bits, as\n"
+    "a.view(np.uint16) gives for an ml_dtypes.bfloat16 array; --expected\n"
+    "compares the decoded values, in double.\n";
 
 /// Reports an error and exits: tfm-run has nothing to clean up that the OS
 /// does not.
@@ -280,10 +283,58 @@ double valueAt(const tfm_tensor &tensor, int64_t index) {
         static_cast<const int64_t *>(tensor.data)[index]);
   case TFM_DTYPE_BOOL:
     return static_cast<const unsigned char *>(tensor.data)[index] ? 1 : 0;
+  case TFM_DTYPE_F16:
+    return tfm_f16_to_f32(static_cast<const uint16_t *>(tensor.data)[index]);
+  case TFM_DTYPE_BF16:
+    return tfm_bf16_to_f32(static_cast<const uint16_t *>(tensor.data)[index]);
+  case TFM_DTYPE_I8:
+    return static_cast<const int8_t *>(tensor.data)[index];
+  case TFM_DTYPE_U8:
+    return static_cast<const uint8_t *>(tensor.data)[index];
   case TFM_DTYPE_INVALID:
     break;
   }
   return 0;
+}
+
+/// How numpy spells a dtype in a .npy file, as tfm_npy_read maps them.
+const char *npyDescr(tfm_dtype dtype) {
+  switch (dtype) {
+  case TFM_DTYPE_F32:
+    return "'<f4'";
+  case TFM_DTYPE_F64:
+    return "'<f8'";
+  case TFM_DTYPE_I32:
+    return "'<i4'";
+  case TFM_DTYPE_I64:
+    return "'<i8'";
+  case TFM_DTYPE_BOOL:
+    return "'|b1'";
+  case TFM_DTYPE_F16:
+    return "'<f2'";
+  case TFM_DTYPE_BF16:
+    return "'<u2', read as the bits of bf16";
+  case TFM_DTYPE_I8:
+    return "'|i1'";
+  case TFM_DTYPE_U8:
+    return "'|u1'";
+  case TFM_DTYPE_INVALID:
+    break;
+  }
+  return "?";
+}
+
+/// "f32[seq, 2]": input `index` as the model declares it.
+std::string describeInput(const tfm_model *model, size_t index) {
+  std::string dims;
+  for (int32_t d = 0; d < tfm_model_input_rank(model, index); ++d) {
+    const char *symbol = nullptr;
+    int64_t size = tfm_model_input_dim(model, index, d, &symbol);
+    dims += fmt::format("{}{}", d ? ", " : "",
+                        symbol ? std::string(symbol) : std::to_string(size));
+  }
+  return fmt::format("{}[{}]",
+                     tfm_dtype_name(tfm_model_input_dtype(model, index)), dims);
 }
 
 /// Prints a tensor the way numpy does with precision=4, floatmode='fixed'
@@ -322,6 +373,8 @@ private:
     switch (tensor.dtype) {
     case TFM_DTYPE_I32:
     case TFM_DTYPE_I64:
+    case TFM_DTYPE_I8:
+    case TFM_DTYPE_U8:
       return fmt::format("{}", static_cast<int64_t>(value));
     case TFM_DTYPE_BOOL:
       // numpy pads True to the width of False inside arrays, not alone.
@@ -608,6 +661,14 @@ int main(int argc, char **argv) {
       fail(fmt::format("--input: '{}' is given twice", input.name));
     given[index] = true;
     check(tfm_npy_read(input.path.c_str(), &inputFiles[index].tensor));
+    // Said here, where the file is known: a '<u2' file reads as bf16, which
+    // the runtime's own message could not explain.
+    tfm_dtype dtype = inputFiles[index].tensor.dtype;
+    if (dtype != tfm_model_input_dtype(model.get(), index))
+      fail(fmt::format("input '{}': {} holds {} (numpy {}) but the model "
+                       "expects {}",
+                       input.name, input.path, tfm_dtype_name(dtype),
+                       npyDescr(dtype), describeInput(model.get(), index)));
   }
   if (!options.texts.empty())
     tokenize(options, model.get(), inputFiles, given);

@@ -23,6 +23,9 @@ struct ConvertTfmToLinalgPass
     : tfm::impl::ConvertTfmToLinalgBase<ConvertTfmToLinalgPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    // bf16 and f16 ops compute in f32 (the pipeline has done this already,
+    // before the layers lowered).
+    populateWidenLowPrecisionPatterns(patterns);
     populateLinearAlgebraToLinalgPatterns(patterns);
     populateElementwiseToLinalgPatterns(patterns);
     populateEmbeddingToLinalgPatterns(patterns);

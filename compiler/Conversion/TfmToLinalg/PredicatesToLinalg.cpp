@@ -79,11 +79,43 @@ struct WhereToLinalg : OpRewritePattern<WhereOp> {
   }
 };
 
+bool isLowPrecision(Type type) { return type.isBF16() || type.isF16(); }
+
 /// One element converted as Tensor.to(dtype) does.
 Value castPayload(OpBuilder &b, Location l, Value x, Type to) {
   Type from = x.getType();
   auto fromFloat = dyn_cast<FloatType>(from);
   auto toFloat = dyn_cast<FloatType>(to);
+  Type f32 = b.getF32Type();
+  if (fromFloat && toFloat) {
+    // bf16 and f16 (of one width) convert to each other through f32, where
+    // both are exact; f64 narrows to them through f32 as PyTorch does
+    // (c10::BFloat16 and c10::Half are made from a float).
+    if (isLowPrecision(from) && isLowPrecision(to))
+      return arith::TruncFOp::create(
+          b, l, to, Value(arith::ExtFOp::create(b, l, f32, x)));
+    if (from.isF64() && isLowPrecision(to))
+      return arith::TruncFOp::create(
+          b, l, to, Value(arith::TruncFOp::create(b, l, f32, x)));
+    // Widening too: f32 is the one type tfm-expand-half-casts converts to.
+    if (isLowPrecision(from) && to.isF64())
+      return arith::ExtFOp::create(b, l, to,
+                                   Value(arith::ExtFOp::create(b, l, f32, x)));
+    // truncf rounds to nearest, ties to even.
+    return fromFloat.getWidth() < toFloat.getWidth()
+               ? Value(arith::ExtFOp::create(b, l, to, x))
+               : Value(arith::TruncFOp::create(b, l, to, x));
+  }
+  // Comparisons and integer conversions of bf16 and f16 go through f32: the
+  // target needs no 16-bit float arithmetic.
+  if (fromFloat && isLowPrecision(from)) {
+    x = arith::ExtFOp::create(b, l, f32, x);
+    from = f32;
+    fromFloat = cast<FloatType>(f32);
+  }
+  // Integers become bf16 and f16 through f32, as in PyTorch.
+  if (!fromFloat && toFloat && isLowPrecision(to))
+    return arith::TruncFOp::create(b, l, to, castPayload(b, l, x, f32));
   if (to.isInteger(1)) {
     // Nonzero (and NaN) is true.
     if (fromFloat) {
@@ -93,14 +125,15 @@ Value castPayload(OpBuilder &b, Location l, Value x, Type to) {
     Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(from, 0));
     return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, x, zero);
   }
-  if (fromFloat && toFloat)
-    return fromFloat.getWidth() < toFloat.getWidth()
-               ? Value(arith::ExtFOp::create(b, l, to, x))
-               : Value(arith::TruncFOp::create(b, l, to, x));
   bool fromBool = from.isInteger(1);
   if (toFloat)
     return fromBool ? Value(arith::UIToFPOp::create(b, l, to, x))
                     : Value(arith::SIToFPOp::create(b, l, to, x));
+  // To i8 through i32, which wraps as PyTorch's CPU conversion does, where
+  // a direct fptosi would be undefined past 127.
+  if (fromFloat && to.getIntOrFloatBitWidth() < 32)
+    return arith::TruncIOp::create(
+        b, l, to, Value(arith::FPToSIOp::create(b, l, b.getI32Type(), x)));
   if (fromFloat)
     return arith::FPToSIOp::create(b, l, to, x);
   unsigned fromWidth = from.getIntOrFloatBitWidth();

@@ -36,6 +36,12 @@ StringRef TensorSpecAttr::dtypeName(Type t) {
     return "i32";
   if (t.isInteger(1))
     return "bool";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isInteger(8))
+    return "i8";
   return "";
 }
 
@@ -48,7 +54,8 @@ TensorSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (dtypeName(elementType).empty())
     return emitError() << "signature tensor '" << name.getValue()
                        << "' has the element type " << elementType
-                       << "; expected f32, f64, i32, i64 or i1";
+                       << "; expected f32, f64, bf16, f16, i8, i32, i64 or "
+                          "i1";
   for (Attribute d : shape) {
     if (auto size = dyn_cast<IntegerAttr>(d)) {
       if (size.getInt() < 0)

@@ -38,8 +38,9 @@ def Tfm_TensorSpecAttr : Tfm_Attr<"TensorSpec", "tensor"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The dtype name of the header and the metadata: f32, f64, i32, i64 or
-    /// bool. Empty for an element type a signature cannot carry.
+    /// The dtype name of the header and the metadata: f32, f64, i32, i64,
+    /// bool, bf16, f16 or i8. Empty for an element type a signature cannot
+    /// carry.
     static ::llvm::StringRef dtypeName(::mlir::Type elementType);
   }];
 }

@@ -22,6 +22,13 @@ def Tfm_Dialect : Dialect {
     Shapes follow PyTorch: a linear weight is `[out, in]` and computes
     `y = x W^T + b`; batch dimensions lead, features are innermost.
 
+    Element types are a parameter of every op: floats `f32`, `f64`, `bf16`
+    and `f16`, integers `i8`, `i32` and `i64`, and `i1`. The operands and
+    result of an op share one element type unless its description says
+    otherwise. `bf16` and `f16` tensors are stored in their type and
+    computed in `f32`: each op rounds its result once
+    (`tfm-widen-low-precision`).
+
     Two discardable attributes tie the compiler's levels together, checked by
     the dialect wherever they appear: `tfm.signature` (a `#tfm.signature`) on
     the model function, and `tfm.task` on the functions the CPU lowerings
@@ -48,15 +55,20 @@ def Tfm_Dialect : Dialect {
 class Tfm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tfm_Dialect, mnemonic, traits>;
 
-def Tfm_FloatTensor : RankedTensorOf<[F32, F64]>;
+/// The float element types. bf16 and f16 are storage types: an op on them
+/// computes in f32 (f64 when an operand is f64) and rounds its result to its
+/// type, to nearest even (`tfm-widen-low-precision`).
+def Tfm_FloatTensor : RankedTensorOf<[F32, F64, BF16, F16]>;
 def Tfm_IndexTensor : RankedTensorOf<[I32, I64]>;
 /// An attention mask: boolean, or float values added to the scores.
-def Tfm_MaskTensor : RankedTensorOf<[I1, F32, F64]>;
-/// Tensors the elementwise, comparison and reduction ops compute on.
-def Tfm_NumericTensor : RankedTensorOf<[F32, F64, I32, I64]>;
+def Tfm_MaskTensor : RankedTensorOf<[I1, F32, F64, BF16, F16]>;
+/// Tensors the elementwise, comparison and reduction ops compute on: the
+/// floats and the signed integers (i8 wraps, as PyTorch's int8 does).
+def Tfm_NumericTensor : RankedTensorOf<[F32, F64, BF16, F16, I8, I32, I64]>;
 def Tfm_BoolTensor : RankedTensorOf<[I1]>;
 /// Every element type a model's tensors may have.
-def Tfm_AnyDtypeTensor : RankedTensorOf<[F32, F64, I32, I64, I1]>;
+def Tfm_AnyDtypeTensor
+    : RankedTensorOf<[F32, F64, BF16, F16, I8, I32, I64, I1]>;
 def Tfm_RankedTensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
 
 #endif // TFM_BASE_TD

@@ -213,7 +213,12 @@ def Tfm_CastOp : Tfm_Op<"cast", [Pure]> {
   let description = [{
     Like `Tensor.to(dtype)`: floats to integers truncate toward zero, to
     `i1` any nonzero value (and NaN) is true; `i1` reads as 0 or 1; integers
-    widen by sign extension and narrow by truncation. The shape is kept.
+    widen by sign extension and narrow by truncation. A float narrows to a
+    float type (`f32` to `bf16` or `f16`) rounding to nearest, ties to even,
+    to infinity past the largest finite value; `f64` narrows to `bf16` and
+    `f16` through `f32`, and integers become `bf16` or `f16` through `f32`,
+    as PyTorch converts. Widening between floats is exact. The shape is
+    kept.
 
     Example:
 

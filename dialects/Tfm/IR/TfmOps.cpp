@@ -197,8 +197,13 @@ LogicalResult ConcatOp::verify() {
       }
     }
   }
-  if (failed(verifySameElementType(*this)))
-    return failure();
+  // Integers too: verifySameElementType leaves them to ODS.
+  Type element = getResult().getType().getElementType();
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (getElementTypeOrSelf(input.getType()) != element)
+      return emitOpError("operand #")
+             << i << " has element type " << getElementTypeOrSelf(input)
+             << " but the result has " << element;
   return verifyResultShape(*this, expected);
 }
 

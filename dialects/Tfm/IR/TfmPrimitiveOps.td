@@ -137,7 +137,8 @@ def Tfm_AddOp : Tfm_Op<"add", [Pure,
 def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
   let summary = "Concatenates tensors along one dimension";
   let description = [{
-    Like `torch.cat(inputs, dim)`. All other dimensions must agree.
+    Like `torch.cat(inputs, dim)`, of any element type the inputs share.
+    All other dimensions must agree.
 
     Example:
 
@@ -145,8 +146,8 @@ def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
     %c = tfm.concat %a, %b dim -1 : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x16xf32>
     ```
   }];
-  let arguments = (ins Variadic<Tfm_FloatTensor>:$inputs, I64Attr:$dim);
-  let results = (outs Tfm_FloatTensor:$result);
+  let arguments = (ins Variadic<Tfm_AnyDtypeTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Tfm_AnyDtypeTensor:$result);
   let assemblyFormat = [{
     $inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)
   }];

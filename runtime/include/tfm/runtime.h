@@ -104,14 +104,33 @@ typedef enum tfm_dtype_t {
   /* One byte per element holding 0 (false) or 1 (true), as numpy's bool_;
      e.g. attention masks. */
   TFM_DTYPE_BOOL = 5,
+  /* IEEE 754 binary16, numpy's float16 ('<f2'). */
+  TFM_DTYPE_F16 = 6,
+  /* bfloat16: the upper half of an f32's bits. numpy has no such type, so a
+     .npy file holds the bits as uint16 ('<u2'), which is what
+     a.view(np.uint16) gives for an ml_dtypes.bfloat16 array `a`. */
+  TFM_DTYPE_BF16 = 7,
+  /* Signed and unsigned bytes, numpy's int8 ('|i1') and uint8 ('|u1'). */
+  TFM_DTYPE_I8 = 8,
+  TFM_DTYPE_U8 = 9,
 } tfm_dtype;
 
 /* Bytes per element; 0 for an invalid dtype. */
 size_t tfm_dtype_size(tfm_dtype dtype);
 
-/* "f32", "f64", "i32", "i64", "bool" as in the metadata; "invalid"
-   otherwise. */
+/* "f32", "f64", "i32", "i64", "bool", "f16", "bf16", "i8", "u8" as in the
+   metadata; "invalid" otherwise. */
 const char *tfm_dtype_name(tfm_dtype dtype);
+
+/* The 16-bit float types' bits to and from f32. Widening is exact. Narrowing
+   rounds to the nearest value, ties to even, as PyTorch's .to(torch.bfloat16)
+   and .to(torch.float16) do: values beyond the largest finite one become
+   infinities, and a NaN stays a NaN (a quiet one, 0x7fc0 for bf16 and 0x7e00
+   for f16, with the input's sign). Pure; callable from any thread. */
+float tfm_f16_to_f32(uint16_t bits);
+uint16_t tfm_f32_to_f16(float value);
+float tfm_bf16_to_f32(uint16_t bits);
+uint16_t tfm_f32_to_bf16(float value);
 
 /*===----------------------------------------------------------------------===*\
 |* Tensors                                                                    *|
@@ -161,16 +180,18 @@ void tfm_tensor_release_data(tfm_tensor *tensor);
 \*===----------------------------------------------------------------------===*/
 
 /* Reads a NumPy .npy file (format 1.0, 2.0 or 3.0) of dtype '<f4', '<f8',
-   '<i4', '<i8' or '|b1' (bool; a byte other than 0 or 1 is a FORMAT_ERROR)
-   in C order into a fresh tensor, as tfm_tensor_allocate would. On failure
-   `*out_tensor` has NULL data and nothing to release. Safe to call from
-   several threads at once. */
+   '<i4', '<i8', '|b1' (bool; a byte other than 0 or 1 is a FORMAT_ERROR),
+   '<f2', '|i1', '|u1' or '<u2' (read as TFM_DTYPE_BF16: the bits of
+   bfloat16 values) in C order into a fresh tensor, as tfm_tensor_allocate
+   would. On failure `*out_tensor` has NULL data and nothing to release. Safe
+   to call from several threads at once. */
 tfm_status tfm_npy_read(const char *path, tfm_tensor *out_tensor);
 
 /* Writes `tensor` as a format 1.0 .npy file that numpy.load reads (format 2.0
-   if the header would not fit 1.0). A bool tensor must hold only the bytes 0
-   and 1 (TFM_STATUS_INVALID_ARGUMENT otherwise, and nothing is written).
-   Callable from several threads at once, for distinct paths. */
+   if the header would not fit 1.0); a bf16 tensor as its bits, '<u2'. A bool
+   tensor must hold only the bytes 0 and 1 (TFM_STATUS_INVALID_ARGUMENT
+   otherwise, and nothing is written). Callable from several threads at once,
+   for distinct paths. */
 tfm_status tfm_npy_write(const char *path, const tfm_tensor *tensor);
 
 /*===----------------------------------------------------------------------===*\

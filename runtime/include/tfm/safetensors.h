@@ -14,6 +14,8 @@
 #ifndef TFM_SAFETENSORS_H
 #define TFM_SAFETENSORS_H
 
+#include "tfm/runtime.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -27,6 +29,15 @@ namespace tfm {
 /// Bytes per element of a safetensors dtype ("F32", "BF16", "I64", ...), or 0
 /// if the dtype is unknown.
 size_t safeTensorsDtypeSize(std::string_view dtype);
+
+/// The safetensors dtype of a runtime dtype: "F32", "F64", "I32", "I64",
+/// "BOOL", "F16", "BF16", "I8" or "U8"; empty for TFM_DTYPE_INVALID.
+std::string_view safeTensorsDtypeName(tfm_dtype dtype);
+
+/// The runtime dtype of a safetensors dtype; TFM_DTYPE_INVALID for an
+/// unknown one and for those the runtime has no tensors of (I16, U16, U32,
+/// U64, F8_E5M2, F8_E4M3).
+tfm_dtype dtypeOfSafeTensors(std::string_view dtype);
 
 /// One tensor of an open file. `data` points into the file's mapping, so it
 /// lives as long as the SafeTensorsFile. It is only as aligned as the file

@@ -143,8 +143,9 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
   const ErrorCase cases[] = {
       {"empty file", "\n# nothing\n", "3:1: empty model file"},
       {"no model line", "input x: f32[2]\n", "1:1: a model file starts with"},
-      {"bad dtype", "model m\ninput x: f16[2]\n",
-       "2:10: expected an element type"},
+      {"bad dtype", "model m\ninput x: u16[2]\n",
+       "2:10: expected an element type (f32, f64, bf16, f16, i8, i32, i64, "
+       "bool)"},
       {"bad dim", "model m\ninput x: f32[2, -1]\n",
        "2:17: expected a dimension"},
       {"unknown name", "model m\ninput x: f32[2, 2]\ny = x @ z\noutput y\n",
@@ -224,11 +225,40 @@ TEST_CASE("malformed models give one error at file:line:col", "[frontend]") {
        "3:1: 'inf' is a constant and cannot be assigned"},
       {"float mask",
        "model m\ninput x: f32[2, 2]\ny = masked_fill(x, x, -inf)\noutput y\n",
-       "3:5: masked_fill: the mask must be i1, i32 or i64"},
+       "3:5: masked_fill: the mask must be i1, i8, i32 or i64"},
       {"fill value is a number",
        "model m\ninput x: f32[2, 2]\ninput m: i64[2, 2]\n"
        "y = masked_fill(x, m, x)\noutput y\n",
        "4:23: masked_fill(): 'value' must be a number"},
+      // Element types an op cannot take, at the op's line.
+      {"bf16 param", "model m\nparam \"w\": bf16[2, 2]\n",
+       "2:12: a weight is f32, f64, i32 or i64, not bf16 (a checkpoint's F16 "
+       "and BF16 weights are f32, converted at compile time)"},
+      {"matmul of bf16 and f32",
+       "model m\ninput x: bf16[2, 2]\ninput y: f32[2, 2]\ny2 = x @ y\n"
+       "output y2\n",
+       "4:8: matmul operands must have the same float type, got 'bf16' and "
+       "'f32' (cast one of them)"},
+      {"bf16 plus f16",
+       "model m\ninput x: bf16[2]\ninput y: f16[2]\nz = x + y\noutput z\n",
+       "4:7: '+' needs two tensors of the same numeric type, got 'bf16' and "
+       "'f16'"},
+      {"exp of i8", "model m\ninput q: i8[2]\nz = exp(q)\noutput z\n",
+       "3:5: this function needs a float tensor, got 'i8'"},
+      {"mean of i8", "model m\ninput q: i8[2]\nz = mean(q)\noutput z\n",
+       "3:5: mean needs a float tensor, got 'i8'"},
+      {"i8 divided", "model m\ninput q: i8[2]\nz = q / q\noutput z\n",
+       "3:7: '/' needs float tensors, got 'i8'"},
+      {"a number that is no i8",
+       "model m\ninput q: i8[2]\nz = q + 200\noutput z\n",
+       "3:9: the number 200 does not fit in 'i8'"},
+      {"linear of i8",
+       "model m\nparam \"w\": f32[2, 2]\ninput q: i8[3, 2]\n"
+       "z = linear(q, weight = \"w\")\noutput z\n",
+       "4:5: linear: input and weight must have the same float type, got "
+       "'i8' and 'f32'"},
+      {"softmax of i8", "model m\ninput q: i8[2]\nz = softmax(q)\noutput z\n",
+       "3:5: softmax needs a float tensor"},
   };
   for (const ErrorCase &c : cases) {
     MLIRContext ctx;

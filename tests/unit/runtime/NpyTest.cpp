@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -196,22 +197,42 @@ TEST_CASE("malformed npy files are errors", "[npy]") {
                             "'shape': (3, 2), }",
                             data),
                     "big-endian dtype '>f4' is not supported");
-  expectFormatError("f16.npy",
-                    npyFile("{'descr': '<f2', 'fortran_order': False, "
+  expectFormatError("i2.npy",
+                    npyFile("{'descr': '<i2', 'fortran_order': False, "
                             "'shape': (3, 2), }",
-                            data),
-                    "unsupported dtype '<f2'");
+                            std::string(12, '\0')),
+                    "unsupported dtype '<i2'");
+  expectFormatError("big-endian-f2.npy",
+                    npyFile("{'descr': '>f2', 'fortran_order': False, "
+                            "'shape': (3, 2), }",
+                            std::string(12, '\0')),
+                    "big-endian dtype '>f2' is not supported");
+  // What np.save writes for an ml_dtypes.bfloat16 array.
+  expectFormatError("v2.npy",
+                    npyFile("{'descr': '<V2', 'fortran_order': False, "
+                            "'shape': (3, 2), }",
+                            std::string(12, '\0')),
+                    "unsupported dtype '<V2': for a bfloat16 array (which "
+                    "numpy saves as opaque bytes) save a.view(np.uint16), "
+                    "which tfm reads as bf16");
   expectFormatError("bool-byte-2.npy",
                     npyFile("{'descr': '|b1', 'fortran_order': False, "
                             "'shape': (3,), }",
                             std::string("\x01\x00\x02", 3)),
                     "bool element 2 is the byte 2, not 0 or 1");
-  expectFormatError("u1.npy",
-                    npyFile("{'descr': '|u1', 'fortran_order': False, "
+  expectFormatError("u4.npy",
+                    npyFile("{'descr': '<u4', 'fortran_order': False, "
                             "'shape': (3,), }",
-                            std::string(3, '\0')),
-                    "unsupported dtype '|u1' (supported: <f4, <f8, <i4, <i8, "
-                    "|b1)");
+                            std::string(12, '\0')),
+                    "unsupported dtype '<u4' (supported: <f4, <f8, <f2, <i4, "
+                    "<i8, |i1, |u1, |b1, and <u2 as the bits of bf16)");
+  // A bf16 file's data is two bytes per element, like any '<u2'.
+  expectFormatError("u2-short.npy",
+                    npyFile("{'descr': '<u2', 'fortran_order': False, "
+                            "'shape': (3,), }",
+                            std::string(5, '\0')),
+                    "header says shape (3,) of '<u2' (6 bytes) but the file "
+                    "has 5 bytes of data");
   expectFormatError("rank9.npy",
                     npyFile("{'descr': '<f4', 'fortran_order': False, "
                             "'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }",
@@ -350,4 +371,97 @@ TEST_CASE("npy bool arrays are numpy's '|b1'", "[npy]") {
   CHECK(read.shape[1] == 3);
   CHECK(std::memcmp(read.data, values, 6) == 0);
   tfm_tensor_release_data(&read);
+}
+
+namespace {
+/// Writes every value of a 16- or 8-bit dtype (all 65536 or 256 bit
+/// patterns: for the float types NaNs with payloads, infinities, subnormals
+/// and negative zero), checks the header's descr and reads the file back
+/// bit for bit.
+void allBitPatterns(tfm_dtype dtype, const std::string &descr) {
+  size_t size = tfm_dtype_size(dtype);
+  int64_t count = int64_t(1) << (8 * size);
+  tfm_tensor tensor{};
+  int64_t shape[] = {count / 16, 16};
+  REQUIRE(tfm_tensor_allocate(dtype, 2, shape, &tensor) == nullptr);
+  for (int64_t i = 0; i < count; ++i) {
+    if (size == 2) {
+      auto bits = static_cast<uint16_t>(i);
+      std::memcpy(static_cast<char *>(tensor.data) + 2 * i, &bits, 2);
+    } else {
+      static_cast<unsigned char *>(tensor.data)[i] =
+          static_cast<unsigned char>(i);
+    }
+  }
+  std::string path =
+      tempPath(std::string("all-") + tfm_dtype_name(dtype) + ".npy");
+  Status written(tfm_npy_write(path.c_str(), &tensor));
+  INFO(written.message);
+  REQUIRE(written.code == TFM_STATUS_OK);
+  std::string bytes = readBytes(path);
+  CHECK(bytes.find("{'descr': '" + descr +
+                   "', 'fortran_order': False, 'shape': (" +
+                   std::to_string(count / 16) + ", 16), }") == 10);
+  CHECK(bytes.size() % 64 == 0);
+
+  tfm_tensor read{};
+  Status status(tfm_npy_read(path.c_str(), &read));
+  INFO(status.message);
+  REQUIRE(status.code == TFM_STATUS_OK);
+  CHECK(read.dtype == dtype);
+  REQUIRE(read.rank == 2);
+  CHECK(read.shape[0] == count / 16);
+  CHECK(std::memcmp(read.data, tensor.data,
+                    static_cast<size_t>(count) * size) == 0);
+  tfm_tensor_release_data(&read);
+  tfm_tensor_release_data(&tensor);
+}
+} // namespace
+
+TEST_CASE("npy reads and writes f16, bf16 (as uint16), i8 and u8", "[npy]") {
+  CHECK(tfm_dtype_size(TFM_DTYPE_F16) == 2);
+  CHECK(tfm_dtype_size(TFM_DTYPE_BF16) == 2);
+  CHECK(tfm_dtype_size(TFM_DTYPE_I8) == 1);
+  CHECK(tfm_dtype_size(TFM_DTYPE_U8) == 1);
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_F16)) == "f16");
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_BF16)) == "bf16");
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_I8)) == "i8");
+  CHECK(std::string(tfm_dtype_name(TFM_DTYPE_U8)) == "u8");
+  // The values of the enum are part of the ABI: the new ones come after.
+  CHECK(TFM_DTYPE_BOOL == 5);
+  CHECK(TFM_DTYPE_F16 == 6);
+  CHECK(TFM_DTYPE_BF16 == 7);
+  CHECK(TFM_DTYPE_I8 == 8);
+  CHECK(TFM_DTYPE_U8 == 9);
+  allBitPatterns(TFM_DTYPE_F16, "<f2");
+  allBitPatterns(TFM_DTYPE_BF16, "<u2");
+  allBitPatterns(TFM_DTYPE_I8, "|i1");
+  allBitPatterns(TFM_DTYPE_U8, "|u1");
+}
+
+TEST_CASE("a uint16 .npy file is bf16 bits, as ml_dtypes users save them",
+          "[npy]") {
+  // np.array([1, -2.5, nan, inf, 1e-40, 3.14159], np.float32)
+  //   .astype(ml_dtypes.bfloat16).view(np.uint16), saved by numpy.
+  const uint16_t bits[] = {0x3f80, 0xc020, 0x7fc0, 0x7f80, 0x0001, 0x4049};
+  std::string path = tempPath("ml-dtypes-bf16.npy");
+  writeBytes(path,
+             npyFile("{'descr': '<u2', 'fortran_order': False, "
+                     "'shape': (6,), }",
+                     std::string(reinterpret_cast<const char *>(bits), 12)));
+  tfm_tensor tensor{};
+  Status status(tfm_npy_read(path.c_str(), &tensor));
+  INFO(status.message);
+  REQUIRE(status.code == TFM_STATUS_OK);
+  CHECK(tensor.dtype == TFM_DTYPE_BF16);
+  REQUIRE(tensor.rank == 1);
+  REQUIRE(tensor.shape[0] == 6);
+  const auto *data = static_cast<const uint16_t *>(tensor.data);
+  CHECK(tfm_bf16_to_f32(data[0]) == 1.0f);
+  CHECK(tfm_bf16_to_f32(data[1]) == -2.5f);
+  CHECK(std::isnan(tfm_bf16_to_f32(data[2])));
+  CHECK(std::isinf(tfm_bf16_to_f32(data[3])));
+  CHECK(tfm_bf16_to_f32(data[4]) == 0x1p-133f); // The smallest subnormal.
+  CHECK(tfm_bf16_to_f32(data[5]) == 3.140625f);
+  tfm_tensor_release_data(&tensor);
 }

@@ -84,6 +84,34 @@ void writeAdd(const std::string &dir) {
   // a valid file and patch its last data bytes (the data ends the file).
   unsigned char valid[] = {0, 0, 0};
   write(dir + "/m_bad.npy", TFM_DTYPE_BOOL, {3}, valid);
+  // For the model with 8- and 16-bit tensors (TFM_TEST_HALF_MODEL): bf16 as
+  // the bits in a '<u2' file, and what its outputs should be, in f32 too.
+  std::vector<float> values = {1.0f, -2.5f, 3.140625f, 0x1p-133f};
+  std::vector<uint16_t> bf16, f16, negatedF16;
+  for (float v : values) {
+    bf16.push_back(tfm_f32_to_bf16(v));
+    f16.push_back(tfm_f32_to_f16(v));
+    negatedF16.push_back(tfm_f32_to_f16(-v));
+  }
+  std::vector<float> f16Values = {1.0f, -2.5f, 3.140625f, 0.0f};
+  std::vector<float> negatedValues;
+  for (float v : f16Values)
+    negatedValues.push_back(-v);
+  int8_t q[] = {-128, -1, 0, 127};
+  int8_t negatedQ[] = {-128, 1, 0, -127};
+  uint8_t shifted[] = {0, 127, 128, 255};
+  write(dir + "/x_bf16.npy", TFM_DTYPE_BF16, {4}, bf16.data());
+  write(dir + "/h_f16.npy", TFM_DTYPE_F16, {4}, f16.data());
+  write(dir + "/q_i8.npy", TFM_DTYPE_I8, {4}, q);
+  write(dir + "/y_f32.npy", TFM_DTYPE_F32, {4}, values.data());
+  write(dir + "/g_f16.npy", TFM_DTYPE_F16, {4}, negatedF16.data());
+  write(dir + "/g_f32.npy", TFM_DTYPE_F32, {4}, negatedValues.data());
+  write(dir + "/r_i8.npy", TFM_DTYPE_I8, {4}, negatedQ);
+  write(dir + "/u_u8.npy", TFM_DTYPE_U8, {4}, shifted);
+  // 1 + 2^-8 is not a bf16: y compared with it is off by 2^-8.
+  std::vector<float> offByHalfUlp = values;
+  offByHalfUlp[0] = 1.0f + 0x1p-8f;
+  write(dir + "/y_off.npy", TFM_DTYPE_F32, {4}, offByHalfUlp.data());
   std::fstream file(dir + "/m_bad.npy",
                     std::ios::in | std::ios::out | std::ios::binary);
   file.seekp(-3, std::ios::end);
@@ -107,14 +135,21 @@ const std::vector<Case> kCases = {
     {"f32_2x3x4", TFM_DTYPE_F32, {2, 3, 4}},
     {"i64_5", TFM_DTYPE_I64, {5}},
     {"bool_2x4", TFM_DTYPE_BOOL, {2, 4}},
+    {"f16_3x2", TFM_DTYPE_F16, {3, 2}},
+    {"i8_5", TFM_DTYPE_I8, {5}},
+    {"u8_2x2", TFM_DTYPE_U8, {2, 2}},
+    {"bf16_4", TFM_DTYPE_BF16, {4}},
 };
 
-/// Element i of every case: arange * 0.5 - 1 for floats, * 3 - 4 for ints,
-/// arange % 3 == 0 for bools.
+/// Element i of every case: arange * 0.5 - 1 for floats, * 3 - 4 for signed
+/// ints, * 3 + 4 for u8, arange % 3 == 0 for bools.
 double caseValue(tfm_dtype dtype, int64_t i) {
   if (dtype == TFM_DTYPE_BOOL)
     return i % 3 == 0 ? 1 : 0;
-  bool isFloat = dtype == TFM_DTYPE_F32 || dtype == TFM_DTYPE_F64;
+  if (dtype == TFM_DTYPE_U8)
+    return static_cast<double>(i * 3 + 4);
+  bool isFloat = dtype == TFM_DTYPE_F32 || dtype == TFM_DTYPE_F64 ||
+                 dtype == TFM_DTYPE_F16 || dtype == TFM_DTYPE_BF16;
   return isFloat ? static_cast<double>(i) * 0.5 - 1
                  : static_cast<double>(i * 3 - 4);
 }
@@ -136,6 +171,20 @@ void setValue(tfm_tensor &tensor, int64_t i, double value) {
   case TFM_DTYPE_BOOL:
     static_cast<unsigned char *>(tensor.data)[i] = value != 0;
     break;
+  case TFM_DTYPE_F16:
+    static_cast<uint16_t *>(tensor.data)[i] =
+        tfm_f32_to_f16(static_cast<float>(value));
+    break;
+  case TFM_DTYPE_BF16:
+    static_cast<uint16_t *>(tensor.data)[i] =
+        tfm_f32_to_bf16(static_cast<float>(value));
+    break;
+  case TFM_DTYPE_I8:
+    static_cast<int8_t *>(tensor.data)[i] = static_cast<int8_t>(value);
+    break;
+  case TFM_DTYPE_U8:
+    static_cast<uint8_t *>(tensor.data)[i] = static_cast<uint8_t>(value);
+    break;
   case TFM_DTYPE_INVALID:
     break;
   }
@@ -153,6 +202,14 @@ double getValue(const tfm_tensor &tensor, int64_t i) {
     return static_cast<double>(static_cast<const int64_t *>(tensor.data)[i]);
   case TFM_DTYPE_BOOL:
     return static_cast<const unsigned char *>(tensor.data)[i];
+  case TFM_DTYPE_F16:
+    return tfm_f16_to_f32(static_cast<const uint16_t *>(tensor.data)[i]);
+  case TFM_DTYPE_BF16:
+    return tfm_bf16_to_f32(static_cast<const uint16_t *>(tensor.data)[i]);
+  case TFM_DTYPE_I8:
+    return static_cast<const int8_t *>(tensor.data)[i];
+  case TFM_DTYPE_U8:
+    return static_cast<const uint8_t *>(tensor.data)[i];
   case TFM_DTYPE_INVALID:
     break;
   }
@@ -187,7 +244,7 @@ void checkNumpyFiles(const std::string &dir, const std::string &prefix) {
                          getValue(tensor, i), caseValue(c.dtype, i)));
     tfm_tensor_release_data(&tensor);
   }
-  for (const char *name : {"fortran", "big_endian", "f16"}) {
+  for (const char *name : {"fortran", "big_endian", "i16"}) {
     std::string path = fmt::format("{}/{}{}.npy", dir, prefix, name);
     tfm_tensor tensor{};
     tfm_status status = tfm_npy_read(path.c_str(), &tensor);

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -351,4 +352,69 @@ TEST_CASE("safetensors survives corrupted files", "[safetensors]") {
       CHECK(sum <= corrupt.size() * 255);
     }
   }
+}
+
+TEST_CASE("safetensors holds the runtime's f16, bf16, i8 and u8 tensors",
+          "[safetensors]") {
+  // Every bit pattern: NaNs with payloads, infinities, subnormals, -0.
+  std::vector<uint16_t> halves(65536);
+  for (size_t i = 0; i < halves.size(); ++i)
+    halves[i] = static_cast<uint16_t>(i);
+  std::vector<int8_t> bytes(256);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<int8_t>(i);
+  const std::pair<tfm_dtype, const char *> names[] = {
+      {TFM_DTYPE_F32, "F32"},   {TFM_DTYPE_F64, "F64"},
+      {TFM_DTYPE_I32, "I32"},   {TFM_DTYPE_I64, "I64"},
+      {TFM_DTYPE_BOOL, "BOOL"}, {TFM_DTYPE_F16, "F16"},
+      {TFM_DTYPE_BF16, "BF16"}, {TFM_DTYPE_I8, "I8"},
+      {TFM_DTYPE_U8, "U8"}};
+  for (auto [dtype, name] : names) {
+    CHECK(safeTensorsDtypeName(dtype) == name);
+    CHECK(dtypeOfSafeTensors(name) == dtype);
+    CHECK(safeTensorsDtypeSize(name) == tfm_dtype_size(dtype));
+  }
+  CHECK(safeTensorsDtypeName(TFM_DTYPE_INVALID).empty());
+  for (const char *other : {"U16", "I16", "U32", "U64", "F8_E4M3", "F17"})
+    CHECK(dtypeOfSafeTensors(other) == TFM_DTYPE_INVALID);
+
+  std::string path = tempPath("low-precision.safetensors");
+  std::string error;
+  auto name = [](tfm_dtype dtype) {
+    return std::string(safeTensorsDtypeName(dtype));
+  };
+  bool written =
+      writeSafeTensors(path,
+                       {{"h", name(TFM_DTYPE_F16), {256, 256}, halves.data()},
+                        {"b", name(TFM_DTYPE_BF16), {65536}, halves.data()},
+                        {"i", name(TFM_DTYPE_I8), {16, 16}, bytes.data()},
+                        {"u", name(TFM_DTYPE_U8), {256}, bytes.data()}},
+                       error);
+  INFO(error);
+  REQUIRE(written);
+  std::unique_ptr<SafeTensorsFile> file = SafeTensorsFile::open(path, error);
+  INFO(error);
+  REQUIRE(file);
+  for (auto [tensor, dtype, data, size] :
+       {std::tuple("h", TFM_DTYPE_F16, static_cast<const void *>(halves.data()),
+                   size_t(131072)),
+        std::tuple("b", TFM_DTYPE_BF16,
+                   static_cast<const void *>(halves.data()), size_t(131072)),
+        std::tuple("i", TFM_DTYPE_I8, static_cast<const void *>(bytes.data()),
+                   size_t(256)),
+        std::tuple("u", TFM_DTYPE_U8, static_cast<const void *>(bytes.data()),
+                   size_t(256))}) {
+    const SafeTensorEntry *entry = file->find(tensor);
+    INFO(tensor);
+    REQUIRE(entry);
+    CHECK(dtypeOfSafeTensors(entry->dtype) == dtype);
+    REQUIRE(entry->byteSize == size);
+    CHECK(std::memcmp(entry->data, data, size) == 0);
+  }
+  // A BF16 tensor's size is checked at two bytes per element.
+  expectError(safeTensorsFile(entry("b", R"({"dtype": "BF16", "shape": [3],)"
+                                         R"( "data_offsets": [0, 5]})"),
+                              5),
+              "tensor 'b': shape [3] of BF16 needs 6 bytes but data_offsets "
+              "[0, 5) hold 5");
 }

@@ -4,7 +4,8 @@
 // f32[seq, 2]. Like generated code it owns no threads: given an exec with a
 // parallel_for, it hands it one task per row. With TFM_TEST_NO_METADATA it
 // lacks tfm_artifact_metadata, to test loading a library that is not an
-// artifact. With TFM_TEST_BOOL_MODEL it is another model, with bool tensors.
+// artifact. With TFM_TEST_BOOL_MODEL it is another model, with bool tensors,
+// and with TFM_TEST_HALF_MODEL one with f16, bf16, i8 and u8 tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,46 @@
 
 #define TFM_TEST_EXPORT extern "C" __attribute__((visibility("default")))
 
-#ifdef TFM_TEST_BOOL_MODEL
+#if defined(TFM_TEST_HALF_MODEL)
+// With TFM_TEST_HALF_MODEL: a model with 8- and 16-bit tensors, for tfm-run's
+// reading, printing, writing and comparing of them. Bit operations only, so
+// that the results are exact: y = x (bf16), g = -h (f16, the sign flipped),
+// r = -q (i8, wrapping) and u = q + 128 (u8).
+TFM_TEST_EXPORT const char *tfm_artifact_metadata(void) {
+  return R"({
+    "abi": 1,
+    "model": "half",
+    "entry": "tfm_half_run_packed",
+    "symbols": ["n"],
+    "inputs": [{"name": "x", "dtype": "bf16", "shape": ["n"]},
+               {"name": "h", "dtype": "f16", "shape": ["n"]},
+               {"name": "q", "dtype": "i8", "shape": ["n"]}],
+    "outputs": [{"name": "y", "dtype": "bf16", "shape": ["n"]},
+                {"name": "g", "dtype": "f16", "shape": ["n"]},
+                {"name": "r", "dtype": "i8", "shape": ["n"]},
+                {"name": "u", "dtype": "u8", "shape": ["n"]}]
+  })";
+}
+
+TFM_TEST_EXPORT int32_t tfm_half_run_packed(void *const *buffers,
+                                            const int64_t *symbols,
+                                            const tfm_exec *) {
+  const auto *x = static_cast<const uint16_t *>(buffers[0]);
+  const auto *h = static_cast<const uint16_t *>(buffers[1]);
+  const auto *q = static_cast<const int8_t *>(buffers[2]);
+  auto *y = static_cast<uint16_t *>(buffers[3]);
+  auto *g = static_cast<uint16_t *>(buffers[4]);
+  auto *r = static_cast<int8_t *>(buffers[5]);
+  auto *u = static_cast<uint8_t *>(buffers[6]);
+  for (int64_t i = 0; i < symbols[0]; ++i) {
+    y[i] = x[i];
+    g[i] = static_cast<uint16_t>(h[i] ^ 0x8000);
+    r[i] = static_cast<int8_t>(-static_cast<int>(q[i]));
+    u[i] = static_cast<uint8_t>(q[i] + 128);
+  }
+  return 0;
+}
+#elif defined(TFM_TEST_BOOL_MODEL)
 // With TFM_TEST_BOOL_MODEL: a model with bool tensors, for tfm-run's bool
 // printing: y = m ? 0 : x, k = !m and any = any(m).
 TFM_TEST_EXPORT const char *tfm_artifact_metadata(void) {
@@ -62,7 +102,7 @@ TFM_TEST_EXPORT const char *tfm_artifact_metadata(void) {
 }
 #endif
 
-#ifndef TFM_TEST_BOOL_MODEL
+#if !defined(TFM_TEST_BOOL_MODEL) && !defined(TFM_TEST_HALF_MODEL)
 namespace {
 
 /// seq == 7 makes the model fail, so tests can see a run-time error.

@@ -2,16 +2,19 @@
 // RUN: tfm-opt %s -mlir-print-op-generic | tfm-opt | FileCheck %s
 
 // Round trip of the dialect's attributes: a model's signature with a
-// symbolic and a static dimension, a cache input, a bool input, run-time
-// errors and a device; the signature's optional fields left out; the task
-// marker on an outlined function.
+// symbolic and a static dimension, a cache input, a bool input, bf16, f16
+// and i8 outputs, run-time errors and a device; the signature's optional
+// fields left out; the task marker on an outlined function.
 
 // CHECK-LABEL: func.func @full(
 // CHECK-SAME:    tfm.signature = #tfm.signature<model = "full", symbols = ["batch", "seq"],
 // CHECK-SAME:    inputs = [#tfm.tensor<name = "ids", elementType = i64, shape = ["batch", "seq"]>,
 // CHECK-SAME:              #tfm.tensor<name = "keep", elementType = i1, shape = ["seq", "seq"]>,
 // CHECK-SAME:              #tfm.tensor<name = "k", elementType = f32, shape = [4, "seq", 8], cache = true>],
-// CHECK-SAME:    outputs = [#tfm.tensor<name = "y", elementType = f64, shape = ["batch", 8]>],
+// CHECK-SAME:    outputs = [#tfm.tensor<name = "y", elementType = f64, shape = ["batch", 8]>,
+// CHECK-SAME:               #tfm.tensor<name = "h", elementType = bf16, shape = [2]>,
+// CHECK-SAME:               #tfm.tensor<name = "g", elementType = f16, shape = [2]>,
+// CHECK-SAME:               #tfm.tensor<name = "q", elementType = i8, shape = [2]>],
 // CHECK-SAME:    errors = [#tfm.error<code = 1, message = "id out of range">, #tfm.error<code = -2, message = "too long">],
 // CHECK-SAME:    device = "cuda">
 func.func @full() attributes {tfm.signature = #tfm.signature<
@@ -19,7 +22,10 @@ func.func @full() attributes {tfm.signature = #tfm.signature<
     inputs = [#tfm.tensor<name = "ids", elementType = i64, shape = ["batch", "seq"]>,
               #tfm.tensor<name = "keep", elementType = i1, shape = ["seq", "seq"]>,
               #tfm.tensor<name = "k", elementType = f32, shape = [4, "seq", 8], cache = true>],
-    outputs = [#tfm.tensor<name = "y", elementType = f64, shape = ["batch", 8]>],
+    outputs = [#tfm.tensor<name = "y", elementType = f64, shape = ["batch", 8]>,
+               #tfm.tensor<name = "h", elementType = bf16, shape = [2]>,
+               #tfm.tensor<name = "g", elementType = f16, shape = [2]>,
+               #tfm.tensor<name = "q", elementType = i8, shape = [2]>],
     errors = [#tfm.error<code = 1, message = "id out of range">,
               #tfm.error<code = -2, message = "too long">],
     device = "cuda">} {

@@ -64,9 +64,9 @@ func.func @output_cache() attributes {tfm.signature = #tfm.signature<model = "m"
 // -----
 
 func.func @bad_element_type() attributes {tfm.signature = #tfm.signature<model = "m", symbols = [],
-    // expected-error @+2 {{signature tensor 'x' has the element type 'bf16'; expected f32, f64, i32, i64 or i1}}
+    // expected-error @+2 {{signature tensor 'x' has the element type 'i16'; expected f32, f64, bf16, f16, i8, i32, i64 or i1}}
     // expected-error @+1 {{failed to parse Tfm_SignatureAttr parameter 'inputs'}}
-    inputs = [#tfm.tensor<name = "x", elementType = bf16, shape = [2]>], outputs = []>} {
+    inputs = [#tfm.tensor<name = "x", elementType = i16, shape = [2]>], outputs = []>} {
   return
 }
 

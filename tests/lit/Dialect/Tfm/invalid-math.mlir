@@ -28,7 +28,7 @@ func.func @maximum_mixed_types(%a: tensor<3xf32>, %b: tensor<3xf64>) -> tensor<3
 // -----
 
 func.func @div_integers(%a: tensor<3xi64>) -> tensor<3xi64> {
-  // expected-error @+1 {{'tfm.div' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{'tfm.div' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values}}
   %0 = tfm.div %a, %a : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
@@ -36,7 +36,7 @@ func.func @div_integers(%a: tensor<3xi64>) -> tensor<3xi64> {
 // -----
 
 func.func @exp_integer(%a: tensor<3xi32>) -> tensor<3xi32> {
-  // expected-error @+1 {{'tfm.exp' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{'tfm.exp' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values}}
   %0 = tfm.exp %a : tensor<3xi32>
   return %0 : tensor<3xi32>
 }

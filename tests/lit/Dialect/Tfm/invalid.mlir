@@ -60,7 +60,7 @@ func.func @matmul_element_type(%a: tensor<5x3xf32>, %b: tensor<3x2xf64>) -> tens
 // -----
 
 func.func @matmul_integer(%a: tensor<5x3xi32>, %b: tensor<3x2xi32>) -> tensor<5x2xi32> {
-  // expected-error @+1 {{'tfm.matmul' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{'tfm.matmul' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values}}
   %0 = tfm.matmul %a, %b : tensor<5x3xi32>, tensor<3x2xi32> -> tensor<5x2xi32>
   return %0 : tensor<5x2xi32>
 }
@@ -795,7 +795,7 @@ func.func @positional_table_width(%x: tensor<?x8xf32>, %t: tensor<16x4xf32>) -> 
 // -----
 
 func.func @sdpa_mask_type(%q: tensor<?x8xf32>, %m: tensor<?x?xi32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'tfm.sdpa' op operand #3 must be ranked tensor of 1-bit signless integer or 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{'tfm.sdpa' op operand #3 must be ranked tensor of 1-bit signless integer or 32-bit float or 64-bit float or bfloat16 type or 16-bit float values}}
   %0 = tfm.sdpa %q, %q, %q mask(%m : tensor<?x?xi32>) : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
