@@ -78,8 +78,10 @@ struct TfmEmitEntryPointsPass
     emitMetadata(b, model.getLoc(), prefix, *sig);
     for (bool withWorkspace : {false, true}) {
       emitPacked(b, model, prefix, *sig, withWorkspace);
-      emitTyped(b, model, prefix, *sig, withWorkspace);
+      emitTyped(b, model, prefix, *sig, withWorkspace, /*withExec=*/false);
     }
+    emitTyped(b, model, prefix, *sig, /*withWorkspace=*/false,
+              /*withExec=*/true);
     emitWorkspaceSize(b, model.getLoc(), prefix, *sig, /*packed=*/true);
     emitWorkspaceSize(b, model.getLoc(), prefix, *sig, /*packed=*/false);
   }
@@ -378,8 +380,11 @@ struct TfmEmitEntryPointsPass
     return symbols;
   }
 
+  /// `<prefix>_run(<buffers>, <symbols>)`, with `void *workspace, int64_t
+  /// workspace_bytes` appended for _with_workspace or `const tfm_exec *exec`
+  /// for _with_exec.
   void emitTyped(OpBuilder &b, LLVM::LLVMFuncOp model, StringRef prefix,
-                 const Signature &sig, bool withWorkspace) {
+                 const Signature &sig, bool withWorkspace, bool withExec) {
     Location loc = model.getLoc();
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
     size_t numBuffers = sig.inputs.size() + sig.outputs.size();
@@ -387,11 +392,15 @@ struct TfmEmitEntryPointsPass
     params.append(sig.symbols.size(), b.getI64Type());
     if (withWorkspace)
       params.append({ptrType, b.getI64Type()});
+    if (withExec)
+      params.push_back(ptrType);
     auto fnType = LLVM::LLVMFunctionType::get(b.getI32Type(), params);
     OpBuilder::InsertionGuard guard(b);
     std::string name = (prefix + "_run").str();
     if (withWorkspace)
       name += "_with_workspace";
+    if (withExec)
+      name += "_with_exec";
     auto fn = LLVM::LLVMFuncOp::create(b, loc, name, fnType);
     Block *entry = fn.addEntryBlock(b);
     b.setInsertionPointToStart(entry);
@@ -404,7 +413,8 @@ struct TfmEmitEntryPointsPass
       workspace = args[args.size() - 2];
       workspaceBytes = args.back();
     }
-    emitCallAndReturn(b, loc, model, sig, buffers, symbols, Value(), workspace,
+    emitCallAndReturn(b, loc, model, sig, buffers, symbols,
+                      withExec ? Value(args.back()) : Value(), workspace,
                       workspaceBytes);
   }
 

@@ -67,13 +67,11 @@ int main(void) {
   for (int i = 0; i < SEQ; ++i)
     printf("  %.4f %.4f\n", y[2 * i], y[2 * i + 1]);
 
-  /* The same run through the packed entry point with the app's threads:
-   * buffers are the inputs then the outputs, symbols the named dims. */
-  void *buffers[] = {x, y2};
-  const int64_t symbols[] = {BATCH, SEQ};
+  /* The same run with the app's threads: the typed entry point takes a
+   * tfm_exec after the named dims. */
   int regions = 0;
   tfm_exec exec = {1, 2, parallel_for_two_threads, &regions};
-  rc = tfm_self_attention_run_packed(buffers, symbols, &exec);
+  rc = tfm_self_attention_run_with_exec(x, y2, BATCH, SEQ, &exec);
   if (rc != 0) {
     fprintf(stderr, "embed-c: the threaded run failed with status %d\n",
             (int)rc);

@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
     tokens[i] = strtoll(argv[arg + i], NULL, 10);
 
   /* The caches live as long as the generation; one sequence (batch 1). */
-  float *kCache = calloc((size_t)TFM_GPT2_K_CACHE_COUNT(1, 1), sizeof(float));
-  float *vCache = calloc((size_t)TFM_GPT2_V_CACHE_COUNT(1, 1), sizeof(float));
+  float *kCache = calloc((size_t)TFM_GPT2_K_CACHE_COUNT(1), sizeof(float));
+  float *vCache = calloc((size_t)TFM_GPT2_V_CACHE_COUNT(1), sizeof(float));
   float *logits =
       malloc((size_t)TFM_GPT2_LOGITS_COUNT(1, promptLength) * sizeof(float));
   float *chosen = malloc((size_t)(newTokens * VOCAB) * sizeof(float));

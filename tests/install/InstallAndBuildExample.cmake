@@ -1,7 +1,11 @@
 #===- InstallAndBuildExample.cmake - The installed package, end to end -===#
 #
 #   cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -DGENERATOR=...
-#         -DCXX_COMPILER=... -DREADELF=... -P this-file
+#         -DCOMPILER=... -DREADELF=... -DAPP=... -DEXPECT=... -P this-file
+#
+# COMPILER is the example's compiler (CMAKE_C_COMPILER for a C project,
+# CMAKE_CXX_COMPILER otherwise), APP its executable, EXPECT the regular
+# expressions its output must match, separated by @@.
 #
 # 1. cmake --install BUILD_DIR into WORK_DIR/prefix (removed first);
 # 2. configures EXAMPLE_DIR against that prefix alone (no package registry,
@@ -10,7 +14,8 @@
 #    LLVM: an app that embeds a model needs neither.
 #
 #===----------------------------------------------------------------------===#
-foreach(var BUILD_DIR EXAMPLE_DIR WORK_DIR GENERATOR CXX_COMPILER READELF)
+foreach(var BUILD_DIR EXAMPLE_DIR WORK_DIR GENERATOR COMPILER READELF APP
+        EXPECT)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "pass -D${var}=...")
   endif()
@@ -41,7 +46,8 @@ endforeach()
 
 run("configure the example" "${CMAKE_COMMAND}" -G "${GENERATOR}"
     -S "${EXAMPLE_DIR}" -B "${app_build}" -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_PREFIX_PATH=${prefix}"
+    "-DCMAKE_C_COMPILER=${COMPILER}" "-DCMAKE_CXX_COMPILER=${COMPILER}"
+    "-DCMAKE_PREFIX_PATH=${prefix}"
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 file(STRINGS "${app_build}/CMakeCache.txt" found REGEX "^tfm_DIR:")
 if(NOT found STREQUAL "tfm_DIR:PATH=${prefix}/lib/cmake/tfm")
@@ -82,17 +88,23 @@ foreach(line IN LISTS link_lines)
   endif()
 endforeach()
 
-set(app "${app_build}/embed-cmake")
+set(app "${app_build}/${APP}")
 run("run the example" "${app}")
-message(STATUS "embed-cmake says:\n${output}")
-if(NOT output MATCHES "max abs error[^\n]*: ok\n" OR
-   NOT output MATCHES "same output")
-  message(FATAL_ERROR "unexpected output from embed-cmake")
-endif()
+message(STATUS "${APP} says:\n${output}")
+string(REPLACE "@@" ";" patterns "${EXPECT}")
+foreach(pattern IN LISTS patterns)
+  if(NOT output MATCHES "${pattern}")
+    message(FATAL_ERROR "${APP}'s output does not match '${pattern}'")
+  endif()
+endforeach()
 
 run("readelf" "${READELF}" -d "${app}")
 string(REGEX MATCHALL "\\(NEEDED\\)[^\n]*" needed "${output}")
-message(STATUS "embed-cmake needs:\n${needed}")
+message(STATUS "${APP} needs:\n${needed}")
 if(needed MATCHES "MLIR|LLVM")
-  message(FATAL_ERROR "embed-cmake depends on MLIR/LLVM:\n${needed}")
+  message(FATAL_ERROR "${APP} depends on MLIR/LLVM:\n${needed}")
+endif()
+# The runtime uses fmt header-only: an app needs no libfmt at run time.
+if(needed MATCHES "libfmt")
+  message(FATAL_ERROR "${APP} depends on libfmt:\n${needed}")
 endif()

@@ -278,6 +278,12 @@ module {
 // CHECK:         %[[NOEXEC:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:         llvm.call @ws(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WS]], %[[WS]], %{{.*}}, %[[BYTES]], %{{.*}}, %[[NOEXEC]])
 
+// The typed entry point with the caller's exec, and no workspace.
+// CHECK-LABEL: llvm.func @tfm_ws_run_with_exec(
+// CHECK-SAME:    %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %[[EXEC:[^:]*]]: !llvm.ptr) -> i32
+// CHECK:         %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         llvm.call @ws(%{{.*}}, %[[NONE]], %[[NONE]], %{{.*}}, %{{.*}}, %{{.*}}, %[[EXEC]])
+
 // The size: -1 for bad dims (an i64 now), else the size function's answer
 // for descriptors with NULL data.
 // CHECK-LABEL: llvm.func @tfm_ws_workspace_size_packed(
