@@ -496,6 +496,21 @@ struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
 struct TfmLowerLayersPass : tfm::impl::TfmLowerLayersBase<TfmLowerLayersPass> {
   using Base::Base;
   void runOnOperation() override {
+    // An sdpa over a cache is built as tfm.attention by the front end (its
+    // kernel is what bounds the keys visited): no layer is left to lower,
+    // but the remark that confirms fusion is owed all the same.
+    if (remarks)
+      getOperation()->walk([](AttentionOp op) {
+        if (!op.getKvLength() && !op.getQueryOffset())
+          return;
+        InFlightDiagnostic remark =
+            op->emitRemark("lowered to tfm.attention over a cache");
+        if (op.getKvLength())
+          remark << " (keys up to kv_length";
+        else
+          remark << " (keys";
+        remark << (op.getQueryOffset() ? ", causal from query_offset)" : ")");
+      });
     RewritePatternSet patterns(&getContext());
     populateLowerLayersPatterns(patterns, remarks);
     // Top-down, remarks come in source order.
