@@ -250,11 +250,12 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
 
 /// Replaces the GEMM `op` (and the bias add, activation and residual add that
 /// follow it, each taken only when it is the sole user of what precedes it)
-/// with one `tfm.packed_linear` over the weight packed into panels.
-void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
-                     std::optional<ConstantView> bias, bool biasIsAdd,
-                     int64_t panelWidth, PackedType packedType,
-                     PatternRewriter &rewriter) {
+/// with one `tfm.packed_linear` over the weight packed into panels, and
+/// returns the packed weight's constant.
+Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
+                      std::optional<ConstantView> bias, bool biasIsAdd,
+                      int64_t panelWidth, PackedType packedType,
+                      PatternRewriter &rewriter) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = weight.n();
   int64_t panels = llvm::divideCeil(n, panelWidth);
@@ -332,7 +333,60 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
+  return packedWeight;
 }
+
+/// f32 `[N, K]` weights packed whole, by the address of their data: an
+/// embedding table that is one of them (GPT-2's LM head is its token
+/// embedding) reads the packed panels instead of keeping a second copy.
+struct PackedTables {
+  struct Entry {
+    SmallVector<int64_t> shape;
+    Value packed;
+  };
+  DenseMap<const float *, Entry> byData;
+
+  void record(const ConstantView &weight, bool kMajor, PackedType type,
+              Value packed) {
+    bool whole = weight.shape == weight.full &&
+                 llvm::all_of(weight.offsets, [](int64_t o) { return o == 0; });
+    if (!kMajor && type == PackedType::F32 && whole && !weight.splat &&
+        !weight.raw.empty())
+      byData[weight.raw.data()] = {weight.shape, packed};
+  }
+
+  /// Points every `tfm.embedding` over a recorded table at its packed
+  /// panels (`packed_rows`); the unpacked constant then has no user left.
+  void redirectEmbeddings(Operation *root) {
+    if (byData.empty())
+      return;
+    root->walk([&](EmbeddingOp op) {
+      if (op.getPackedRows())
+        return;
+      std::optional<ConstantView> table = getConstantView(op.getWeight());
+      if (!table || table->splat || table->raw.empty() ||
+          table->shape != table->full)
+        return;
+      auto it = byData.find(table->raw.data());
+      if (it == byData.end() || it->second.shape != table->shape)
+        return;
+      Operation *packed = it->second.packed.getDefiningOp();
+      // The LM head comes after the embedding: its constant moves up to
+      // where both see it.
+      Block *entry = &op->getParentOfType<func::FuncOp>().getBody().front();
+      if (packed->getBlock() != entry ||
+          op->getParentOfType<func::FuncOp>() !=
+              packed->getParentOfType<func::FuncOp>())
+        return;
+      packed->moveBefore(entry, entry->begin());
+      Operation *oldTable = op.getWeight().getDefiningOp();
+      op.getWeightMutable().assign(it->second.packed);
+      op.setPackedRows(table->shape[0]);
+      if (oldTable && oldTable->use_empty() && isPure(oldTable))
+        oldTable->erase();
+    });
+  }
+};
 
 /// Which element type each weight is packed in, and the remarks saying so.
 struct PackingPolicy {
@@ -364,8 +418,9 @@ struct PackingPolicy {
 
 struct PackLinearPattern : OpRewritePattern<LinearOp> {
   PackLinearPattern(MLIRContext *ctx, int64_t panelWidth,
-                    const PackingPolicy &policy)
-      : OpRewritePattern(ctx), panelWidth(panelWidth), policy(policy) {}
+                    const PackingPolicy &policy, PackedTables &tables)
+      : OpRewritePattern(ctx), panelWidth(panelWidth), policy(policy),
+        tables(tables) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -381,14 +436,17 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
       if (!bias)
         return rewriter.notifyMatchFailure(op, "bias is not a constant");
     }
-    rewriteToPacked(op, op.getInput(), GemmWeight{*weight, /*kMajor=*/false},
-                    bias, /*biasIsAdd=*/false, panelWidth,
-                    policy.typeFor(op, *weight), rewriter);
+    PackedType type = policy.typeFor(op, *weight);
+    Value packed = rewriteToPacked(
+        op, op.getInput(), GemmWeight{*weight, /*kMajor=*/false}, bias,
+        /*biasIsAdd=*/false, panelWidth, type, rewriter);
+    tables.record(*weight, /*kMajor=*/false, type, packed);
     return success();
   }
 
   int64_t panelWidth;
   const PackingPolicy &policy;
+  PackedTables &tables;
 };
 
 /// `x @ W` with a constant `W [K, N]` is a linear layer whose weight is
@@ -458,8 +516,9 @@ struct TfmPackLinearPass
     }
     policy.remarks = remarks;
     RewritePatternSet patterns(&getContext());
-    patterns.add<PackLinearPattern, PackMatmulPattern>(&getContext(),
-                                                       panelWidth, policy);
+    PackedTables tables;
+    patterns.add<PackLinearPattern>(&getContext(), panelWidth, policy, tables);
+    patterns.add<PackMatmulPattern>(&getContext(), panelWidth, policy);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     // Two weights of equal values are still two weights: merging their
@@ -467,7 +526,8 @@ struct TfmPackLinearPass
     config.enableConstantCSE(false);
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    tables.redirectEmbeddings(getOperation());
   }
 };
 } // namespace

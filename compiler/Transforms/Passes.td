@@ -185,6 +185,10 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     of `q` as the op's `dequant` operands. Weights whose names match a
     `keep-f32` pattern stay f32.
 
+    A `tfm.embedding` whose table is a whole weight packed in f32 (an LM
+    head tied to the token embedding) reads the packed panels instead
+    (`packed_rows`), so that the table is stored once.
+
     Before:
     ```mlir
     %h = tfm.linear %x, %w, %b : tensor<?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32> -> tensor<?x2048xf32>

@@ -34,13 +34,20 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
     unsigned rank = resultType.getRank();
     Value table = op.getWeight();
 
+    std::optional<int64_t> packedRows = op.getPackedRows();
     SmallVector<DimSource> sources;
     for (unsigned i = 0; i + 1 < rank; ++i)
       sources.push_back({op.getIndices(), int64_t(i)});
     sources.push_back({table, 1});
     Value init = createEmptyTensor(rewriter, loc, resultType, sources);
 
-    Value rows = tensor::DimOp::create(rewriter, loc, table, 0);
+    Value rows =
+        packedRows
+            ? Value(arith::ConstantIndexOp::create(rewriter, loc, *packedRows))
+            : Value(tensor::DimOp::create(rewriter, loc, table, 0));
+    // Packed [panels, dim, width]: row r is [r / width, :, r % width].
+    int64_t panelWidth =
+        packedRows ? cast<RankedTensorType>(table.getType()).getDimSize(2) : 0;
     AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{resultType}, ValueRange{op.getIndices()},
@@ -56,8 +63,13 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
           Value clamped = arith::MinSIOp::create(
               b, l, arith::MaxSIOp::create(b, l, id, zero), last);
           Value column = linalg::IndexOp::create(b, l, rank - 1);
-          Value element = tensor::ExtractOp::create(
-              b, l, table, ValueRange{clamped, column});
+          SmallVector<Value> at = {clamped, column};
+          if (packedRows) {
+            Value width = arith::ConstantIndexOp::create(b, l, panelWidth);
+            at = {arith::DivUIOp::create(b, l, clamped, width), column,
+                  arith::RemUIOp::create(b, l, clamped, width)};
+          }
+          Value element = tensor::ExtractOp::create(b, l, table, at);
           linalg::YieldOp::create(b, l, element);
         });
     rewriter.replaceOp(op, generic.getResults());

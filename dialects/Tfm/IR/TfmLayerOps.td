@@ -79,13 +79,22 @@ def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
     pairs the op with a `tfm.check_index` that reports such ids as a
     run-time error status.
 
+    With `packed_rows = num`, `weight` is the same table in the panel layout
+    `tfm-pack-linear` gives a linear layer's weight, `[ceil(num / w), dim,
+    w]`, and row `r` is `weight[r / w, :, r % w]`: a table that is also the
+    weight of a linear layer (an LM head tied to the token embedding) is
+    stored once, packed.
+
     Example:
 
     ```mlir
     %e = tfm.embedding %ids, %table : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
+    %p = tfm.embedding %ids, %panels {packed_rows = 6 : i64}
+        : tensor<?xi64>, tensor<2x16x4xf32> -> tensor<?x16xf32>
     ```
   }];
-  let arguments = (ins Tfm_IndexTensor:$indices, Tfm_FloatTensor:$weight);
+  let arguments = (ins Tfm_IndexTensor:$indices, Tfm_FloatTensor:$weight,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$packed_rows);
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = [{
     $indices `,` $weight attr-dict `:` type($indices) `,` type($weight) `->` type($result)

@@ -311,6 +311,21 @@ LogicalResult LinearOp::verify() {
 
 LogicalResult EmbeddingOp::verify() {
   ArrayRef<int64_t> weight = shapeOf(getWeight());
+  if (std::optional<int64_t> rows = getPackedRows()) {
+    if (weight.size() != 3 || ShapedType::isDynamicShape(weight))
+      return emitOpError("packed weight must be static [panels, dim, width], "
+                         "got ")
+             << formatShape(weight);
+    if (weight[0] * weight[2] < *rows || (weight[0] - 1) * weight[2] >= *rows)
+      return emitOpError("packed weight ")
+             << formatShape(weight) << " does not hold exactly the panels of "
+             << *rows << " rows";
+    SmallVector<int64_t> expected(shapeOf(getIndices()));
+    expected.push_back(weight[1]);
+    if (failed(verifySameElementType(*this)))
+      return failure();
+    return verifyResultShape(*this, expected);
+  }
   if (weight.size() != 2)
     return emitOpError("weight must be [num_embeddings, dim], got ")
            << formatShape(weight);
@@ -540,9 +555,6 @@ LogicalResult CacheAppendOp::verify() {
   if (rank < 2 || dim < 1 || dim >= rank)
     return emitOpError("dim ") << dim << " must name a non-batch dimension of "
                                << formatShape(cache);
-  if (ShapedType::isDynamic(cache[dim]))
-    return emitOpError("cache ")
-           << formatShape(cache) << " needs a static capacity in dim " << dim;
   if (int64_t(rows.size()) != rank)
     return emitOpError("rows ")
            << formatShape(rows) << " and cache " << formatShape(cache)

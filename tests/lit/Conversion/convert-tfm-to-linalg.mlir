@@ -232,6 +232,27 @@ func.func @embedding(%ids: tensor<?xi64>, %table: tensor<6x16xf32>) -> tensor<?x
 
 // -----
 
+// A packed table ([panels, dim, width], packed_rows = 6): ids clamp to the
+// real rows, and row r is read at [r / 4, :, r % 4].
+
+// CHECK-LABEL: func.func @embedding_packed
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?xi64>, %[[TABLE:.*]]: tensor<2x16x4xf32>)
+// CHECK-DAG:  %[[LAST:.*]] = arith.constant 5 : index
+// CHECK-DAG:  %[[W:.*]] = arith.constant 4 : index
+// CHECK:      linalg.generic
+// CHECK:        %[[ROW:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK-NEXT:   %[[COL:.*]] = linalg.index 1 : index
+// CHECK-NEXT:   %[[P:.*]] = arith.divui %[[ROW]], %[[W]] : index
+// CHECK-NEXT:   %[[J:.*]] = arith.remui %[[ROW]], %[[W]] : index
+// CHECK-NEXT:   %[[V:.*]] = tensor.extract %[[TABLE]][%[[P]], %[[COL]], %[[J]]] : tensor<2x16x4xf32>
+// CHECK-NEXT:   linalg.yield %[[V]] : f32
+func.func @embedding_packed(%ids: tensor<?xi64>, %table: tensor<2x16x4xf32>) -> tensor<?x16xf32> {
+  %0 = tfm.embedding %ids, %table {packed_rows = 6 : i64} : tensor<?xi64>, tensor<2x16x4xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 // Batched i32 ids: the id map drops the feature dimension.
 
 // CHECK-LABEL: func.func @embedding_batched

@@ -251,3 +251,31 @@ func.func @keeps_f32_by_name(%x: tensor<?x3xf32>) -> (tensor<?x2xf32>, tensor<?x
   %c = tfm.matmul %x, %m : tensor<?x3xf32>, tensor<3x4xf32> -> tensor<?x4xf32>
   return %a, %b, %c : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// A table that is both an embedding and a linear layer's weight (an LM head
+// tied to the token embedding) is stored once: the embedding reads row r of
+// the packed panels at [r / 4, :, r % 4], and the unpacked constant is gone.
+// Packed in bf16 or i8, the table would no longer hold the embedding's
+// values: it stays as it is, beside its packed copy.
+
+// CHECK-LABEL: func.func @tied_embedding(
+// CHECK-SAME:    %[[IDS:.*]]: tensor<?xi64>
+// CHECK-NOT:     tensor<5x2xf32>
+// CHECK:         %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<2x2x4xf32>
+// CHECK-NOT:     tensor<5x2xf32>
+// CHECK:         %[[E:.*]] = tfm.embedding %[[IDS]], %[[W]] {packed_rows = 5 : i64} : tensor<?xi64>, tensor<2x2x4xf32> -> tensor<?x2xf32>
+// CHECK:         tfm.packed_linear ins(%[[E]], %[[W]] :
+// CHECK-NOT:     tensor<5x2xf32>
+// CHECK:         return
+// BF16-LABEL:  func.func @tied_embedding(
+// BF16:          %[[T:.*]] = arith.constant dense<{{.*}}> : tensor<5x2xf32>
+// BF16:          tfm.embedding %{{.*}}, %[[T]] : tensor<?xi64>, tensor<5x2xf32> -> tensor<?x2xf32>
+// BF16:          tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x2xf32>, tensor<2x1x8xbf16>)
+func.func @tied_embedding(%ids: tensor<?xi64>) -> tensor<?x5xf32> {
+  %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]> : tensor<5x2xf32>
+  %e = tfm.embedding %ids, %w : tensor<?xi64>, tensor<5x2xf32> -> tensor<?x2xf32>
+  %y = tfm.linear %e, %w : tensor<?x2xf32>, tensor<5x2xf32> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
