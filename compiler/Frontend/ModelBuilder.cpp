@@ -179,12 +179,9 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
     return emitError(loc) << "cache_append: the cache view "
                           << formatShape(view.shape)
                           << " needs [batch, ..., capacity, features]";
+  // The capacity (dimension rank - 2) may be a named dimension: the caller
+  // then sizes the cache at run time, as it does the batch.
   int64_t dim = view.rank() - 2;
-  if (view.shape[dim].isSymbolic())
-    return emitError(loc) << "cache_append: the cache view "
-                          << formatShape(view.shape)
-                          << " needs a static capacity (dimension " << dim
-                          << ")";
   if (rows.rank() != view.rank() || rows.elementType() != view.elementType())
     return emitError(loc) << "cache_append: rows " << formatShape(rows.shape)
                           << " must have the rank and element type of the "
@@ -209,9 +206,11 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
         builder, loc, slice.getType(), state->current, slice.getMixedOffsets(),
         slice.getMixedSizes(), slice.getMixedStrides());
   }
-  std::string message = "cache '" + state->name + "': a sequence's offset + " +
-                        "new tokens exceeds its capacity " +
-                        std::to_string(view.shape[dim].size);
+  std::string message =
+      "cache '" + state->name + "': a sequence's offset + " +
+      "new tokens exceeds its capacity " +
+      (view.shape[dim].isSymbolic() ? "'" + view.shape[dim].symbol + "'"
+                                    : std::to_string(view.shape[dim].size));
   int32_t code = statusCode(3, message);
   auto append = CacheAppendOp::create(
       builder, loc, target.getType(), builder.getI32Type(), rows.value,

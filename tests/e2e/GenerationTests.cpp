@@ -57,13 +57,15 @@ std::string layerSource(int i, bool cached) {
   return s;
 }
 
-std::string decoderSource(bool cached) {
+/// The decoder with caches of `capacity` positions: a number, or a name
+/// that the caller sizes at run time.
+std::string decoderSource(bool cached, const std::string &capacity = "16") {
   std::string s = cached ? "model kv_decoder\n" : "model full_decoder\n";
   s += "input ids: i64[batch, seq]\n";
   if (cached) {
     s += "input past: i64[batch]\n";
-    s += "cache k_cache: f32[2, batch, 2, 16, 12]\n";
-    s += "cache v_cache: f32[2, batch, 2, 16, 12]\n";
+    s += "cache k_cache: f32[2, batch, 2, " + capacity + ", 12]\n";
+    s += "cache v_cache: f32[2, batch, 2, " + capacity + ", 12]\n";
     s += "pos = reshape(past, [batch, 1]) + arange(seq)\n";
   } else {
     s += "pos = arange(seq)\n";
@@ -387,6 +389,43 @@ TEST_CASE("a cache overflow returns the status code and writes nothing",
       CHECK(std::memcmp(session.inputs[3].bytes.data() + at,
                         vBefore.data() + at, size_t(perSequence)) == 0);
     }
+  }
+}
+
+TEST_CASE("one artifact with a named capacity decodes in caches of two "
+          "capacities",
+          "[kv]") {
+  const Weights weights = decoderWeights();
+  auto model = Model::build(decoderSource(true, "capacity"), weights);
+  for (int64_t capacity : {int64_t(8), int64_t(19)}) {
+    INFO("capacity " << capacity);
+    Random rng(uint32_t(40 + capacity));
+    std::vector<int64_t> tokens = rng.ids(3, 0, kVocab - 1);
+    Session session({kLayers, 1, kHeads, capacity, kHeadDim});
+    RunResult prefill = session.step(*model, {tokens}, {0});
+    REQUIRE(prefill.ok());
+    Matrix ref = referenceLogits(weights, tokens);
+    for (int64_t t = 0; t < 3; ++t)
+      checkRow(logitsRow(prefill["logits"], 0, t), ref[size_t(t)],
+               "prefill position " + std::to_string(t));
+    while (int64_t(tokens.size()) < capacity) {
+      int64_t past = int64_t(tokens.size());
+      tokens.push_back(rng.ids(1, 0, kVocab - 1)[0]);
+      RunResult step = session.step(*model, {{tokens.back()}}, {past});
+      REQUIRE(step.ok());
+      checkRow(logitsRow(step["logits"], 0, 0),
+               referenceLogits(weights, tokens).back(),
+               "decode at position " + std::to_string(past));
+    }
+    // Full: the next token is an overflow of this capacity, named as the
+    // model names it, and the cache is left as it was.
+    const std::vector<unsigned char> before = session.inputs[2].bytes;
+    RunResult over = session.step(*model, {{1}}, {capacity});
+    CHECK(over.code == TFM_STATUS_RUNTIME_ERROR);
+    INFO(over.message);
+    CHECK(over.message.find("exceeds its capacity 'capacity'") !=
+          std::string::npos);
+    CHECK(session.inputs[2].bytes == before);
   }
 }
 

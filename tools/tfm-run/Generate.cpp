@@ -11,6 +11,7 @@
 
 #include "Generate.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -110,21 +111,26 @@ Interface readInterface(const tfm_model *model) {
   return in;
 }
 
-/// A cache of the model's declared shape with its symbols bound: only the
-/// ids' own symbols (their batch) are known here.
+/// A cache of the model's declared shape with its symbols bound: the ids'
+/// batch, and a named capacity (the dimension before the features) sized
+/// for the `capacity` tokens this generation stores.
 Owned allocateCache(const tfm_model *model, size_t index,
-                    const char *batchSymbol, int64_t batch) {
+                    const char *batchSymbol, int64_t batch, int64_t capacity) {
   std::vector<int64_t> shape;
-  for (int32_t d = 0; d < tfm_model_input_rank(model, index); ++d) {
+  int32_t rank = tfm_model_input_rank(model, index);
+  for (int32_t d = 0; d < rank; ++d) {
     const char *symbol = nullptr;
     int64_t size = tfm_model_input_dim(model, index, d, &symbol);
     if (size < 0) {
-      if (!symbol || !batchSymbol || std::strcmp(symbol, batchSymbol) != 0)
+      if (symbol && batchSymbol && std::strcmp(symbol, batchSymbol) == 0)
+        size = batch;
+      else if (d == rank - 2)
+        size = capacity;
+      else
         throw Failure{fmt::format(
             "--generate: cache '{}' has a dimension '{}' that only the "
             "caller can size",
             tfm_model_input_name(model, index), symbol ? symbol : "?")};
-      size = batch;
     }
     shape.push_back(size);
   }
@@ -164,7 +170,10 @@ int generateGreedily(tfm_model *model, const GenerateOptions &options,
   std::vector<Owned> caches;
   std::vector<tfm_tensor> inputs(inputCount);
   for (size_t index : in.caches) {
-    caches.push_back(allocateCache(model, index, batchSymbol, batch));
+    // A named capacity holds the prompt and every generated token but
+    // the last (which is never fed back).
+    caches.push_back(allocateCache(model, index, batchSymbol, batch,
+                                   length + std::max<long>(options.tokens, 1)));
     inputs[index] = caches.back().tensor;
   }
   Owned past = allocate(TFM_DTYPE_I64, {batch});

@@ -267,6 +267,30 @@ func.func @embedding_weight_rank(%ids: tensor<?xi64>, %w: tensor<6xf32>) -> tens
 
 // -----
 
+func.func @embedding_packed_rank(%ids: tensor<?xi64>, %w: tensor<6x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.embedding' op packed weight must be static [panels, dim, width], got [6, 16]}}
+  %0 = tfm.embedding %ids, %w {packed_rows = 6 : i64} : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @embedding_packed_panels(%ids: tensor<?xi64>, %w: tensor<3x16x4xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.embedding' op packed weight [3, 16, 4] does not hold exactly the panels of 6 rows}}
+  %0 = tfm.embedding %ids, %w {packed_rows = 6 : i64} : tensor<?xi64>, tensor<3x16x4xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @embedding_packed_rows_positive(%ids: tensor<?xi64>, %w: tensor<2x16x4xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'tfm.embedding' op attribute 'packed_rows' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = tfm.embedding %ids, %w {packed_rows = 0 : i64} : tensor<?xi64>, tensor<2x16x4xf32> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 func.func @embedding_result_shape(%ids: tensor<?xi64>, %w: tensor<6x16xf32>) -> tensor<?x6xf32> {
   // expected-error @+1 {{'tfm.embedding' op result shape [?, 6] does not match the inferred shape [?, 16]}}
   %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x6xf32>
@@ -1051,14 +1075,6 @@ func.func @attention_offset_not_causal(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8x
   // expected-error @+1 {{'tfm.attention' op query_offset only applies to causal attention}}
   %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) query_offset(%past : tensor<2xi64>) outs(%q : tensor<2x1x8xf32>) scale 1.0 -> tensor<2x1x8xf32>
   return %0 : tensor<2x1x8xf32>
-}
-
-// -----
-
-func.func @cache_append_dynamic_capacity(%k: tensor<2x1x8xf32>, %past: tensor<2xi64>, %c: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
-  // expected-error @+1 {{'tfm.cache_append' op cache [2, ?, 8] needs a static capacity in dim 1}}
-  %0, %s = tfm.cache_append ins(%k, %past : tensor<2x1x8xf32>, tensor<2xi64>) outs(%c : tensor<2x?x8xf32>) dim 1 code 3 -> tensor<2x?x8xf32>
-  return %0 : tensor<2x?x8xf32>
 }
 
 // -----
