@@ -27,6 +27,11 @@ gpt2 (rtol 1e-4); the Llama one follows tests/e2e/ReferenceDecoder.cpp
 greedy choice must beat the runner-up by more than 1e-3, so that float32
 rounding cannot flip it. `text` is the decode of prompt + generated ids with
 skip_special_tokens, which is what tfm-run prints (streamed) after "text: ".
+
+embeddings.txt: the sentence embeddings examples/embed-text-c's ctest
+compares with (EMBED_TEXTS through the bert_uncased tokenizer fixture and a
+float64 numpy BertModel over tests/reference/hf/bert, first checked against
+the last_hidden_state and sentence_embedding transformers saved there).
 """
 
 import argparse
@@ -229,11 +234,87 @@ def case_llama():
             "text": tok.decode(prompt_ids + generated, skip_special_tokens=True)}
 
 
+def bert_forward(w, config):
+    import math
+    import numpy as np
+    eps, heads = config["layer_norm_eps"], config["num_attention_heads"]
+    erf = np.vectorize(math.erf)
+
+    def norm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * w[p + ".weight"] + w[p + ".bias"]
+
+    def dense(x, p):  # nn.Linear: weight [out, in]
+        return x @ w[p + ".weight"].T + w[p + ".bias"]
+
+    def forward(ids, types, mask):
+        s = len(ids)
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.token_type_embeddings.weight"][types]
+             + w["embeddings.position_embeddings.weight"][:s])
+        x = norm(x, "embeddings.LayerNorm")
+        bias = np.where(np.asarray(mask) == 0, -np.inf, 0.0)
+        for i in range(config["num_hidden_layers"]):
+            p = f"encoder.layer.{i}."
+            q, k, v = (dense(x, p + "attention.self." + n).reshape(s, heads, -1)
+                       .transpose(1, 0, 2) for n in ("query", "key", "value"))
+            scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]) + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            a = ((scores / scores.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2)
+            x = norm(x + dense(a.reshape(s, -1), p + "attention.output.dense"),
+                     p + "attention.output.LayerNorm")
+            h = dense(x, p + "intermediate.dense")
+            h = 0.5 * h * (1 + erf(h / math.sqrt(2)))
+            x = norm(x + dense(h, p + "output.dense"), p + "output.LayerNorm")
+        valid = np.asarray(mask, np.float64)[:, None]
+        pooled = (x * valid).sum(0) / max(valid.sum(), 1e-9)
+        return x, pooled / max(np.linalg.norm(pooled), 1e-12)
+    return forward
+
+
+# The sentences examples/embed-text-c's ctest embeds (one batch, padded).
+EMBED_TEXTS = ["Hello, world!", "The quick brown fox jumps over the lazy dog.",
+               "Caf\u00e9 au lait, s'il vous pla\u00eet."]
+
+
+def embeddings():
+    """Sentence embeddings (mean of the last hidden state over the real
+    tokens, L2-normalised) of EMBED_TEXTS with tests/reference/hf/bert and
+    the bert_uncased tokenizer fixture, one text line of floats each."""
+    import numpy as np
+    from tokenizers import Tokenizer
+    hf = os.path.join(ROOT, "tests/reference/hf/bert")
+    with open(os.path.join(hf, "config.json")) as f:
+        config = json.load(f)
+    forward = bert_forward(read_safetensors(os.path.join(hf, "model.safetensors")),
+                           config)
+    # Anchor the numpy model to what transformers computed.
+    ids, types, mask = (np.load(os.path.join(hf, n + ".npy")) for n in
+                        ("input_ids", "token_type_ids", "attention_mask"))
+    hidden = np.load(os.path.join(hf, "last_hidden_state.npy"))
+    sentence = np.load(os.path.join(hf, "sentence_embedding.npy"))
+    for b in range(ids.shape[0]):
+        x, e = forward(ids[b], types[b], mask[b])
+        assert np.allclose(x, hidden[b], rtol=1e-4, atol=1e-4)
+        assert np.allclose(e, sentence[b], rtol=1e-4, atol=1e-5)
+    tok = Tokenizer.from_file(
+        os.path.join(ROOT, "tests/reference/tokenizers/bert_uncased/tokenizer.json"))
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    lines = []
+    for enc in tok.encode_batch(EMBED_TEXTS):
+        _, e = forward(enc.ids, enc.type_ids, enc.attention_mask)
+        lines.append(" ".join(f"{v:.9g}" for v in e))
+    return "".join(line + "\n" for line in lines)
+
+
 def write(out):
     cases = {"gpt2": case_gpt2(), "llama": case_llama()}
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")
+    with open(os.path.join(out, "embeddings.txt"), "w") as f:
+        f.write(embeddings())
 
 
 def main():
@@ -248,12 +329,13 @@ def main():
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         write(tmp)
-        with open(os.path.join(tmp, "expected.json"), "rb") as a, \
-                open(os.path.join(HERE, "expected.json"), "rb") as b:
-            if a.read() != b.read():
-                print("expected.json differs from a fresh run")
-                return 1
-    print("expected.json is up to date")
+        for name in ("expected.json", "embeddings.txt"):
+            with open(os.path.join(tmp, name), "rb") as a, \
+                    open(os.path.join(HERE, name), "rb") as b:
+                if a.read() != b.read():
+                    print(name, "differs from a fresh run")
+                    return 1
+    print("expected.json and embeddings.txt are up to date")
     return 0
 
 
