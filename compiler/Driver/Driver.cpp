@@ -712,11 +712,16 @@ void Compilation::embedTokenizer(ModuleOp module, StringRef model) {
   b.setInsertionPointToEnd(module.getBody());
   auto arrayType =
       LLVM::LLVMArrayType::get(b.getI8Type(), tokenizer->bytes.size());
-  auto global = LLVM::GlobalOp::create(
-      b, module.getLoc(), arrayType, /*isConstant=*/true,
-      LLVM::Linkage::External, ("tfm_" + model + "_tokenizer_data").str(),
-      b.getStringAttr(tokenizer->bytes), /*alignment=*/8);
-  (void)global;
+  LLVM::GlobalOp::create(b, module.getLoc(), arrayType, /*isConstant=*/true,
+                         LLVM::Linkage::External,
+                         ("tfm_" + model + "_tokenizer_data").str(),
+                         b.getStringAttr(tokenizer->bytes), /*alignment=*/8);
+  // For loaders that find the data by name (tfm_model_tokenizer), which
+  // cannot read the header's TFM_<MODEL>_TOKENIZER_SIZE.
+  LLVM::GlobalOp::create(
+      b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
+      LLVM::Linkage::External, ("tfm_" + model + "_tokenizer_size").str(),
+      b.getI64IntegerAttr(int64_t(tokenizer->bytes.size())), /*alignment=*/8);
 }
 
 } // namespace

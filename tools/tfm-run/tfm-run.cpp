@@ -91,7 +91,9 @@ const char *const kUsage =
     "                        model has and --input does not give); each\n"
     "                        --text is a row of the batch, padded\n"
     "  --tokenizer PATH      tokenizer.json, a checkpoint's directory holding\n"
-    "                        one, or a .gguf file (its tokenizer.ggml.*)\n"
+    "                        one, or a .gguf file (its tokenizer.ggml.*);\n"
+    "                        default: the artifact's own (tfm-compile\n"
+    "                        --tokenizer)\n"
     "  --max-length N        truncate each text to N tokens (special tokens\n"
     "                        included; default: as the tokenizer says)\n"
     "A bf16 tensor is a uint16 ('<u2') .npy file of its bits, as\n"
@@ -300,9 +302,6 @@ Options parseOptions(int argc, char **argv) {
     fail(fmt::format("no artifact given\n{}", kUsage));
   if (options.flops >= 0 && options.bench == 0)
     fail("--flops needs --bench");
-  if (!options.texts.empty() && options.tokenizer.empty())
-    fail("--text needs --tokenizer (a tokenizer.json, its directory or a "
-         ".gguf file)");
   if (options.texts.empty() && !options.tokenizer.empty())
     fail("--tokenizer needs --text");
   for (size_t i = 0; i < options.texts.size(); ++i) {
@@ -594,30 +593,50 @@ struct TokenizerDeleter {
 
 using TokenizerPtr = std::unique_ptr<tfm_tokenizer, TokenizerDeleter>;
 
-/// --tokenizer: a .gguf file's tokenizer.ggml.*, else a tokenizer.json (or
-/// the directory holding one).
-TokenizerPtr loadTokenizer(const std::string &path) {
+/// The tokenizer of --text: --tokenizer's (a .gguf file's tokenizer.ggml.*,
+/// else a tokenizer.json or the directory holding one), owned by `owner`;
+/// without --tokenizer, the one compiled into the artifact (tfm-compile
+/// --tokenizer), owned by the model.
+const tfm_tokenizer *loadTokenizer(const Options &options,
+                                   const tfm_model *model,
+                                   TokenizerPtr &owner) {
+  const std::string &path = options.tokenizer;
+  if (path.empty()) {
+    const tfm_tokenizer *embedded = nullptr;
+    tfm_status status = tfm_model_tokenizer(model, &embedded);
+    if (tfm_status_code(status) == TFM_STATUS_NOT_FOUND) {
+      tfm_status_free(status);
+      fail(fmt::format("--text needs --tokenizer (a tokenizer.json, its "
+                       "directory or a .gguf file): model '{}' was compiled "
+                       "without tfm-compile --tokenizer",
+                       tfm_model_name(model)));
+    }
+    check(status);
+    return embedded;
+  }
   tfm_tokenizer *raw = nullptr;
   bool gguf = path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
   check(gguf ? tfm_tokenizer_load_gguf(path.c_str(), &raw)
              : tfm_tokenizer_load_json(path.c_str(), &raw));
-  return TokenizerPtr(raw);
+  owner.reset(raw);
+  return raw;
 }
 
 /// The model inputs of --text: input_ids, token_type_ids and attention_mask
 /// ([texts, longest]), indexed as those names; others stay empty.
 void tokenize(const Options &options, const tfm_model *model,
               std::vector<OwnedTensor> &inputs, std::vector<bool> &given) {
-  TokenizerPtr tokenizer = loadTokenizer(options.tokenizer);
+  TokenizerPtr owner;
+  const tfm_tokenizer *tokenizer = loadTokenizer(options, model, owner);
   tfm_encode_options encode;
-  tfm_tokenizer_default_encode_options(tokenizer.get(), &encode);
+  tfm_tokenizer_default_encode_options(tokenizer, &encode);
   if (options.maxLength > 0)
     encode.max_length = options.maxLength;
   std::vector<const char *> texts;
   for (const std::string &t : options.texts)
     texts.push_back(t.c_str());
   OwnedTensor ids, types, mask;
-  check(tfm_tokenizer_encode_batch(tokenizer.get(), texts.data(), nullptr,
+  check(tfm_tokenizer_encode_batch(tokenizer, texts.data(), nullptr,
                                    texts.size(), &encode, &ids.tensor,
                                    &types.tensor, &mask.tensor));
   const char *names[] = {"input_ids", "token_type_ids", "attention_mask"};
@@ -726,16 +745,17 @@ int runGenerate(tfm_model *model, const Options &options) {
            "input_ids=PROMPT.npy, not both");
     generate.promptPath = input.path;
   }
-  TokenizerPtr tokenizer;
+  TokenizerPtr owner;
+  const tfm_tokenizer *tokenizer = nullptr;
   DecodeStreamPtr stream;
   if (!options.texts.empty()) {
     if (options.texts.size() != 1)
       fail("--generate takes one --text (the prompt)");
-    tokenizer = loadTokenizer(options.tokenizer);
-    generate.promptIds = encodePrompt(tokenizer.get(), options);
+    tokenizer = loadTokenizer(options, model, owner);
+    generate.promptIds = encodePrompt(tokenizer, options);
     generate.promptPath = "--text";
     tfm_decode_stream *rawStream = nullptr;
-    check(tfm_decode_stream_create(tokenizer.get(), /*skip_special_tokens=*/1,
+    check(tfm_decode_stream_create(tokenizer, /*skip_special_tokens=*/1,
                                    &rawStream));
     stream.reset(rawStream);
     // The prompt goes through the stream too: the continuation is then

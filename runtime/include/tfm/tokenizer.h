@@ -246,6 +246,14 @@ void tfm_decode_stream_release(tfm_decode_stream *stream);
 tfm_status tfm_tokenizer_embedded(const void *data, size_t size,
                                   const tfm_tokenizer **out_tokenizer);
 
+/* The tokenizer embedded in a loaded artifact (tfm_model_load of a .so
+   compiled with --tokenizer): loaded at the first call, owned by the model
+   and valid until tfm_model_release. NOT_FOUND when the artifact has none
+   (also for tfm_model_create_from_symbols models), FORMAT_ERROR when it
+   does not load. Thread-safe. */
+tfm_status tfm_model_tokenizer(const tfm_model *model,
+                               const tfm_tokenizer **out_tokenizer);
+
 /* What a generated header's tfm_<model>_tokenize calls: encodes
    `text_size` bytes of `text` with the tokenizer's own options (truncation
    as its file says, no padding), with or without its special tokens, and
