@@ -527,8 +527,9 @@ TEST_CASE("tokenizers from memory and embedded in artifacts", "[tokenizer]") {
   CHECK(tfm_status_code(status) == TFM_STATUS_FORMAT_ERROR);
   CHECK_THAT(take(status), Catch::Matchers::Contains("too few for a GGUF"));
   CHECK(bad == nullptr);
-  CHECK(tfm_status_code(tfm_tokenizer_load_gguf_memory(nullptr, 4, &bad)) ==
-        TFM_STATUS_INVALID_ARGUMENT);
+  status = tfm_tokenizer_load_gguf_memory(nullptr, 4, &bad);
+  CHECK(tfm_status_code(status) == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(take(status), Catch::Matchers::Contains("data is NULL"));
 
   // tfm_embedded_tokenize / _detokenize: caller's memory, sizes on overflow.
   int64_t out[64], count = -1;
