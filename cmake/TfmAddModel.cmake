@@ -3,6 +3,7 @@
 #   tfm_add_model(<target> MODEL <model.tfm> [WEIGHTS <weights.safetensors>]
 #                 [NAME <name>] [CPU <cpu>] [TARGET <target>]
 #                 [WEIGHTS_MODE embedded|external]
+#                 [TOKENIZER <tokenizer.json|directory|model.gguf>]
 #                 [OPTIONS <tfm-compile flag>...])
 #
 # Runs tfm-compile when the project builds (and again whenever the model, the
@@ -17,6 +18,9 @@
 # <name>.weights.safetensors next to it (the target's property
 # TFM_MODEL_WEIGHTS_FILE), which the app maps and binds at run time with the
 # runtime's tfm_weights_open (docs/embedding.md).
+# TOKENIZER embeds a tokenizer (tfm-compile --tokenizer): the header then
+# declares <name>_tokenize and _detokenize, which call the runtime, so the
+# target links tfm::runtime (docs/tokenizers.md).
 #
 # One implementation serves both the installed package (tfmConfig.cmake
 # includes this file) and the tfm source tree (the top-level CMakeLists.txt
@@ -77,13 +81,13 @@ function(_tfm_check_model_name where name)
 endfunction()
 
 function(tfm_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET;WEIGHTS_MODE"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET;WEIGHTS_MODE;TOKENIZER"
                         "OPTIONS")
   set(where "tfm_add_model(${target})")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${where}: unknown arguments: ${unknown} (expected "
-                        "MODEL, WEIGHTS, NAME, CPU, TARGET, WEIGHTS_MODE, "
+                        "MODEL, WEIGHTS, NAME, CPU, TARGET, WEIGHTS_MODE, TOKENIZER, "
                         "OPTIONS)")
   endif()
   if(NOT arg_MODEL)
@@ -126,6 +130,19 @@ function(tfm_add_model target)
   endif()
   if(arg_CPU)
     list(APPEND flags --cpu "${arg_CPU}")
+  endif()
+  if(arg_TOKENIZER)
+    cmake_path(ABSOLUTE_PATH arg_TOKENIZER
+               BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE
+               OUTPUT_VARIABLE tokenizer)
+    if(IS_DIRECTORY "${tokenizer}")
+      set(tokenizer "${tokenizer}/tokenizer.json")
+    endif()
+    if(NOT EXISTS "${tokenizer}")
+      message(FATAL_ERROR "${where}: TOKENIZER ${tokenizer} does not exist")
+    endif()
+    list(APPEND flags --tokenizer "${tokenizer}")
+    list(APPEND depends "${tokenizer}")
   endif()
   set(external OFF)
   if(arg_WEIGHTS_MODE STREQUAL "external")
@@ -178,5 +195,8 @@ function(tfm_add_model target)
   if(external)
     set_target_properties(${target} PROPERTIES TFM_MODEL_WEIGHTS_FILE
                                                "${sidecar}")
+  endif()
+  if(arg_TOKENIZER)
+    target_link_libraries(${target} INTERFACE tfm::runtime)
   endif()
 endfunction()

@@ -11,7 +11,9 @@
 #include "compiler/Target/NativeCode.h"
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/Signature.h"
+#include "tfm/gguf.h"
 #include "tfm/runtime.h"
+#include "tfm/tokenizer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -28,6 +30,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
@@ -150,6 +153,13 @@ private:
   }
 };
 
+/// What `tfm-compile --tokenizer` embeds.
+struct TokenizerBytes {
+  std::string bytes;
+  /// "tokenizer.json" or "GGUF metadata", for the header's comment.
+  std::string kind;
+};
+
 class Compilation {
 public:
   Compilation(const CompileOptions &options, raw_ostream &diagnosticStream,
@@ -189,11 +199,19 @@ private:
     return path.str().str();
   }
   LogicalResult printPtx(ModuleOp module);
+  /// Reads --tokenizer into `tokenizerBytes` (a tokenizer.json's text, or a
+  /// GGUF file's header and metadata with no tensors) and checks that the
+  /// runtime loads it.
+  LogicalResult readTokenizer();
+  /// Adds the constant tfm_<model>_tokenizer_data to the (LLVM dialect)
+  /// module.
+  void embedTokenizer(ModuleOp module, StringRef model);
   /// Fails when an output would be written over the model or the weights
   /// file (the writers truncate): compared as files, so that another
   /// spelling of a path (./w.safetensors, a link) counts.
   LogicalResult checkOutputsSpareInputs(EmitKind emit);
 
+  std::optional<TokenizerBytes> tokenizer;
   const CompileOptions &options;
   raw_ostream &diagnosticStream;
   TimingScope &timing;
@@ -527,10 +545,20 @@ LogicalResult Compilation::run() {
   FailureOr<Signature> signature = Signature::read(model);
   if (failed(signature))
     return failure();
+  if (!options.tokenizerPath.empty() && failed(readTokenizer()))
+    return failure();
   auto writeHeader = [&](StringRef path) {
     return writeText(path, [&](raw_ostream &os) {
+      HeaderTokenizer headerTokenizer;
+      if (tokenizer) {
+        headerTokenizer.size = int64_t(tokenizer->bytes.size());
+        headerTokenizer.source =
+            llvm::sys::path::filename(options.tokenizerPath).str();
+        headerTokenizer.kind = tokenizer->kind;
+      }
       emitHeader(*signature, llvm::sys::path::filename(options.modelPath), os,
-                 options.externalWeights);
+                 options.externalWeights,
+                 tokenizer ? &headerTokenizer : nullptr);
     });
   };
   if (*emit == EmitKind::Header)
@@ -560,6 +588,8 @@ LogicalResult Compilation::run() {
       LLVM::LLVMDialect::getDataLayoutAttrName(),
       StringAttr::get(
           &context, (*machine)->createDataLayout().getStringRepresentation()));
+  if (tokenizer)
+    embedTokenizer(module, signature->model);
   if (*emit == EmitKind::LLVMMlir)
     return printIR(module);
 
@@ -624,6 +654,76 @@ LogicalResult Compilation::run() {
     return fail(llvm::toString(std::move(linkError)));
   return success();
 }
+LogicalResult Compilation::readTokenizer() {
+  std::string path = options.tokenizerPath;
+  auto failWith = [&](const Twine &message) {
+    return fail("--tokenizer " + options.tokenizerPath + ": " + message);
+  };
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::SmallString<128> file(path);
+    llvm::sys::path::append(file, "tokenizer.json");
+    path = file.str().str();
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return failWith(file.getError().message());
+  TokenizerBytes result;
+  tfm_tokenizer *loaded = nullptr;
+  tfm_status status = nullptr;
+  StringRef contents = (*file)->getBuffer();
+  if (contents.starts_with("GGUF")) {
+    // Only the header and the key/values: no tensor infos, no data.
+    std::string error;
+    std::unique_ptr<::tfm::GgufFile> gguf = ::tfm::GgufFile::openMemory(
+        contents.data(), contents.size(), path, error);
+    if (!gguf)
+      return fail("--tokenizer: " + error);
+    result.bytes = contents.take_front(gguf->keyValuesSize()).str();
+    uint64_t noTensors = 0;
+    std::memcpy(result.bytes.data() + 8, &noTensors, sizeof noTensors);
+    // The (empty) data section starts at the next multiple of the
+    // alignment, which must be inside the bytes.
+    uint64_t align = gguf->alignment();
+    result.bytes.resize((result.bytes.size() + align - 1) / align * align,
+                        '\0');
+    result.kind = "GGUF metadata";
+    status = tfm_tokenizer_load_gguf_memory(result.bytes.data(),
+                                            result.bytes.size(), &loaded);
+  } else {
+    result.bytes = contents.str();
+    result.kind = "tokenizer.json";
+    status = tfm_tokenizer_load_json_string(result.bytes.data(),
+                                            result.bytes.size(), &loaded);
+  }
+  tfm_tokenizer_release(loaded);
+  if (status) {
+    std::string message = tfm_status_message(status);
+    tfm_status_free(status);
+    return failWith(message);
+  }
+  tokenizer = std::move(result);
+  return success();
+}
+
+void Compilation::embedTokenizer(ModuleOp module, StringRef model) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  auto arrayType =
+      LLVM::LLVMArrayType::get(b.getI8Type(), tokenizer->bytes.size());
+  LLVM::GlobalOp::create(b, module.getLoc(), arrayType, /*isConstant=*/true,
+                         LLVM::Linkage::External,
+                         ("tfm_" + model + "_tokenizer_data").str(),
+                         b.getStringAttr(tokenizer->bytes), /*alignment=*/8);
+  // For loaders that find the data by name (tfm_model_tokenizer), which
+  // cannot read the header's TFM_<MODEL>_TOKENIZER_SIZE.
+  LLVM::GlobalOp::create(
+      b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
+      LLVM::Linkage::External, ("tfm_" + model + "_tokenizer_size").str(),
+      b.getI64IntegerAttr(int64_t(tokenizer->bytes.size())), /*alignment=*/8);
+}
+
 } // namespace
 
 LogicalResult mlir::tfm::compileModel(const CompileOptions &options,

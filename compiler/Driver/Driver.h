@@ -93,6 +93,11 @@ struct CompileOptions {
   /// The sidecar of external weights; empty: the output's path with its
   /// extension replaced by `.weights.safetensors`.
   std::string weightsOutputPath;
+  /// A tokenizer to embed in the artifact (docs/tokenizers.md): a
+  /// tokenizer.json, the directory holding one, or a .gguf file whose
+  /// tokenizer.ggml.* metadata is kept (not its tensors). The header then
+  /// declares tfm_<model>_tokenize and _detokenize. Empty: none.
+  std::string tokenizerPath;
   /// Print large constants (weights) in IR stages in full.
   bool printWeights = false;
   /// Fuse attention chains into tfm.attention (docs/compiler.md); off keeps

@@ -154,7 +154,8 @@ static StringRef cType(StringRef dtype) {
 }
 
 void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
-                           llvm::raw_ostream &os, bool externalWeights) {
+                           llvm::raw_ostream &os, bool externalWeights,
+                           const HeaderTokenizer *tokenizer) {
   CNames cName(sig);
   std::string prefix = "tfm_" + sig.model;
   std::string macro = llvm::StringRef(prefix).upper();
@@ -191,6 +192,8 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   os << "#ifndef " << macro << "_H\n#define " << macro << "_H\n\n";
   bool usesBool = llvm::any_of(
       sig.inputs, [](const SignatureTensor &t) { return t.dtype == "bool"; });
+  if (tokenizer)
+    os << "#include <stddef.h>\n";
   os << "#include <stdint.h>\n";
   if (usesBool)
     os << "#include <stdbool.h>\n";
@@ -375,5 +378,59 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
        << "const char *" << prefix << "_weights_manifest(void);\n"
        << "int32_t " << prefix
        << "_bind_weights(const void *data, int64_t bytes);\n\n";
+  if (tokenizer) {
+    os << "/* The tokenizer embedded by tfm-compile --tokenizer (from "
+       << commentText(tokenizer->source) << ", " << tokenizer->kind
+       << ";\n * docs/tokenizers.md). " << prefix
+       << "_tokenize encodes text_size bytes of UTF-8 text\n"
+          " * into token ids (with the tokenizer's special tokens when\n"
+          " * add_special_tokens is 1), written to ids when capacity holds\n"
+          " * them; *out_count is their number either way. "
+       << prefix
+       << "_detokenize\n"
+          " * writes the text of count ids (NUL-terminated) to text when\n"
+          " * capacity holds it; *out_size is its size without the NUL. Both\n"
+          " * return 0, 5 when the result does not fit (call again with the\n"
+          " * size given), 4 when the tokenizer does not load, 1 for NULL\n"
+          " * pointers. They call the runtime's tokenizer (tfm/tokenizer.h),\n"
+          " * which loads it once per process: link libtfm_runtime. "
+          "Thread-safe.\n"
+          " * tfm_tokenizer_embedded("
+       << prefix << "_tokenizer_data, " << macro
+       << "_TOKENIZER_SIZE, &t)\n * gives the whole tokenizer API. */\n";
+    os << "#define " << macro << "_HAS_TOKENIZER 1\n";
+    os << "#define " << macro << "_TOKENIZER_SIZE " << tokenizer->size << "\n";
+    os << "extern const unsigned char " << prefix << "_tokenizer_data[" << macro
+       << "_TOKENIZER_SIZE];\n";
+    os << "#ifndef TFM_EMBEDDED_TOKENIZER_DECLARED\n"
+          "#define TFM_EMBEDDED_TOKENIZER_DECLARED\n"
+          "int32_t tfm_embedded_tokenize(const void *data, size_t size, "
+          "const char *text,\n"
+          "    size_t text_size, int32_t add_special_tokens, int64_t *ids,\n"
+          "    int64_t capacity, int64_t *out_count);\n"
+          "int32_t tfm_embedded_detokenize(const void *data, size_t size,\n"
+          "    const int64_t *ids, int64_t count, int32_t "
+          "skip_special_tokens,\n"
+          "    char *text, int64_t capacity, int64_t *out_size);\n"
+          "#endif\n";
+    os << "static inline int32_t " << prefix
+       << "_tokenize(const char *text, size_t text_size,\n"
+          "    int32_t add_special_tokens, int64_t *ids, int64_t capacity,\n"
+          "    int64_t *out_count) {\n"
+          "  return tfm_embedded_tokenize("
+       << prefix << "_tokenizer_data, " << macro
+       << "_TOKENIZER_SIZE,\n"
+          "      text, text_size, add_special_tokens, ids, capacity, "
+          "out_count);\n}\n";
+    os << "static inline int32_t " << prefix
+       << "_detokenize(const int64_t *ids, int64_t count,\n"
+          "    int32_t skip_special_tokens, char *text, int64_t capacity,\n"
+          "    int64_t *out_size) {\n"
+          "  return tfm_embedded_detokenize("
+       << prefix << "_tokenizer_data, " << macro
+       << "_TOKENIZER_SIZE,\n"
+          "      ids, count, skip_special_tokens, text, capacity, "
+          "out_size);\n}\n\n";
+  }
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << macro << "_H */\n";
 }

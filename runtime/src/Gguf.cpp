@@ -248,8 +248,32 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string &path,
     return fail(fmt::format("mmap failed: {}", std::strerror(errno)));
   result->mapping = mapping;
   result->mappingSize = fileSize;
-  const auto *bytes = static_cast<const unsigned char *>(mapping);
+  return parse(std::move(result), static_cast<const unsigned char *>(mapping),
+               fileSize, error);
+}
 
+std::unique_ptr<GgufFile> GgufFile::openMemory(const void *data, size_t size,
+                                               const std::string &name,
+                                               std::string &error) {
+  if (size < 24) {
+    error = fmt::format("{}: {} bytes, too few for a GGUF header", name, size);
+    return nullptr;
+  }
+  std::unique_ptr<GgufFile> result(new GgufFile());
+  result->filePath = name;
+  return parse(std::move(result), static_cast<const unsigned char *>(data),
+               size, error);
+}
+
+std::unique_ptr<GgufFile> GgufFile::parse(std::unique_ptr<GgufFile> result,
+                                          const unsigned char *bytes,
+                                          uint64_t fileSize,
+                                          std::string &error) {
+  const std::string &path = result->filePath;
+  auto fail = [&](const std::string &message) {
+    error = fmt::format("{}: {}", path, message);
+    return nullptr;
+  };
   Reader r(bytes, fileSize);
   char magic[4];
   r.read(magic, "the magic");
@@ -306,6 +330,7 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string &path,
     result->dataAlignment = uint64_t(alignment->integer);
   }
 
+  result->keyValuesEnd = r.offset();
   struct Info {
     std::vector<uint64_t> dims;
     uint64_t offset, bytes;

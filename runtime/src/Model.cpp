@@ -6,6 +6,7 @@
 #include "Status.h"
 #include "Tensor.h"
 #include "Weights.h"
+#include "tfm/tokenizer.h"
 
 #include <fmt/format.h>
 
@@ -72,6 +73,12 @@ struct tfm_model_t {
   /// The binding of external weights, shared by every model of the
   /// artifact. Declared after `library`, so released before it closes.
   std::shared_ptr<void> weights;
+  /// The artifact's embedded tokenizer, loaded by tfm_model_tokenizer.
+  struct TokenizerDeleter {
+    void operator()(tfm_tokenizer *t) const { tfm_tokenizer_release(t); }
+  };
+  mutable std::mutex tokenizerMutex;
+  mutable std::unique_ptr<tfm_tokenizer, TokenizerDeleter> tokenizer;
 
   /// Slots not in use by a run. Runs are concurrent, so the model hands each
   /// its own and keeps as many as ever ran at once; a run's slot returns
@@ -610,6 +617,51 @@ void tfm_model_release(tfm_model *model) { delete model; }
 
 const char *tfm_model_name(const tfm_model *model) {
   return model ? model->signature.model.c_str() : nullptr;
+}
+
+tfm_status tfm_model_tokenizer(const tfm_model *model,
+                               const tfm_tokenizer **out_tokenizer) {
+  if (out_tokenizer)
+    *out_tokenizer = nullptr;
+  if (!model)
+    return nullArgument("tfm_model_tokenizer", "model");
+  if (!out_tokenizer)
+    return nullArgument("tfm_model_tokenizer", "out_tokenizer");
+  std::string prefix = "tfm_" + model->signature.model;
+  const void *data = nullptr, *size = nullptr;
+  if (model->library) {
+    data = model->library->symbol((prefix + "_tokenizer_data").c_str());
+    size = model->library->symbol((prefix + "_tokenizer_size").c_str());
+  }
+  if (!data || !size)
+    return tfm::rt::makeStatus(
+        TFM_STATUS_NOT_FOUND,
+        fmt::format("model '{}' has no tokenizer (compile it with "
+                    "tfm-compile --tokenizer)",
+                    model->signature.model));
+  int64_t bytes = *static_cast<const int64_t *>(size);
+  if (bytes < 0)
+    return tfm::rt::makeStatus(TFM_STATUS_FORMAT_ERROR,
+                               fmt::format("model '{}': {}_tokenizer_size is "
+                                           "{}",
+                                           model->signature.model, prefix,
+                                           bytes));
+  // Loaded once per model and released with it: another artifact loaded
+  // later at the same address must not find this one's tokenizer.
+  std::lock_guard<std::mutex> lock(model->tokenizerMutex);
+  if (!model->tokenizer) {
+    tfm_tokenizer *loaded = nullptr;
+    bool gguf = bytes >= 4 && std::memcmp(data, "GGUF", 4) == 0;
+    tfm_status status =
+        gguf ? tfm_tokenizer_load_gguf_memory(data, size_t(bytes), &loaded)
+             : tfm_tokenizer_load_json_string(static_cast<const char *>(data),
+                                              size_t(bytes), &loaded);
+    if (status)
+      return status;
+    model->tokenizer.reset(loaded);
+  }
+  *out_tokenizer = model->tokenizer.get();
+  return nullptr;
 }
 
 const char *tfm_model_device(const tfm_model *model) {

@@ -1,7 +1,8 @@
 //===- FuzzTokenizer.cpp - Fuzz the tokenizer.json loader and encoder -----===//
 //
 // An input is a text and a tokenizer.json: two little-endian bytes give the
-// text's length, the text follows, the rest is the JSON. A file that does not
+// text's length, the text follows, the rest is the JSON (or, when it starts
+// with "GGUF", a GGUF file's vocabulary from memory). A file that does not
 // load must give a one-line FORMAT_ERROR; one that loads must encode the
 // text (any bytes) into ids of its vocabulary whose offsets lie inside the
 // text, decode them into well-formed UTF-8, and stream-decode them into the
@@ -46,9 +47,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *json = reinterpret_cast<const char *>(data) + 2 + textSize;
   size_t jsonSize = size - 2 - textSize;
 
+  // Bytes that start as a GGUF file are a GGUF vocabulary, as tfm-compile
+  // --tokenizer embeds them (tfm_tokenizer_embedded tells them apart so).
   tfm_tokenizer *tokenizer = nullptr;
+  bool gguf = jsonSize >= 4 && std::memcmp(json, "GGUF", 4) == 0;
   tfm_status status =
-      tfm_tokenizer_load_json_string(json, jsonSize, &tokenizer);
+      gguf ? tfm_tokenizer_load_gguf_memory(json, jsonSize, &tokenizer)
+           : tfm_tokenizer_load_json_string(json, jsonSize, &tokenizer);
   if (status) {
     TFM_FUZZ_CHECK(tokenizer == nullptr);
     TFM_FUZZ_CHECK(tfm_status_code(status) == TFM_STATUS_FORMAT_ERROR);

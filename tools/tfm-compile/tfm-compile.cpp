@@ -106,6 +106,12 @@ static cl::opt<std::string>
                cl::desc("--weights-mode external: where to write the "
                         "weights (default: OUT.weights.safetensors)"),
                cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> tokenizerPath(
+    "tokenizer",
+    cl::desc("Embed this tokenizer in the artifact (tokenizer.json, its "
+             "directory, or a .gguf file's vocabulary); the header declares "
+             "tfm_<model>_tokenize and _detokenize"),
+    cl::value_desc("PATH"), cl::cat(category));
 static cl::opt<bool>
     printWeights("print-weights",
                  cl::desc("Print weights in full in IR stages"),
@@ -152,6 +158,7 @@ int main(int argc, char **argv) {
   options.quantize = quantize;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.printWeights = printWeights;
+  options.tokenizerPath = tokenizerPath;
   if (weightsMode != "embedded" && weightsMode != "external") {
     errs() << "tfm-compile: error: unknown --weights-mode '" << weightsMode
            << "' (embedded, external)\n";

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 using namespace tfm::run;
@@ -30,6 +32,10 @@ struct Owned {
   Owned &operator=(const Owned &) = delete;
   Owned(Owned &&other) noexcept : tensor(other.tensor) {
     other.tensor.data = nullptr;
+  }
+  Owned &operator=(Owned &&other) noexcept {
+    std::swap(tensor, other.tensor);
+    return *this;
   }
   ~Owned() { tfm_tensor_release_data(&tensor); }
 };
@@ -148,8 +154,14 @@ int generateGreedily(tfm_model *model, const GenerateOptions &options,
                   "entry point from the app, docs/gpu.md)"};
   Interface in = readInterface(model);
   Owned prompt;
-  check(tfm_npy_read(options.promptPath.c_str(), &prompt.tensor),
-        options.promptPath.c_str());
+  if (!options.promptIds.empty()) {
+    prompt = allocate(TFM_DTYPE_I64, {int64_t(options.promptIds.size())});
+    std::memcpy(prompt.tensor.data, options.promptIds.data(),
+                options.promptIds.size() * sizeof(int64_t));
+  } else {
+    check(tfm_npy_read(options.promptPath.c_str(), &prompt.tensor),
+          options.promptPath.c_str());
+  }
   if (prompt.tensor.dtype != TFM_DTYPE_I64 ||
       (prompt.tensor.rank != 1 && prompt.tensor.rank != 2))
     throw Failure{fmt::format("{}: the prompt must be int64 [seq] or "
@@ -223,6 +235,27 @@ int generateGreedily(tfm_model *model, const GenerateOptions &options,
 
   std::vector<std::vector<int64_t>> generated(static_cast<size_t>(batch));
   std::vector<int64_t> next(static_cast<size_t>(batch));
+  // An id past the logits' vocabulary would index outside the embedding:
+  // a tokenizer made for another model.
+  {
+    inputs[in.ids] = prompt.tensor;
+    std::vector<tfm_tensor> shapes(outputCount);
+    check(tfm_model_infer_output_shapes(model, inputs.data(), inputCount,
+                                        shapes.data(), outputCount),
+          "prefill");
+    int64_t vocab = shapes[in.logits].shape[2];
+    const auto *ids = static_cast<const int64_t *>(prompt.tensor.data);
+    for (int64_t i = 0; i < batch * length; ++i)
+      if (ids[i] < 0 || ids[i] >= vocab)
+        throw Failure{fmt::format(
+            "the prompt's token {} is id {}, outside the model's vocabulary "
+            "[0, {}){}",
+            i % length, ids[i], vocab,
+            options.promptIds.empty() ? ""
+                                      : " (a tokenizer of another model?)")};
+  }
+  if (options.onStart)
+    options.onStart();
   double prefill = step(prompt.tensor, "prefill");
   if (!options.logitsPath.empty())
     check(tfm_npy_write(options.logitsPath.c_str(), &outputs[in.logits]),
@@ -233,6 +266,8 @@ int generateGreedily(tfm_model *model, const GenerateOptions &options,
   for (long t = 0; t < options.tokens; ++t) {
     for (int64_t b = 0; b < batch; ++b)
       generated[size_t(b)].push_back(next[size_t(b)]);
+    if (options.onToken)
+      options.onToken(next[0]);
     if (t + 1 == options.tokens)
       break;
     auto *pastData = static_cast<int64_t *>(past.tensor.data);
@@ -246,6 +281,8 @@ int generateGreedily(tfm_model *model, const GenerateOptions &options,
     decode += step(ids.tensor, what.c_str());
     greedy(next);
   }
+  if (options.onFinish)
+    options.onFinish();
   for (const std::vector<int64_t> &sequence : generated)
     fmt::print("{}\n", fmt::join(sequence, " "));
   long steps = options.tokens - 1;
@@ -264,7 +301,12 @@ int tfm::run::generate(tfm_model *model, const GenerateOptions &options,
   try {
     return generateGreedily(model, options, exec);
   } catch (const Failure &failure) {
+    std::fflush(stdout);
     fmt::print(stderr, "tfm-run: error: {}\n", failure.message);
+    return 2;
+  } catch (const std::runtime_error &error) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tfm-run: error: {}\n", error.what());
     return 2;
   }
 }

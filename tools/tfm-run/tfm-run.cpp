@@ -5,6 +5,8 @@
 //         [--flops F] [--threads N] [--weights FILE] [--quiet]
 // tfm-run ARTIFACT.so --tokenizer TOKENIZER --text "..." [--text "..."]
 //         [--max-length N] ...
+// tfm-run ARTIFACT.so --generate N (--input input_ids=PROMPT.npy |
+//         --tokenizer TOKENIZER --text "...") [--threads N] [--quiet]
 //
 // Exit codes: 0 success, 1 an output does not match --expected, 2 any other
 // error (usage, files, the model).
@@ -24,7 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +49,8 @@ const char *const kUsage =
     "               [--rtol R] [--atol A] [--atol-scaled] [--bench N]\n"
     "               [--flops F] [--threads N] [--weights FILE] [--quiet]\n"
     "       tfm-run ARTIFACT.so --tokenizer TOKENIZER --text TEXT ...\n"
+    "       tfm-run ARTIFACT.so --generate N --tokenizer TOKENIZER --text "
+    "TEXT\n"
     "\n"
     "Runs a model compiled by tfm-compile on .npy inputs and prints its "
     "outputs.\n"
@@ -75,13 +81,19 @@ const char *const kUsage =
     "                        --input input_ids=PROMPT.npy; tfm-run allocates\n"
     "                        the caches and tracks 'past', prints the N\n"
     "                        generated ids and the prefill and decode times;\n"
-    "                        --output logits=FILE writes the prompt's logits\n"
+    "                        --output logits=FILE writes the prompt's logits;\n"
+    "                        with --text TEXT (one) and --tokenizer instead "
+    "of\n"
+    "                        the .npy, prints the prompt's ids and the text,\n"
+    "                        streamed as each token is chosen\n"
     "  --text TEXT           tokenize TEXT into the inputs input_ids,\n"
     "                        token_type_ids and attention_mask (those the\n"
     "                        model has and --input does not give); each\n"
     "                        --text is a row of the batch, padded\n"
     "  --tokenizer PATH      tokenizer.json, a checkpoint's directory holding\n"
-    "                        one, or a .gguf file (its tokenizer.ggml.*)\n"
+    "                        one, or a .gguf file (its tokenizer.ggml.*);\n"
+    "                        default: the artifact's own (tfm-compile\n"
+    "                        --tokenizer)\n"
     "  --max-length N        truncate each text to N tokens (special tokens\n"
     "                        included; default: as the tokenizer says)\n"
     "A bf16 tensor is a uint16 ('<u2') .npy file of its bits, as\n"
@@ -171,6 +183,41 @@ double parseNumber(const std::string &flag, const std::string &value) {
   return number;
 }
 
+/// The offset of the first byte of `text` that does not belong to a
+/// well-formed UTF-8 sequence (RFC 3629: no overlong forms, surrogates or
+/// code points past U+10FFFF), or npos.
+size_t firstInvalidUtf8(const std::string &text) {
+  const auto *bytes = reinterpret_cast<const unsigned char *>(text.data());
+  size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = bytes[i];
+    size_t length = c < 0x80                 ? 1
+                    : c >= 0xC2 && c <= 0xDF ? 2
+                    : c >= 0xE0 && c <= 0xEF ? 3
+                    : c >= 0xF0 && c <= 0xF4 ? 4
+                                             : 0;
+    if (length == 0 || i + length > n)
+      return i;
+    // The second byte's range depends on the first (Unicode table 3-7).
+    unsigned char low = 0x80, high = 0xBF;
+    if (c == 0xE0)
+      low = 0xA0;
+    else if (c == 0xED)
+      high = 0x9F;
+    else if (c == 0xF0)
+      low = 0x90;
+    else if (c == 0xF4)
+      high = 0x8F;
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char b = bytes[i + k];
+      if (b < (k == 1 ? low : 0x80) || b > (k == 1 ? high : 0xBF))
+        return i;
+    }
+    i += length;
+  }
+  return std::string::npos;
+}
+
 Options parseOptions(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -255,11 +302,16 @@ Options parseOptions(int argc, char **argv) {
     fail(fmt::format("no artifact given\n{}", kUsage));
   if (options.flops >= 0 && options.bench == 0)
     fail("--flops needs --bench");
-  if (!options.texts.empty() && options.tokenizer.empty())
-    fail("--text needs --tokenizer (a tokenizer.json, its directory or a "
-         ".gguf file)");
   if (options.texts.empty() && !options.tokenizer.empty())
     fail("--tokenizer needs --text");
+  for (size_t i = 0; i < options.texts.size(); ++i) {
+    if (options.texts[i].empty())
+      fail(fmt::format("--text {} is empty", i));
+    if (size_t bad = firstInvalidUtf8(options.texts[i]);
+        bad != std::string::npos)
+      fail(fmt::format("--text {} is not valid UTF-8 (byte {}: 0x{:02x})", i,
+                       bad, static_cast<unsigned char>(options.texts[i][bad])));
+  }
   return options;
 }
 
@@ -539,25 +591,52 @@ struct TokenizerDeleter {
   void operator()(tfm_tokenizer *t) const { tfm_tokenizer_release(t); }
 };
 
+using TokenizerPtr = std::unique_ptr<tfm_tokenizer, TokenizerDeleter>;
+
+/// The tokenizer of --text: --tokenizer's (a .gguf file's tokenizer.ggml.*,
+/// else a tokenizer.json or the directory holding one), owned by `owner`;
+/// without --tokenizer, the one compiled into the artifact (tfm-compile
+/// --tokenizer), owned by the model.
+const tfm_tokenizer *loadTokenizer(const Options &options,
+                                   const tfm_model *model,
+                                   TokenizerPtr &owner) {
+  const std::string &path = options.tokenizer;
+  if (path.empty()) {
+    const tfm_tokenizer *embedded = nullptr;
+    tfm_status status = tfm_model_tokenizer(model, &embedded);
+    if (tfm_status_code(status) == TFM_STATUS_NOT_FOUND) {
+      tfm_status_free(status);
+      fail(fmt::format("--text needs --tokenizer (a tokenizer.json, its "
+                       "directory or a .gguf file): model '{}' was compiled "
+                       "without tfm-compile --tokenizer",
+                       tfm_model_name(model)));
+    }
+    check(status);
+    return embedded;
+  }
+  tfm_tokenizer *raw = nullptr;
+  bool gguf = path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+  check(gguf ? tfm_tokenizer_load_gguf(path.c_str(), &raw)
+             : tfm_tokenizer_load_json(path.c_str(), &raw));
+  owner.reset(raw);
+  return raw;
+}
+
 /// The model inputs of --text: input_ids, token_type_ids and attention_mask
 /// ([texts, longest]), indexed as those names; others stay empty.
 void tokenize(const Options &options, const tfm_model *model,
               std::vector<OwnedTensor> &inputs, std::vector<bool> &given) {
-  tfm_tokenizer *raw = nullptr;
-  const std::string &path = options.tokenizer;
-  bool gguf = path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
-  check(gguf ? tfm_tokenizer_load_gguf(path.c_str(), &raw)
-             : tfm_tokenizer_load_json(path.c_str(), &raw));
-  std::unique_ptr<tfm_tokenizer, TokenizerDeleter> tokenizer(raw);
+  TokenizerPtr owner;
+  const tfm_tokenizer *tokenizer = loadTokenizer(options, model, owner);
   tfm_encode_options encode;
-  tfm_tokenizer_default_encode_options(tokenizer.get(), &encode);
+  tfm_tokenizer_default_encode_options(tokenizer, &encode);
   if (options.maxLength > 0)
     encode.max_length = options.maxLength;
   std::vector<const char *> texts;
   for (const std::string &t : options.texts)
     texts.push_back(t.c_str());
   OwnedTensor ids, types, mask;
-  check(tfm_tokenizer_encode_batch(tokenizer.get(), texts.data(), nullptr,
+  check(tfm_tokenizer_encode_batch(tokenizer, texts.data(), nullptr,
                                    texts.size(), &encode, &ids.tensor,
                                    &types.tensor, &mask.tensor));
   const char *names[] = {"input_ids", "token_type_ids", "attention_mask"};
@@ -604,6 +683,52 @@ int printGpuInfo() {
   return 0;
 }
 
+struct DecodeStreamDeleter {
+  void operator()(tfm_decode_stream *s) const { tfm_decode_stream_release(s); }
+};
+using DecodeStreamPtr = std::unique_ptr<tfm_decode_stream, DecodeStreamDeleter>;
+
+/// A failed status as an exception: for the calls made while generating,
+/// which tfm::run::generate reports.
+void throwIfFailed(tfm_status status) {
+  if (!status)
+    return;
+  std::string message = tfm_status_message(status);
+  tfm_status_free(status);
+  throw std::runtime_error(message);
+}
+
+/// Prints the text that `id` completes (possibly nothing: part of a UTF-8
+/// character stays in the stream until the rest comes).
+void printStep(tfm_decode_stream *stream, int64_t id) {
+  const char *text = nullptr;
+  size_t size = 0;
+  throwIfFailed(tfm_decode_stream_step(stream, id, &text, &size));
+  fmt::print("{}", std::string_view(text, size));
+}
+
+/// The prompt's ids: the one --text with the tokenizer's special tokens
+/// (Llama's <s>), truncated to --max-length when given.
+std::vector<int64_t> encodePrompt(const tfm_tokenizer *tokenizer,
+                                  const Options &options) {
+  tfm_encode_options encode;
+  tfm_tokenizer_default_encode_options(tokenizer, &encode);
+  if (options.maxLength > 0)
+    encode.max_length = options.maxLength;
+  // Padding would feed pad ids as if they were the prompt.
+  encode.pad_to_length = 0;
+  encode.pad_to_multiple_of = 0;
+  tfm_encoding encoding{};
+  const std::string &text = options.texts.front();
+  check(tfm_tokenizer_encode(tokenizer, text.data(), text.size(), nullptr, 0,
+                             &encode, &encoding));
+  std::vector<int64_t> ids(encoding.ids, encoding.ids + encoding.length);
+  tfm_encoding_release(&encoding);
+  if (ids.empty())
+    fail("--text: the prompt has no tokens");
+  return ids;
+}
+
 /// --generate: only the prompt is the user's (--input input_ids=...), and
 /// --output names the prompt step's logits.
 int runGenerate(tfm_model *model, const Options &options) {
@@ -615,10 +740,49 @@ int runGenerate(tfm_model *model, const Options &options) {
       fail(fmt::format("--generate takes only --input input_ids=PROMPT.npy "
                        "(tfm-run feeds '{}' itself)",
                        input.name));
+    if (!options.texts.empty())
+      fail("--generate takes the prompt from --text or from --input "
+           "input_ids=PROMPT.npy, not both");
     generate.promptPath = input.path;
   }
+  TokenizerPtr owner;
+  const tfm_tokenizer *tokenizer = nullptr;
+  DecodeStreamPtr stream;
+  if (!options.texts.empty()) {
+    if (options.texts.size() != 1)
+      fail("--generate takes one --text (the prompt)");
+    tokenizer = loadTokenizer(options, model, owner);
+    generate.promptIds = encodePrompt(tokenizer, options);
+    generate.promptPath = "--text";
+    tfm_decode_stream *rawStream = nullptr;
+    check(tfm_decode_stream_create(tokenizer, /*skip_special_tokens=*/1,
+                                   &rawStream));
+    stream.reset(rawStream);
+    // The prompt goes through the stream too: the continuation is then
+    // spaced as the whole text decodes (a SentencePiece word's leading
+    // space is kept), and the printed line is the text so far.
+    generate.onStart = [&] {
+      if (!options.quiet)
+        fmt::print("tokens: [{}]\n", fmt::join(generate.promptIds, " "));
+      fmt::print("text: ");
+      for (int64_t id : generate.promptIds)
+        printStep(stream.get(), id);
+      std::fflush(stdout);
+    };
+    generate.onToken = [&](int64_t id) {
+      printStep(stream.get(), id);
+      std::fflush(stdout);
+    };
+    generate.onFinish = [&] {
+      const char *text = nullptr;
+      size_t size = 0;
+      throwIfFailed(tfm_decode_stream_finish(stream.get(), &text, &size));
+      fmt::print("{}\n", std::string_view(text, size));
+    };
+  }
   if (generate.promptPath.empty())
-    fail("--generate needs the prompt: --input input_ids=PROMPT.npy");
+    fail("--generate needs the prompt: --input input_ids=PROMPT.npy, or "
+         "--text TEXT with --tokenizer");
   for (const NamedFile &output : options.outputs) {
     if (output.name != "logits")
       fail(fmt::format("--generate writes only --output logits=FILE (the "

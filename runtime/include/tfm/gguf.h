@@ -119,6 +119,11 @@ class GgufFile {
 public:
   static std::unique_ptr<GgufFile> open(const std::string &path,
                                         std::string &error);
+  /// The same over `size` bytes at `data`, which must outlive the result
+  /// (its tensors point into them); `name` stands for the file in errors.
+  static std::unique_ptr<GgufFile> openMemory(const void *data, size_t size,
+                                              const std::string &name,
+                                              std::string &error);
   ~GgufFile();
   GgufFile(const GgufFile &) = delete;
   GgufFile &operator=(const GgufFile &) = delete;
@@ -132,6 +137,9 @@ public:
   /// The tensors in the order of their infos.
   const std::vector<GgufTensor> &tensors() const { return infos; }
   const GgufTensor *findTensor(std::string_view name) const;
+  /// The offset just past the key/values: the header and the metadata are
+  /// the file's bytes before it (its tensor infos and data follow).
+  uint64_t keyValuesSize() const { return keyValuesEnd; }
   /// Lets the OS drop the mapping's pages inside [data, data + size), as
   /// SafeTensorsFile::dropPages does. False when the range is not inside the
   /// mapping.
@@ -139,12 +147,16 @@ public:
 
 private:
   GgufFile() = default;
+  static std::unique_ptr<GgufFile> parse(std::unique_ptr<GgufFile> result,
+                                         const unsigned char *bytes,
+                                         uint64_t size, std::string &error);
 
   std::string filePath;
   void *mapping = nullptr;
   size_t mappingSize = 0;
   uint32_t fileVersion = 0;
   uint64_t dataAlignment = 32;
+  uint64_t keyValuesEnd = 0;
   std::map<std::string, GgufValue> values;
   std::vector<GgufTensor> infos;
   std::map<std::string, size_t, std::less<>> byName;

@@ -64,6 +64,12 @@ tfm_status tfm_tokenizer_load_json_string(const char *json, size_t size,
 tfm_status tfm_tokenizer_load_gguf(const char *path,
                                    tfm_tokenizer **out_tokenizer);
 
+/* The same from the `size` bytes of a GGUF file at `data` (its header and
+   metadata suffice: tensor infos and data may be absent). The bytes are
+   needed only during the call. Messages say "GGUF". */
+tfm_status tfm_tokenizer_load_gguf_memory(const void *data, size_t size,
+                                          tfm_tokenizer **out_tokenizer);
+
 /* Frees the tokenizer. NULL is a no-op. */
 void tfm_tokenizer_release(tfm_tokenizer *tokenizer);
 
@@ -222,6 +228,54 @@ tfm_status tfm_decode_stream_finish(tfm_decode_stream *stream,
 
 /* NULL is a no-op. */
 void tfm_decode_stream_release(tfm_decode_stream *stream);
+
+/*===----------------------------------------------------------------------===*\
+|* Tokenizers embedded in artifacts                                           *|
+\*===----------------------------------------------------------------------===*/
+
+/* An artifact compiled with `tfm-compile --tokenizer` holds the tokenizer's
+   bytes (tfm_<model>_tokenizer_data, TFM_<MODEL>_TOKENIZER_SIZE in its
+   header): a tokenizer.json, or the header and metadata of a GGUF file (the
+   bytes start with "GGUF"). These read them (docs/tokenizers.md). */
+
+/* The tokenizer of the `size` bytes at `data`, loaded at the first call for
+   `data` and kept until the process exits; later calls (from any thread)
+   return the same one. It belongs to the runtime: never release it. The
+   bytes must stay valid and unchanged for the process's life (an
+   artifact's constant data does). */
+tfm_status tfm_tokenizer_embedded(const void *data, size_t size,
+                                  const tfm_tokenizer **out_tokenizer);
+
+/* The tokenizer embedded in a loaded artifact (tfm_model_load of a .so
+   compiled with --tokenizer): loaded at the first call, owned by the model
+   and valid until tfm_model_release. NOT_FOUND when the artifact has none
+   (also for tfm_model_create_from_symbols models), FORMAT_ERROR when it
+   does not load. Thread-safe. */
+tfm_status tfm_model_tokenizer(const tfm_model *model,
+                               const tfm_tokenizer **out_tokenizer);
+
+/* What a generated header's tfm_<model>_tokenize calls: encodes
+   `text_size` bytes of `text` with the tokenizer's own options (truncation
+   as its file says, no padding), with or without its special tokens, and
+   writes the ids to `ids` when `capacity` holds them. `*out_count` is the
+   number of ids either way. Returns a tfm_status_code: TFM_STATUS_OK, or
+   TFM_STATUS_SHAPE_MISMATCH when the ids do not fit (none are written; call
+   again with *out_count), TFM_STATUS_FORMAT_ERROR when the embedded
+   tokenizer does not load, TFM_STATUS_INVALID_ARGUMENT for NULL pointers.
+   Thread-safe. */
+int32_t tfm_embedded_tokenize(const void *data, size_t size, const char *text,
+                              size_t text_size, int32_t add_special_tokens,
+                              int64_t *ids, int64_t capacity,
+                              int64_t *out_count);
+
+/* What tfm_<model>_detokenize calls: the text of `count` ids (as
+   tfm_tokenizer_decode), NUL-terminated into `text` when `capacity` bytes
+   hold it and its NUL; `*out_size` is its size without the NUL either way.
+   Same codes as tfm_embedded_tokenize. */
+int32_t tfm_embedded_detokenize(const void *data, size_t size,
+                                const int64_t *ids, int64_t count,
+                                int32_t skip_special_tokens, char *text,
+                                int64_t capacity, int64_t *out_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

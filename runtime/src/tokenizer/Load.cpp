@@ -662,11 +662,33 @@ void applyTokenizerConfig(Tokenizer &t, std::string_view text,
 // GGUF
 //===----------------------------------------------------------------------===//
 
+namespace {
+std::unique_ptr<Tokenizer> loadFromGguf(const GgufFile *file,
+                                        const std::string &path);
+} // namespace
+
 std::unique_ptr<Tokenizer> loadTokenizerGguf(const std::string &path) {
   std::string error;
   std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
   if (!file)
     throw TokenizerError(error);
+  return loadFromGguf(file.get(), path);
+}
+
+std::unique_ptr<Tokenizer> loadTokenizerGgufMemory(const void *data,
+                                                   size_t size,
+                                                   const std::string &name) {
+  std::string error;
+  std::unique_ptr<GgufFile> file =
+      GgufFile::openMemory(data, size, name, error);
+  if (!file)
+    throw TokenizerError(error);
+  return loadFromGguf(file.get(), name);
+}
+
+namespace {
+std::unique_ptr<Tokenizer> loadFromGguf(const GgufFile *file,
+                                        const std::string &path) {
   auto fail = [&](const std::string &key, const std::string &what) {
     throw TokenizerError(fmt::format("{}: {}: {}", path, key, what));
   };
@@ -898,5 +920,6 @@ std::unique_ptr<Tokenizer> loadTokenizerGguf(const std::string &path) {
   t->finish();
   return t;
 }
+} // namespace
 
 } // namespace tfm::rt::tok

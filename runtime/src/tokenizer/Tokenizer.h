@@ -292,6 +292,10 @@ int charToByte(uint32_t cp);
 std::unique_ptr<Tokenizer> loadTokenizerJson(std::string_view text,
                                              const std::string &name);
 std::unique_ptr<Tokenizer> loadTokenizerGguf(const std::string &path);
+/// The same from a GGUF file's `size` bytes at `data` (only its metadata is
+/// read); `name` stands for the file in errors.
+std::unique_ptr<Tokenizer>
+loadTokenizerGgufMemory(const void *data, size_t size, const std::string &name);
 /// Sets the roles (bos, eos, ...) that a tokenizer_config.json names.
 void applyTokenizerConfig(Tokenizer &t, std::string_view text,
                           const std::string &name);

@@ -16,6 +16,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sys/stat.h>
 
 using tfm::rt::guard;
@@ -180,7 +182,117 @@ tfm_status tfm_tokenizer_load_gguf(const char *path,
   });
 }
 
+tfm_status tfm_tokenizer_load_gguf_memory(const void *data, size_t size,
+                                          tfm_tokenizer **out_tokenizer) {
+  if (out_tokenizer)
+    *out_tokenizer = nullptr;
+  if (!data && size)
+    return nullArgument("tfm_tokenizer_load_gguf_memory", "data");
+  if (!out_tokenizer)
+    return nullArgument("tfm_tokenizer_load_gguf_memory", "out_tokenizer");
+  return run("tfm_tokenizer_load_gguf_memory", TFM_STATUS_FORMAT_ERROR, [&] {
+    auto tokenizer = std::make_unique<tfm_tokenizer_t>();
+    tokenizer->impl =
+        tfm::rt::tok::loadTokenizerGgufMemory(data ? data : "", size, "GGUF");
+    *out_tokenizer = tokenizer.release();
+    return tfm_status(nullptr);
+  });
+}
+
 void tfm_tokenizer_release(tfm_tokenizer *tokenizer) { delete tokenizer; }
+
+tfm_status tfm_tokenizer_embedded(const void *data, size_t size,
+                                  const tfm_tokenizer **out_tokenizer) {
+  if (out_tokenizer)
+    *out_tokenizer = nullptr;
+  if (!data)
+    return nullArgument("tfm_tokenizer_embedded", "data");
+  if (!out_tokenizer)
+    return nullArgument("tfm_tokenizer_embedded", "out_tokenizer");
+  // One tokenizer per artifact's bytes, for the process's life. Loading
+  // under the lock keeps two threads from loading the same one twice.
+  static std::mutex mutex;
+  static auto *loaded = new std::map<const void *, tfm_tokenizer *>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = loaded->find(data); it != loaded->end()) {
+    *out_tokenizer = it->second;
+    return nullptr;
+  }
+  tfm_tokenizer *tokenizer = nullptr;
+  bool gguf = size >= 4 && std::memcmp(data, "GGUF", 4) == 0;
+  tfm_status status =
+      gguf ? tfm_tokenizer_load_gguf_memory(data, size, &tokenizer)
+           : tfm_tokenizer_load_json_string(static_cast<const char *>(data),
+                                            size, &tokenizer);
+  if (status)
+    return status;
+  (*loaded)[data] = tokenizer;
+  *out_tokenizer = tokenizer;
+  return nullptr;
+}
+
+namespace {
+/// The code of `status`, which it frees.
+int32_t codeOf(tfm_status status) {
+  int32_t code = tfm_status_code(status);
+  tfm_status_free(status);
+  return code;
+}
+} // namespace
+
+int32_t tfm_embedded_tokenize(const void *data, size_t size, const char *text,
+                              size_t text_size, int32_t add_special_tokens,
+                              int64_t *ids, int64_t capacity,
+                              int64_t *out_count) {
+  if (out_count)
+    *out_count = 0;
+  if (!out_count || (!text && text_size) || (!ids && capacity > 0))
+    return TFM_STATUS_INVALID_ARGUMENT;
+  const tfm_tokenizer *tokenizer = nullptr;
+  if (tfm_status status = tfm_tokenizer_embedded(data, size, &tokenizer))
+    return codeOf(status);
+  tfm_encode_options options;
+  tfm_tokenizer_default_encode_options(tokenizer, &options);
+  options.add_special_tokens = add_special_tokens != 0;
+  options.pad_to_length = 0;
+  options.pad_to_multiple_of = 0;
+  tfm_encoding encoding{};
+  if (tfm_status status =
+          tfm_tokenizer_encode(tokenizer, text ? text : "", text_size, nullptr,
+                               0, &options, &encoding))
+    return codeOf(status);
+  *out_count = encoding.length;
+  bool fits = encoding.length <= capacity;
+  if (fits && encoding.length > 0)
+    std::memcpy(ids, encoding.ids, size_t(encoding.length) * sizeof(int64_t));
+  tfm_encoding_release(&encoding);
+  return fits ? TFM_STATUS_OK : TFM_STATUS_SHAPE_MISMATCH;
+}
+
+int32_t tfm_embedded_detokenize(const void *data, size_t size,
+                                const int64_t *ids, int64_t count,
+                                int32_t skip_special_tokens, char *text,
+                                int64_t capacity, int64_t *out_size) {
+  if (out_size)
+    *out_size = 0;
+  if (!out_size || count < 0 || (!ids && count) || (!text && capacity > 0))
+    return TFM_STATUS_INVALID_ARGUMENT;
+  const tfm_tokenizer *tokenizer = nullptr;
+  if (tfm_status status = tfm_tokenizer_embedded(data, size, &tokenizer))
+    return codeOf(status);
+  char *decoded = nullptr;
+  size_t decodedSize = 0;
+  if (tfm_status status =
+          tfm_tokenizer_decode(tokenizer, ids, size_t(count),
+                               skip_special_tokens, &decoded, &decodedSize))
+    return codeOf(status);
+  *out_size = int64_t(decodedSize);
+  bool fits = int64_t(decodedSize) < capacity;
+  if (fits)
+    std::memcpy(text, decoded, decodedSize + 1);
+  tfm_tokenizer_free_text(decoded);
+  return fits ? TFM_STATUS_OK : TFM_STATUS_SHAPE_MISMATCH;
+}
 
 int64_t tfm_tokenizer_vocab_size(const tfm_tokenizer *tokenizer) {
   return tokenizer ? int64_t(tokenizer->impl->vocabSize()) : 0;

@@ -24,7 +24,10 @@ Writes:
                    K/V heads, SwiGLU 96, vocabulary 40) under llama.cpp's
                    names and metadata, its weights in a different type each
                    (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16, F32): what the
-                   e2e test compiles with --weights
+                   e2e test compiles with --weights, with a tokenizer of its
+                   own 40 ids (tokenizer.ggml.model llama: <unk> <s> </s>,
+                   14 characters and 23 merged pieces, no byte tokens) that
+                   tfm-run --generate --text reads (tests/reference/text/)
 """
 
 import argparse
@@ -117,6 +120,40 @@ def write(out):
 
 
 LLAMA = dict(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, vocab=40)
+# The vocabulary of llama.gguf: SentencePiece pieces ("\u2581" is the space),
+# scored -id (earlier pieces merge first). Every piece of two or more
+# characters is two earlier pieces joined, so the BPE reaches it.
+LLAMA_SPECIALS = ["<unk>", "<s>", "</s>"]
+LLAMA_PIECES = (list("\u2581acdehlorstwni") + [
+    "\u2581t", "he", "\u2581the", "ll", "llo", "\u2581he", "\u2581hello",
+    "\u2581w", "or", "\u2581wor", "ld", "\u2581world", "at", "\u2581c",
+    "\u2581cat", "\u2581s", "\u2581sat", "\u2581o", "\u2581on", "in",
+    "\u2581a", "\u2581an", "\u2581and"])
+
+
+def add_llama_tokenizer(writer):
+    import gguf
+    tokens = LLAMA_SPECIALS + LLAMA_PIECES
+    assert len(tokens) == LLAMA["vocab"] and len(set(tokens)) == len(tokens)
+    for i, t in enumerate(tokens):
+        if i >= len(LLAMA_SPECIALS) and len(t) > 1:
+            assert any(t[:k] in tokens[:i] and t[k:] in tokens[:i]
+                       for k in range(1, len(t))), t
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([-float(i) for i in range(len(tokens))])
+    writer.add_token_types(
+        [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL,
+         gguf.TokenType.CONTROL] +
+        [gguf.TokenType.NORMAL] * len(LLAMA_PIECES))
+    writer.add_unk_token_id(0)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_add_bos_token(True)
+    writer.add_add_eos_token(False)
+    writer.add_add_space_prefix(True)
+
+
 LLAMA_TYPES = {
     "token_embd.weight": "Q8_0", "output_norm.weight": "F32",
     "output.weight": "F16", "attn_norm.weight": "F32",
@@ -145,6 +182,7 @@ def write_llama(out):
     writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10000.0)
     writer.add_layer_norm_rms_eps(1e-5)
+    add_llama_tokenizer(writer)
 
     def add(name, shape, scale, offset=0.0):
         values = (offset + scale * rng.uniform(-1, 1, shape)).astype(np.float32)

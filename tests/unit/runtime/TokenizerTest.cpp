@@ -492,3 +492,76 @@ TEST_CASE("malformed GGUF vocabularies are clean errors", "[tokenizer]") {
                            .strings("tokenizer.ggml.merges", {})),
              Contains("tokenizer.ggml.pre: 'mystery' is not supported"));
 }
+
+TEST_CASE("tokenizers from memory and embedded in artifacts", "[tokenizer]") {
+  // A GGUF file's bytes: the same vocabulary as from the file, and the
+  // header and key/values alone (what tfm-compile --tokenizer embeds) are
+  // enough.
+  // Static: tfm_tokenizer_embedded keys its tokenizers by the bytes'
+  // address, which must stay valid for the process, as an artifact's do.
+  static const std::string gguf =
+      readFile(fixtureDir("llama2") + "/tokenizer.gguf");
+  TokenizerPtr fromFile, fromMemory;
+  REQUIRE(take(tfm_tokenizer_load_gguf(
+              (fixtureDir("llama2") + "/tokenizer.gguf").c_str(),
+              &fromFile.p)) == "");
+  REQUIRE(take(tfm_tokenizer_load_gguf_memory(gguf.data(), gguf.size(),
+                                              &fromMemory.p)) == "");
+  CHECK(tfm_tokenizer_vocab_size(fromMemory.p) ==
+        tfm_tokenizer_vocab_size(fromFile.p));
+  const char *text = "Hello world, caf\xC3\xA9!";
+  auto ids = [&](const tfm_tokenizer *t) {
+    tfm_encoding e{};
+    REQUIRE(take(tfm_tokenizer_encode(t, text, std::strlen(text), nullptr, 0,
+                                      nullptr, &e)) == "");
+    std::vector<int64_t> out(e.ids, e.ids + e.length);
+    tfm_encoding_release(&e);
+    return out;
+  };
+  std::vector<int64_t> want = ids(fromFile.p);
+  CHECK(ids(fromMemory.p) == want);
+
+  // Truncated GGUF bytes and a NULL pointer are clean errors.
+  tfm_tokenizer *bad = nullptr;
+  tfm_status status = tfm_tokenizer_load_gguf_memory(gguf.data(), 20, &bad);
+  CHECK(tfm_status_code(status) == TFM_STATUS_FORMAT_ERROR);
+  CHECK_THAT(take(status), Catch::Matchers::Contains("too few for a GGUF"));
+  CHECK(bad == nullptr);
+  status = tfm_tokenizer_load_gguf_memory(nullptr, 4, &bad);
+  CHECK(tfm_status_code(status) == TFM_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(take(status), Catch::Matchers::Contains("data is NULL"));
+
+  // tfm_embedded_tokenize / _detokenize: caller's memory, sizes on overflow.
+  int64_t out[64], count = -1;
+  REQUIRE(tfm_embedded_tokenize(gguf.data(), gguf.size(), text,
+                                std::strlen(text), 1, out, 64, &count) == 0);
+  CHECK(std::vector<int64_t>(out, out + count) == want);
+  int64_t small[1] = {-7};
+  CHECK(tfm_embedded_tokenize(gguf.data(), gguf.size(), text, std::strlen(text),
+                              1, small, 1,
+                              &count) == TFM_STATUS_SHAPE_MISMATCH);
+  CHECK(count == int64_t(want.size()));
+  CHECK(small[0] == -7);
+  char decoded[64];
+  int64_t size = -1;
+  REQUIRE(tfm_embedded_detokenize(gguf.data(), gguf.size(), want.data(),
+                                  int64_t(want.size()), 1, decoded, 64,
+                                  &size) == 0);
+  CHECK(std::string(decoded) == decode(fromFile.p, want, true));
+  CHECK(size == int64_t(std::strlen(decoded)));
+  CHECK(tfm_embedded_detokenize(gguf.data(), gguf.size(), want.data(),
+                                int64_t(want.size()), 1, decoded, size,
+                                &size) == TFM_STATUS_SHAPE_MISMATCH);
+  CHECK(tfm_embedded_tokenize(gguf.data(), gguf.size(), text, 3, 1, out, 64,
+                              nullptr) == TFM_STATUS_INVALID_ARGUMENT);
+  // Bytes that are no tokenizer: a code, every time (nothing is cached).
+  static const char junk[] = "{\"model\": 3}";
+  for (int i = 0; i < 2; ++i)
+    CHECK(tfm_embedded_tokenize(junk, sizeof junk - 1, text, 3, 1, out, 64,
+                                &count) == TFM_STATUS_FORMAT_ERROR);
+  // The same tokenizer for the same bytes, from any call.
+  const tfm_tokenizer *a = nullptr, *b = nullptr;
+  REQUIRE(take(tfm_tokenizer_embedded(gguf.data(), gguf.size(), &a)) == "");
+  REQUIRE(take(tfm_tokenizer_embedded(gguf.data(), gguf.size(), &b)) == "");
+  CHECK(a == b);
+}
