@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIDDEN TFM_BERT_POOLER_OUTPUT_COUNT(1, 1)
+#define HIDDEN TFM_BERT_POOLER_OUTPUT_COUNT(1)
 /* The vocabulary of the word embedding (examples/bert's checkpoint). */
 #define VOCAB 503
 
@@ -123,9 +123,9 @@ int main(int argc, char **argv) {
   float *hidden = malloc(sizeof(float) *
                          (size_t)TFM_BERT_LAST_HIDDEN_STATE_COUNT(batch, seq));
   float *pooler =
-      malloc(sizeof(float) * (size_t)TFM_BERT_POOLER_OUTPUT_COUNT(batch, seq));
-  float *sentence = malloc(
-      sizeof(float) * (size_t)TFM_BERT_SENTENCE_EMBEDDING_COUNT(batch, seq));
+      malloc(sizeof(float) * (size_t)TFM_BERT_POOLER_OUTPUT_COUNT(batch));
+  float *sentence =
+      malloc(sizeof(float) * (size_t)TFM_BERT_SENTENCE_EMBEDDING_COUNT(batch));
   double *embedding = malloc(sizeof(double) * (size_t)(batch * HIDDEN));
   if (!hidden || !pooler || !sentence || !embedding) {
     fprintf(stderr, "embed-text-c: out of memory\n");

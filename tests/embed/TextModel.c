@@ -87,8 +87,8 @@ int main(int argc, char **argv) {
   /* Text -> ids -> the model -> a sentence embedding. */
   int64_t seq = 6, types[6] = {0}, mask[6] = {1, 1, 1, 1, 1, 1};
   static float hidden[TFM_TEXT_BERT_LAST_HIDDEN_STATE_COUNT(1, 6)];
-  static float pooler[TFM_TEXT_BERT_POOLER_OUTPUT_COUNT(1, 6)];
-  static float sentence[TFM_TEXT_BERT_SENTENCE_EMBEDDING_COUNT(1, 6)];
+  static float pooler[TFM_TEXT_BERT_POOLER_OUTPUT_COUNT(1)];
+  static float sentence[TFM_TEXT_BERT_SENTENCE_EMBEDDING_COUNT(1)];
   expect_code(
       "bert run",
       tfm_text_bert_run(bertIds, types, mask, hidden, pooler, sentence, 1, seq),
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   double worst = 0;
-  for (int j = 0; j < TFM_TEXT_BERT_SENTENCE_EMBEDDING_COUNT(1, 6); ++j) {
+  for (int j = 0; j < TFM_TEXT_BERT_SENTENCE_EMBEDDING_COUNT(1); ++j) {
     double want = NAN;
     if (fscanf(file, "%lf", &want) != 1)
       worst = INFINITY;
