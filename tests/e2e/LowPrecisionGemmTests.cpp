@@ -1103,6 +1103,8 @@ TEST_CASE("GGUF Q8_0 weights run as Q8_0 blocks and match float64 on the "
   checkQ8Shape(32, 1);
   checkQ8Shape(96, 37);
   checkQ8Shape(544, 5);
+  // Past AVX2's 1024-deep chunk and two of AVX-512's.
+  checkQ8Shape(1056, 3);
 }
 
 TEST_CASE("a GGUF Q8_0 weight keeps its size in the artifact: about 1.1 "
