@@ -8,9 +8,10 @@
 // `x @ W` with a constant `W [K, N]` (GPT-2's Conv1D) is the same GEMM with
 // the weight stored the other way round, and takes the same road.
 //
-// A weight that tfm-bind-weights bound from a GGUF file's Q8_0 blocks
-// (which it leaves on the constant as `tfm.q8_0_blocks`) is repacked from
-// those blocks, bit for bit: its int8 values into the i8 panels and its f16
+// A weight that tfm-bind-weights bound from a GGUF file's Q8_0 or Q4_0
+// blocks (which it leaves on the constant as `tfm.q8_0_blocks` /
+// `tfm.q4_0_blocks`) is repacked from those blocks, bit for bit: its int8
+// values (or 4-bit ones, two per byte) into the i8 panels and its f16
 // scales, widened exactly, into one f32 per block of 32 k and column.
 //
 //===----------------------------------------------------------------------===//
@@ -63,10 +64,11 @@ struct ConstantView {
   ArrayRef<float> raw;
   /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
   StringAttr name;
-  /// The GGUF Q8_0 blocks the whole constant was dequantized from, if any:
-  /// per row of the stored [N, K], K / 32 blocks of an f16 scale and 32
-  /// int8 values.
-  ArrayRef<char> q8Blocks;
+  /// The GGUF blocks the whole constant was dequantized from, if any: per
+  /// row of the stored [N, K], K / 32 blocks of an f16 scale and 32 int8
+  /// values (Q8_0) or 16 bytes of 4-bit ones (Q4_0).
+  ArrayRef<char> blocks;
+  bool q4 = false;
 
   bool isWhole() const {
     return shape == full &&
@@ -74,9 +76,11 @@ struct ConstantView {
   }
 };
 
-/// The attribute tfm-bind-weights puts on a constant bound from Q8_0 blocks.
-constexpr llvm::StringLiteral kQ8BlocksAttr = "tfm.q8_0_blocks";
-constexpr int64_t kQ8Block = 32, kQ8BlockBytes = 34;
+/// The attributes tfm-bind-weights puts on a constant bound from Q8_0 or
+/// Q4_0 blocks.
+constexpr llvm::StringLiteral kQ8BlocksAttr = "tfm.q8_0_blocks",
+                              kQ4BlocksAttr = "tfm.q4_0_blocks";
+constexpr int64_t kQ8Block = 32, kQ8BlockBytes = 34, kQ4BlockBytes = 18;
 
 /// `loc` under the name of `view`'s weight with `suffix`, which names the
 /// derived constant in a sidecar of external weights.
@@ -120,9 +124,15 @@ std::optional<ConstantView> getConstantView(Value value) {
     }
     return WalkResult::advance();
   });
+  Operation *constant = value.getDefiningOp();
   if (std::optional<ArrayRef<char>> blocks =
-          getRawConstantData(value.getDefiningOp()->getAttr(kQ8BlocksAttr)))
-    view.q8Blocks = *blocks;
+          getRawConstantData(constant->getAttr(kQ8BlocksAttr))) {
+    view.blocks = *blocks;
+  } else if (std::optional<ArrayRef<char>> blocks =
+                 getRawConstantData(constant->getAttr(kQ4BlocksAttr))) {
+    view.blocks = *blocks;
+    view.q4 = true;
+  }
   if (!view.splat) {
     std::optional<ArrayRef<char>> raw = getRawConstantData(data);
     if (!raw || int64_t(raw->size()) != data.getNumElements() * 4)
@@ -179,8 +189,9 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
 }
 
 /// The element type packed weights are stored in: f32, bf16, i8 with a
-/// scale per column, or i8 with a scale per block of 32 k (GGUF Q8_0).
-enum class PackedType { F32, BF16, I8, Q8_0 };
+/// scale per column, or i8 (4-bit: two per byte) with a scale per block of
+/// 32 k (GGUF Q8_0, Q4_0).
+enum class PackedType { F32, BF16, I8, Q8_0, Q4_0 };
 
 /// `value` rounded to bf16 as vdpbf16ps reads its operands and
 /// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
@@ -215,14 +226,15 @@ float halfToFloat(uint16_t bits) {
   return value.convertToFloat();
 }
 
-/// Whether `weight` can be packed from its Q8_0 blocks: the whole constant,
+/// Whether `weight` can be packed from its blocks: the whole constant,
 /// stored [N, K] (blocks run along K), K a multiple of 32, the bytes whole.
-bool hasUsableQ8Blocks(const GemmWeight &weight) {
+bool hasUsableBlocks(const GemmWeight &weight) {
   const ConstantView &view = weight.view;
-  return !view.q8Blocks.empty() && !weight.kMajor && view.isWhole() &&
+  return !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
          view.shape.size() == 2 && weight.k() % kQ8Block == 0 &&
-         int64_t(view.q8Blocks.size()) ==
-             weight.n() * (weight.k() / kQ8Block) * kQ8BlockBytes;
+         int64_t(view.blocks.size()) ==
+             weight.n() * (weight.k() / kQ8Block) *
+                 (view.q4 ? kQ4BlockBytes : kQ8BlockBytes);
 }
 
 /// Packs `weight` from its Q8_0 blocks: the int8 values as they are in the
@@ -239,7 +251,7 @@ PackedWeight packQ8Blocks(const GemmWeight &weight, int64_t width,
                                       IntegerType::get(ctx, 8));
   packed.data.assign(size_t(panels * depth * width * group), 0);
   packed.scales.assign(size_t(blocks * panels * width), 1.0f);
-  const char *in = weight.view.q8Blocks.data();
+  const char *in = weight.view.blocks.data();
   for (int64_t col = 0; col < n; ++col) {
     int64_t p = col / width, j = col % width;
     for (int64_t blk = 0; blk < blocks; ++blk) {
@@ -256,10 +268,50 @@ PackedWeight packQ8Blocks(const GemmWeight &weight, int64_t width,
   return packed;
 }
 
+/// Packs `weight` from its Q4_0 blocks (element t < 16 of a block is the
+/// low nibble of its byte t, element t + 16 the high one; value d (u - 8)):
+/// a 32-bit lane holds 8 k of a column, `[panels, K / 8, width * 4]`, its
+/// byte b the nibbles of k = 8 r + b (low) and 8 r + 4 + b (high), so that
+/// the low nibbles of a lane are one quad of consecutive k and the high
+/// ones the next. Scales as for Q8_0; padding columns hold 8s (value 0).
+PackedWeight packQ4Blocks(const GemmWeight &weight, int64_t width,
+                          MLIRContext *ctx) {
+  int64_t n = weight.n(), k = weight.k();
+  int64_t panels = llvm::divideCeil(n, width);
+  int64_t depth = k / 8, blocks = k / kQ8Block;
+  PackedWeight packed;
+  packed.type = RankedTensorType::get({panels, depth, width * 4},
+                                      IntegerType::get(ctx, 8));
+  packed.data.assign(size_t(panels * depth * width * 4), char(0x88));
+  packed.scales.assign(size_t(blocks * panels * width), 1.0f);
+  const char *in = weight.view.blocks.data();
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / width, j = col % width;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const char *block = in + (col * blocks + blk) * kQ4BlockBytes;
+      uint16_t bits = uint16_t(uint8_t(block[0]) | uint8_t(block[1]) << 8);
+      packed.scales[size_t(blk * panels * width + col)] = halfToFloat(bits);
+      auto nibble = [&](int64_t t) {
+        auto byte = uint8_t(block[2 + t % 16]);
+        return t < 16 ? byte & 0x0f : byte >> 4;
+      };
+      for (int64_t r = blk * 4; r < blk * 4 + 4; ++r)
+        for (int64_t b = 0; b < 4; ++b) {
+          int64_t t = 8 * r + b - blk * kQ8Block;
+          packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
+              char(nibble(t) | nibble(t + 4) << 4);
+        }
+    }
+  }
+  return packed;
+}
+
 PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
                         int64_t width, MLIRContext *ctx) {
   if (packedType == PackedType::Q8_0)
     return packQ8Blocks(weight, width, ctx);
+  if (packedType == PackedType::Q4_0)
+    return packQ4Blocks(weight, width, ctx);
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
   int64_t group = packedType == PackedType::F32    ? 1
@@ -310,6 +362,7 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
         break;
       }
       case PackedType::Q8_0:
+      case PackedType::Q4_0:
         llvm_unreachable("packed from its blocks");
       case PackedType::I8: {
         float q = std::nearbyint(value / scale);
@@ -375,7 +428,7 @@ void rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
       rewriter, derivedLoc(loc, weight.view, ".packed"),
       DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
   Value scales, sums;
-  if (packedType == PackedType::Q8_0) {
+  if (packedType == PackedType::Q8_0 || packedType == PackedType::Q4_0) {
     int64_t blocks = weight.k() / kQ8Block;
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
@@ -424,12 +477,13 @@ struct PackingPolicy {
   SmallVector<llvm::GlobPattern> keepF32;
   bool remarks = false;
 
-  /// A weight bound from GGUF Q8_0 blocks stays in them, whatever `type`
-  /// (unless kept in f32); every other weight is packed in `type`.
+  /// A weight bound from GGUF Q8_0 or Q4_0 blocks stays in them, whatever
+  /// `type` (unless kept in f32); every other weight is packed in `type`.
   PackedType typeFor(Operation *op, const GemmWeight &gemm) const {
     const ConstantView &weight = gemm.view;
-    bool q8 = hasUsableQ8Blocks(gemm);
-    PackedType asked = q8 ? PackedType::Q8_0 : type;
+    PackedType asked = !hasUsableBlocks(gemm) ? type
+                       : weight.q4            ? PackedType::Q4_0
+                                              : PackedType::Q8_0;
     PackedType chosen = asked;
     if (weight.name && llvm::any_of(keepF32, [&](const llvm::GlobPattern &p) {
           return p.match(weight.name.getValue());
@@ -439,7 +493,8 @@ struct PackingPolicy {
     // compile of f32 weights packs every layer in f32.
     if (remarks && asked != PackedType::F32) {
       static constexpr const char *names[] = {"f32", "bf16", "int8",
-                                              "Q8_0 (the file's blocks)"};
+                                              "Q8_0 (the file's blocks)",
+                                              "Q4_0 (the file's blocks)"};
       op->emitRemark() << "linear layer"
                        << (weight.name ? " '" + weight.name.str() + "'" : "")
                        << " [" << weight.shape[0] << ", " << weight.shape[1]
@@ -560,6 +615,7 @@ struct TfmPackLinearPass
     // gather) keeps its dequantized values alone.
     getOperation().walk([](arith::ConstantOp constant) {
       constant->removeAttr(kQ8BlocksAttr);
+      constant->removeAttr(kQ4BlocksAttr);
     });
   }
 };

@@ -895,16 +895,18 @@ TEST_CASE("--keep-fp32 keeps a weight whose values another weight shares",
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A weight [N, K] in GGUF's Q8_0 blocks: per row of K, K / 32 blocks of
-/// an f16 scale d and 32 int8 q (W = d q), made as the gguf package's
-/// quantizer makes them; and its scales and values for the reference.
+/// A weight [N, K] in GGUF's Q8_0 or Q4_0 blocks: per row of K, K / 32
+/// blocks of an f16 scale d and 32 int8 q (Q8_0, W = d q) or 32 4-bit u,
+/// two per byte (Q4_0: element t < 16 the low nibble of byte t, t + 16 the
+/// high one; W = d (u - 8)), made as the gguf package's quantizers make
+/// them; and its scales and values q (u - 8 for Q4_0) for the reference.
 struct Q8Weight {
   std::vector<unsigned char> bytes;
   std::vector<float> scale; ///< [N, K / 32]
   std::vector<int32_t> q;   ///< [N, K]
 };
 
-Q8Weight makeQ8Weight(Random &rng, int64_t n, int64_t k) {
+Q8Weight makeQ8Weight(Random &rng, int64_t n, int64_t k, bool q4 = false) {
   // Blocks of very different magnitudes (so a scale applied to the wrong
   // block or column shows), one all-zero block (d = 0) in every few.
   static const float magnitudes[] = {1.0f, 0.001f, 7.0f, 0.0f, 0.3f, 40.0f};
@@ -919,17 +921,24 @@ Q8Weight makeQ8Weight(Random &rng, int64_t n, int64_t k) {
         x *= magnitude;
         amax = std::max(amax, std::fabs(x));
       }
-      uint16_t half = tfm_f32_to_f16(amax / 127.0f);
+      uint16_t half = tfm_f32_to_f16(amax / (q4 ? 8.0f : 127.0f));
       float d = tfm_f16_to_f32(half);
       float inverse = d != 0.0f ? 1.0f / d : 0.0f;
       w.scale.push_back(d);
       w.bytes.push_back(uint8_t(half & 0xff));
       w.bytes.push_back(uint8_t(half >> 8));
-      for (float x : v) {
-        auto q =
-            int32_t(std::clamp(std::nearbyint(x * inverse), -127.0f, 127.0f));
-        w.q.push_back(q);
-        w.bytes.push_back(uint8_t(int8_t(q)));
+      std::vector<int32_t> q;
+      for (float x : v)
+        q.push_back(
+            int32_t(std::clamp(std::nearbyint(x * inverse),
+                               q4 ? -8.0f : -127.0f, q4 ? 7.0f : 127.0f)));
+      w.q.insert(w.q.end(), q.begin(), q.end());
+      if (q4) {
+        for (int t = 0; t < 16; ++t)
+          w.bytes.push_back(uint8_t((q[t] + 8) | (q[t + 16] + 8) << 4));
+      } else {
+        for (int32_t value : q)
+          w.bytes.push_back(uint8_t(int8_t(value)));
       }
     }
   return w;
@@ -980,9 +989,10 @@ std::vector<unsigned char> f32Bytes(const std::vector<float> &v) {
   return bytes;
 }
 
-constexpr uint32_t kGgufF32 = 0, kGgufQ8_0 = 8;
+constexpr uint32_t kGgufF32 = 0, kGgufQ4_0 = 2, kGgufQ8_0 = 8;
 
-/// y = x W^T on the Q8_0 operands: each row of x quantized per block of 32
+/// y = x W^T on the Q8_0 (or Q4_0) operands: each row of x quantized per
+/// block of 32
 /// as documented (tfm.packed_linear: d = max|x| / 127 in f32, q =
 /// round(x / d) to nearest even, computed as x * (1 / d); 0 for a zero
 /// block), W = d_w q_w from the blocks.
@@ -1037,10 +1047,12 @@ Expected q8Reference(const std::vector<float> &x, int64_t m, int64_t k,
 /// plain and a fused linear layer over them, K and N as given.
 std::shared_ptr<Model> buildQ8Model(const std::string &dir, const Q8Weight &w,
                                     const std::vector<float> &b, int64_t k,
-                                    int64_t n, const BuildOptions &options) {
-  writeGgufFile(dir + "/w.gguf",
-                {{"W", kGgufQ8_0, {uint64_t(k), uint64_t(n)}, w.bytes},
-                 {"b", kGgufF32, {uint64_t(n)}, f32Bytes(b)}});
+                                    int64_t n, const BuildOptions &options,
+                                    bool q4 = false) {
+  writeGgufFile(
+      dir + "/w.gguf",
+      {{"W", q4 ? kGgufQ4_0 : kGgufQ8_0, {uint64_t(k), uint64_t(n)}, w.bytes},
+       {"b", kGgufF32, {uint64_t(n)}, f32Bytes(b)}});
   std::string ks = std::to_string(k), ns = std::to_string(n);
   std::ofstream(dir + "/m.tfm")
       << "model q8\ninput x: f32[batch, seq, " << ks
@@ -1051,20 +1063,21 @@ std::shared_ptr<Model> buildQ8Model(const std::string &dir, const Q8Weight &w,
   return Model::buildFiles(dir + "/m.tfm", dir + "/w.gguf", options);
 }
 
-void checkQ8Shape(int64_t k, int64_t n) {
+void checkQ8Shape(int64_t k, int64_t n, bool q4 = false) {
+  const char *format = q4 ? "Q4_0" : "Q8_0";
   Random rng(static_cast<uint32_t>(k * 131 + n));
-  Q8Weight w = makeQ8Weight(rng, n, k);
+  Q8Weight w = makeQ8Weight(rng, n, k, q4);
   std::vector<float> b = rng.uniform(n);
   std::string dir = makeTempDir();
   TempDirGuard guard(dir);
   BuildOptions options;
   options.cpu = "portable";
   options.remarks = true;
-  std::shared_ptr<Model> model = buildQ8Model(dir, w, b, k, n, options);
+  std::shared_ptr<Model> model = buildQ8Model(dir, w, b, k, n, options, q4);
   INFO(model->diagnostics());
   CHECK(model->diagnostics().find("linear layer 'W' [" + std::to_string(n) +
-                                  ", " + std::to_string(k) +
-                                  "] runs in Q8_0") != std::string::npos);
+                                  ", " + std::to_string(k) + "] runs in " +
+                                  format) != std::string::npos);
   // Rows: decode (1), fewer than a 6-row micro-kernel (5), one past two
   // (13), and 18 as two sequences.
   for (auto shape : std::vector<std::pair<int64_t, int64_t>>{
@@ -1082,8 +1095,8 @@ void checkQ8Shape(int64_t k, int64_t n) {
           Pool pool(2);
           for (const tfm_exec *exec :
                {(const tfm_exec *)nullptr, pool.exec()}) {
-            INFO("Q8_0 K " << k << " N " << n << " batch " << batch << " seq "
-                           << seq << (exec ? " on a pool of 2" : ""));
+            INFO(format << " K " << k << " N " << n << " batch " << batch
+                        << " seq " << seq << (exec ? " on a pool of 2" : ""));
             RunResult out = copy.runOk({xt, rt}, exec);
             std::vector<int64_t> outShape = {batch, seq, n};
             CHECK_WITHIN_BOUNDS(out["plain"], y, outShape);
@@ -1152,4 +1165,15 @@ TEST_CASE("a GGUF Q8_0 weight keeps its size in the artifact: about 1.1 "
   Expected onBlocks = q8Reference(x, 1, k, w, n);
   CHECK_WITHIN_BOUNDS(quantized["plain"], onBlocks,
                       (std::vector<int64_t>{1, 1, n}));
+}
+
+TEST_CASE("GGUF Q4_0 weights run as Q4_0 blocks and match float64 on the "
+          "quantized operands at every CPU level",
+          "[gguf]") {
+  // As for Q8_0: K of one block, off the vector steps and past the K
+  // chunks of AVX-512 and AVX2; N of 1, odd and past a panel.
+  checkQ8Shape(32, 1, /*q4=*/true);
+  checkQ8Shape(96, 37, /*q4=*/true);
+  checkQ8Shape(544, 5, /*q4=*/true);
+  checkQ8Shape(1056, 3, /*q4=*/true);
 }

@@ -31,7 +31,11 @@
 // scaled by both scales into f32 accumulators, and the epilogue has nothing
 // left to dequantize. vpdpbusd multiplies u8 by s8, so the weights are
 // shifted to u8 in registers (q + 128, an xor) and 128 x the input block's
-// sum comes off each block's i32 sum.
+// sum comes off each block's i32 sum. 4-bit blocks (GGUF Q4_0) are the
+// same kind with two k per byte: a packed row of 4-byte lanes is 8 k, its
+// low nibbles (u8 q + 8) one quad of k and its high nibbles the next, split
+// in registers (a shift and an and), and 8 x the input block's sum comes
+// off.
 //
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
@@ -194,6 +198,15 @@ private:
   // Block-quantized i8: [copyRows, blockK / weightBlock], each block's scale
   // and 128 x its sum of s8 values (what shifting the weights to u8 adds).
   Value blockScale, blockCorrection;
+  /// Block-quantized 4-bit weights (Q4_0): two k per byte, a lane's low
+  /// nibbles one quad of k and its high nibbles the next, as u8 (q + 8).
+  bool nibbles = false;
+  /// What the weights are shifted by to be u8 for vpdpbusd (128 for s8,
+  /// 8 for 4-bit), so that this times each input block's sum of s8 values
+  /// comes off the block's i32 sum; 0 when nothing is shifted.
+  int64_t weightShift = 0;
+  /// k per packed row of the weight: g, or 2 g for nibbles.
+  int64_t kPerPackedRow = 1;
 };
 
 void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
@@ -211,6 +224,16 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
   i32Vector = VectorType::get({tiling.lanes}, b.getI32Type());
   accVector = intAccumulator ? i32Vector : f32Vector;
   packedVector = VectorType::get({tiling.lanes * group}, packedType);
+  if (weightBlock) {
+    // K is static for block scales (the verifier says so).
+    int64_t staticK =
+        cast<MemRefType>(op.getInput().getType()).getShape().back();
+    int64_t depth =
+        cast<MemRefType>(op.getPackedWeight().getType()).getShape()[1];
+    nibbles = depth * 8 == staticK && staticK != 0;
+    weightShift = nibbles ? 8 : nativeDot ? 128 : 0;
+  }
+  kPerPackedRow = nibbles ? 2 * group : group;
 
   unsigned next = 0;
   a = viewAsMatrix(b, loc, args[next++]);
@@ -515,7 +538,7 @@ SmallVector<Value> GemmEmitter::inputOperands(Value lane) {
 
 SmallVector<Value> GemmEmitter::weightOperands(Value weights) {
   // Block-quantized s8 weights become vpdpbusd's u8 operand: q + 128.
-  if (weightBlock && nativeDot)
+  if (weightBlock && nativeDot && !nibbles)
     return {bitcast(packedVector,
                     arith::XOrIOp::create(b, loc, bitcast(i32Vector, weights),
                                           splatInt(0x80808080)))};
@@ -651,18 +674,38 @@ SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
                    add(mul(nextPanelOffset, idx(group)), idx(col * group))},
         /*isWrite=*/false, /*localityHint=*/2,
         /*isDataCache=*/true);
-  SmallVector<SmallVector<Value>> weights;
+  SmallVector<Value> raw;
   for (int64_t v = 0; v < vectors; ++v)
-    weights.push_back(weightOperands(vector::LoadOp::create(
+    raw.push_back(vector::LoadOp::create(
         b, loc, packedVector, packed,
         ValueRange{storedPanel, add(packedK0, kk),
-                   mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))})));
-  SmallVector<Value> next;
-  for (size_t r = 0; r < chunkRows.size(); ++r) {
-    SmallVector<Value> input = inputOperands(
-        memref::LoadOp::create(b, loc, aTile, ValueRange{chunkRows[r], kk}));
-    for (int64_t v = 0; v < vectors; ++v)
-      next.push_back(dot(acc[r * vectors + v], input, weights[v]));
+                   mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))}));
+  // A packed row is one K step of the A tile, or two for nibbles: the low
+  // nibbles of lane (row kk) pair with A's lane 2 kk, the high ones with
+  // 2 kk + 1.
+  int64_t halves = nibbles ? 2 : 1;
+  SmallVector<Value> next(acc.begin(), acc.end());
+  for (int64_t h = 0; h < halves; ++h) {
+    SmallVector<SmallVector<Value>> weights;
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value part = raw[v];
+      if (nibbles) {
+        Value lanes = bitcast(i32Vector, part);
+        if (h == 1)
+          lanes = arith::ShRUIOp::create(b, loc, lanes, splatInt(4));
+        part =
+            bitcast(packedVector,
+                    arith::AndIOp::create(b, loc, lanes, splatInt(0x0f0f0f0f)));
+      }
+      weights.push_back(weightOperands(part));
+    }
+    Value aLane = nibbles ? add(mul(kk, idx(2)), idx(h)) : kk;
+    for (size_t r = 0; r < chunkRows.size(); ++r) {
+      SmallVector<Value> input = inputOperands(memref::LoadOp::create(
+          b, loc, aTile, ValueRange{chunkRows[r], aLane}));
+      for (int64_t v = 0; v < vectors; ++v)
+        next[r * vectors + v] = dot(next[r * vectors + v], input, weights[v]);
+    }
   }
   return next;
 }
@@ -676,9 +719,10 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
   //   acc += f32(part - corr[row]) * (w_scale[col] * a_scale[row])
   int64_t vectors = tiling.panelVectors;
   int64_t rows = chunkRows.size();
-  int64_t stepsPerBlock = weightBlock / group;
-  Value packedK0 = arith::DivUIOp::create(b, loc, k0, idx(group));
-  Value nextPackedK0 = arith::DivUIOp::create(b, loc, nextK0, idx(group));
+  int64_t stepsPerBlock = weightBlock / kPerPackedRow;
+  Value packedK0 = arith::DivUIOp::create(b, loc, k0, idx(kPerPackedRow));
+  Value nextPackedK0 =
+      arith::DivUIOp::create(b, loc, nextK0, idx(kPerPackedRow));
   Value scaleRow0 = arith::DivUIOp::create(b, loc, k0, idx(weightBlock));
   Value blocks = arith::DivUIOp::create(b, loc, kc, idx(weightBlock));
   auto loop = scf::ForOp::create(
@@ -711,7 +755,7 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
               memref::LoadOp::create(b, loc, blockScale,
                                      ValueRange{chunkRows[r], block}));
           Value correction;
-          if (nativeDot)
+          if (weightShift)
             correction = vector::BroadcastOp::create(
                 b, loc, i32Vector,
                 memref::LoadOp::create(b, loc, blockCorrection,
@@ -791,12 +835,14 @@ void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {
       Value block = arith::DivUIOp::create(b, loc, kb, idx(weightBlock));
       memref::StoreOp::create(b, loc, scale, blockScale,
                               ValueRange{chunkRow, block});
-      memref::StoreOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, sum,
-              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(128))),
-          blockCorrection, ValueRange{chunkRow, block});
+      if (weightShift)
+        memref::StoreOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, sum,
+                arith::ConstantOp::create(b, loc,
+                                          b.getI32IntegerAttr(weightShift))),
+            blockCorrection, ValueRange{chunkRow, block});
     });
   });
 }

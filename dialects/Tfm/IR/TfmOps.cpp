@@ -629,6 +629,12 @@ LogicalResult PackedLinearOp::verify() {
   int64_t depth = ShapedType::isDynamic(x.back())
                       ? x.back()
                       : llvm::divideCeilSigned(x.back(), group);
+  // Block-quantized 4-bit weights (GGUF Q4_0) hold two k per byte: a lane
+  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`.
+  bool nibbles = blocks && !ShapedType::isDynamic(x.back()) &&
+                 !ShapedType::isDynamic(w[1]) && w[1] * 8 == x.back();
+  if (nibbles)
+    depth = w[1];
   if (!dimsAgree(depth, w[1]))
     return emitOpError("input ")
            << formatShape(x) << " does not have the packed weight's "

@@ -313,3 +313,27 @@ func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<
   %b = tfm.linear %x, %q : tensor<?x32xf32>, tensor<2x32xf32> -> tensor<?x2xf32>
   return %a, %b : tensor<?x2xf32>, tensor<?x2xf32>
 }
+
+// -----
+
+// Q4_0 blocks (tfm.q4_0_blocks) are packed as they are too, two k per byte:
+// a lane of 4 bytes holds 8 k of a column, byte b the 4-bit u of k = 8 r + b
+// (low nibble) and 8 r + 4 + b (high), so the low nibbles are one quad of
+// k and the high ones the next: [panels, K / 8, 4 nr]. Column 0 has
+// u = 0..15, 0..15 (bytes 0x40 = 64, 0x51 = 81, ... in its first lane),
+// column 1 u = 15..0, 15..0 (0xBF = -65, ...); padding columns hold 0x88
+// (-120: u = 8, zero). The scales
+// are as for Q8_0.
+
+// CHECK-LABEL: func.func @packs_q4_0_blocks(
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120], [64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120]]]> : tensor<1x4x16xi8>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
+// CHECK-NOT:     tfm.q4_0_blocks
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation "none"
+// CHECK-NOT:     tfm.q4_0_blocks
+// CHECK:         return
+func.func @packs_q4_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
+  %w = arith.constant {tfm.q4_0_blocks = dense<[0, 56, 0, 17, 34, 51, 68, 85, 102, 119, -120, -103, -86, -69, -52, -35, -18, -1, 0, 64, -1, -18, -35, -52, -69, -86, -103, -120, 119, 102, 85, 68, 51, 34, 17, 0]> : tensor<36xi8>} dense<[[-4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], [14.0, 12.0, 10.0, 8.0, 6.0, 4.0, 2.0, 0.0, -2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, 14.0, 12.0, 10.0, 8.0, 6.0, 4.0, 2.0, 0.0, -2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0]]> : tensor<2x32xf32> loc("blk.0.attn_k.weight")
+  %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<2x32xf32> -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
