@@ -75,6 +75,15 @@ std::optional<EmitKind> mlir::tfm::emitKindForPath(StringRef path) {
 }
 
 namespace {
+/// Whether `path` names a file that starts with GGUF's magic.
+bool isGgufFile(const std::string &path) {
+  if (path.empty())
+    return false;
+  std::string error;
+  std::shared_ptr<Checkpoint> file = Checkpoint::open(path, error);
+  return file && file->isGguf();
+}
+
 /// The innermost file location of `loc`, if it has one.
 std::optional<FileLineColLoc> findFileLocation(Location loc) {
   std::optional<FileLineColLoc> found;
@@ -480,9 +489,12 @@ LogicalResult Compilation::run() {
                 "' (supported: int8)");
   if (!options.quantize.empty() && cuda)
     return fail("--quantize int8 is for CPU artifacts");
+  // GGUF Q8_0 weights of linear layers stay quantized unless kept in f32,
+  // so --keep-fp32 has a use with a GGUF file alone.
   if (!options.keepFp32.empty() && options.dtype == "f32" &&
-      options.quantize.empty())
-    return fail("--keep-fp32 needs --dtype bf16 or --quantize int8");
+      options.quantize.empty() && !isGgufFile(options.weightsPath))
+    return fail("--keep-fp32 needs --dtype bf16, --quantize int8 or GGUF "
+                "weights");
   for (const std::string &pattern : options.keepFp32)
     if (llvm::Expected<llvm::GlobPattern> glob =
             llvm::GlobPattern::create(pattern);

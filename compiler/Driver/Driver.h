@@ -76,7 +76,8 @@ struct CompileOptions {
   /// i32 accumulation); "" (the default) does not.
   std::string quantize;
   /// Glob patterns of weight names that stay f32 under `dtype` bf16 and
-  /// `quantize` int8 (`--keep-fp32 'pooler.*'`).
+  /// `quantize` int8 (`--keep-fp32 'pooler.*'`), and GGUF Q8_0 weights of
+  /// linear layers that are dequantized to f32 instead of running in Q8_0.
   std::vector<std::string> keepFp32;
   /// --target cuda: the CUDA toolkit. When its bin/ptxas and bin/fatbinary
   /// exist, artifacts embed a fatbin (cubin and PTX), else PTX alone, which

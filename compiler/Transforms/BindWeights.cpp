@@ -135,8 +135,30 @@ struct TfmBindWeightsPass
     // The name travels with the constant to its global, where external
     // weights take it as the tensor's name in the sidecar file.
     Location loc = NameLoc::get(op.getNameAttr(), op.getLoc());
-    Value constant = arith::ConstantOp::create(builder, loc, type, data);
-    op.replaceAllUsesWith(constant);
+    auto constant = arith::ConstantOp::create(builder, loc, type, data);
+    // A GGUF matrix of Q8_0 or Q4_0 blocks keeps them beside its f32
+    // values: tfm-pack-linear packs a linear layer's weight from them (the
+    // blocks over the mapped file, not copied), and drops them.
+    if (file->isGguf() &&
+        (tensor->dtype == "Q8_0" || tensor->dtype == "Q4_0") &&
+        type.getRank() == 2) {
+      auto bytesType = RankedTensorType::get(
+          {int64_t(tensor->byteSize)}, IntegerType::get(type.getContext(), 8));
+      ArrayRef<char> bytes(static_cast<const char *>(tensor->data),
+                           tensor->byteSize);
+      ElementsAttr blocks =
+          bytes.size() >= kResourceBytes
+              ? ElementsAttr(DenseResourceElementsAttr::get(
+                    bytesType, (op.getName() + "." + tensor->dtype).str(),
+                    AsmResourceBlob(
+                        bytes, 1, [file](void *, size_t, size_t) {}, false)))
+              : ElementsAttr(
+                    DenseElementsAttr::getFromRawBuffer(bytesType, bytes));
+      constant->setAttr(tensor->dtype == "Q8_0" ? "tfm.q8_0_blocks"
+                                                : "tfm.q4_0_blocks",
+                        blocks);
+    }
+    op.replaceAllUsesWith(constant.getResult());
     op.erase();
     return success();
   }

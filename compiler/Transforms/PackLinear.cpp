@@ -8,6 +8,12 @@
 // `x @ W` with a constant `W [K, N]` (GPT-2's Conv1D) is the same GEMM with
 // the weight stored the other way round, and takes the same road.
 //
+// A weight that tfm-bind-weights bound from a GGUF file's Q8_0 or Q4_0
+// blocks (which it leaves on the constant as `tfm.q8_0_blocks` /
+// `tfm.q4_0_blocks`) is repacked from those blocks, bit for bit: its int8
+// values (or 4-bit ones, two per byte) into the i8 panels and its f16
+// scales, widened exactly, into one f32 per block of 32 k and column.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/ConstantData.h"
@@ -22,6 +28,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <algorithm>
@@ -57,7 +64,23 @@ struct ConstantView {
   ArrayRef<float> raw;
   /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
   StringAttr name;
+  /// The GGUF blocks the whole constant was dequantized from, if any: per
+  /// row of the stored [N, K], K / 32 blocks of an f16 scale and 32 int8
+  /// values (Q8_0) or 16 bytes of 4-bit ones (Q4_0).
+  ArrayRef<char> blocks;
+  bool q4 = false;
+
+  bool isWhole() const {
+    return shape == full &&
+           llvm::all_of(offsets, [](int64_t o) { return o == 0; });
+  }
 };
+
+/// The attributes tfm-bind-weights puts on a constant bound from Q8_0 or
+/// Q4_0 blocks.
+constexpr llvm::StringLiteral kQ8BlocksAttr = "tfm.q8_0_blocks",
+                              kQ4BlocksAttr = "tfm.q4_0_blocks";
+constexpr int64_t kQ8Block = 32, kQ8BlockBytes = 34, kQ4BlockBytes = 18;
 
 /// `loc` under the name of `view`'s weight with `suffix`, which names the
 /// derived constant in a sidecar of external weights.
@@ -101,6 +124,15 @@ std::optional<ConstantView> getConstantView(Value value) {
     }
     return WalkResult::advance();
   });
+  Operation *constant = value.getDefiningOp();
+  if (std::optional<ArrayRef<char>> blocks =
+          getRawConstantData(constant->getAttr(kQ8BlocksAttr))) {
+    view.blocks = *blocks;
+  } else if (std::optional<ArrayRef<char>> blocks =
+                 getRawConstantData(constant->getAttr(kQ4BlocksAttr))) {
+    view.blocks = *blocks;
+    view.q4 = true;
+  }
   if (!view.splat) {
     std::optional<ArrayRef<char>> raw = getRawConstantData(data);
     if (!raw || int64_t(raw->size()) != data.getNumElements() * 4)
@@ -156,8 +188,10 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
   return bias;
 }
 
-/// The element type packed weights are stored in.
-enum class PackedType { F32, BF16, I8 };
+/// The element type packed weights are stored in: f32, bf16, i8 with a
+/// scale per column, or i8 (4-bit: two per byte) with a scale per block of
+/// 32 k (GGUF Q8_0, Q4_0).
+enum class PackedType { F32, BF16, I8, Q8_0, Q4_0 };
 
 /// `value` rounded to bf16 as vdpbf16ps reads its operands and
 /// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
@@ -183,8 +217,101 @@ struct PackedWeight {
   std::vector<int32_t> sums;
 };
 
+/// IEEE binary16 bits as f32, exactly.
+float halfToFloat(uint16_t bits) {
+  bool lostInfo = false;
+  llvm::APFloat value(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+  value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+                &lostInfo);
+  return value.convertToFloat();
+}
+
+/// Whether `weight` can be packed from its blocks: the whole constant,
+/// stored [N, K] (blocks run along K), K a multiple of 32, the bytes whole.
+bool hasUsableBlocks(const GemmWeight &weight) {
+  const ConstantView &view = weight.view;
+  return !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
+         view.shape.size() == 2 && weight.k() % kQ8Block == 0 &&
+         int64_t(view.blocks.size()) ==
+             weight.n() * (weight.k() / kQ8Block) *
+                 (view.q4 ? kQ4BlockBytes : kQ8BlockBytes);
+}
+
+/// Packs `weight` from its Q8_0 blocks: the int8 values as they are in the
+/// i8 panels `[panels, K / 4, width * 4]`, and each block's f16 scale
+/// widened to f32 at `scales[k / 32, n]` (`[K / 32, panels * width]`, 1
+/// past N).
+PackedWeight packQ8Blocks(const GemmWeight &weight, int64_t width,
+                          MLIRContext *ctx) {
+  int64_t n = weight.n(), k = weight.k();
+  int64_t panels = llvm::divideCeil(n, width), group = 4;
+  int64_t depth = k / group, blocks = k / kQ8Block;
+  PackedWeight packed;
+  packed.type = RankedTensorType::get({panels, depth, width * group},
+                                      IntegerType::get(ctx, 8));
+  packed.data.assign(size_t(panels * depth * width * group), 0);
+  packed.scales.assign(size_t(blocks * panels * width), 1.0f);
+  const char *in = weight.view.blocks.data();
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / width, j = col % width;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const char *block = in + (col * blocks + blk) * kQ8BlockBytes;
+      uint16_t bits = uint16_t(uint8_t(block[0]) | uint8_t(block[1]) << 8);
+      packed.scales[size_t(blk * panels * width + col)] = halfToFloat(bits);
+      for (int64_t t = 0; t < kQ8Block; ++t) {
+        int64_t c = blk * kQ8Block + t;
+        packed.data[size_t(((p * depth + c / group) * width + j) * group +
+                           c % group)] = block[2 + t];
+      }
+    }
+  }
+  return packed;
+}
+
+/// Packs `weight` from its Q4_0 blocks (element t < 16 of a block is the
+/// low nibble of its byte t, element t + 16 the high one; value d (u - 8)):
+/// a 32-bit lane holds 8 k of a column, `[panels, K / 8, width * 4]`, its
+/// byte b the nibbles of k = 8 r + b (low) and 8 r + 4 + b (high), so that
+/// the low nibbles of a lane are one quad of consecutive k and the high
+/// ones the next. Scales as for Q8_0; padding columns hold 8s (value 0).
+PackedWeight packQ4Blocks(const GemmWeight &weight, int64_t width,
+                          MLIRContext *ctx) {
+  int64_t n = weight.n(), k = weight.k();
+  int64_t panels = llvm::divideCeil(n, width);
+  int64_t depth = k / 8, blocks = k / kQ8Block;
+  PackedWeight packed;
+  packed.type = RankedTensorType::get({panels, depth, width * 4},
+                                      IntegerType::get(ctx, 8));
+  packed.data.assign(size_t(panels * depth * width * 4), char(0x88));
+  packed.scales.assign(size_t(blocks * panels * width), 1.0f);
+  const char *in = weight.view.blocks.data();
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / width, j = col % width;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const char *block = in + (col * blocks + blk) * kQ4BlockBytes;
+      uint16_t bits = uint16_t(uint8_t(block[0]) | uint8_t(block[1]) << 8);
+      packed.scales[size_t(blk * panels * width + col)] = halfToFloat(bits);
+      auto nibble = [&](int64_t t) {
+        auto byte = uint8_t(block[2 + t % 16]);
+        return t < 16 ? byte & 0x0f : byte >> 4;
+      };
+      for (int64_t r = blk * 4; r < blk * 4 + 4; ++r)
+        for (int64_t b = 0; b < 4; ++b) {
+          int64_t t = 8 * r + b - blk * kQ8Block;
+          packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
+              char(nibble(t) | nibble(t + 4) << 4);
+        }
+    }
+  }
+  return packed;
+}
+
 PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
                         int64_t width, MLIRContext *ctx) {
+  if (packedType == PackedType::Q8_0)
+    return packQ8Blocks(weight, width, ctx);
+  if (packedType == PackedType::Q4_0)
+    return packQ4Blocks(weight, width, ctx);
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
   int64_t group = packedType == PackedType::F32    ? 1
@@ -234,6 +361,9 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
         std::memcpy(out + index * 2, &rounded, 2);
         break;
       }
+      case PackedType::Q8_0:
+      case PackedType::Q4_0:
+        llvm_unreachable("packed from its blocks");
       case PackedType::I8: {
         float q = std::nearbyint(value / scale);
         auto quantized =
@@ -299,7 +429,14 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
       rewriter, derivedLoc(loc, weight.view, ".packed"),
       DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
   Value scales, sums;
-  if (packedType == PackedType::I8) {
+  if (packedType == PackedType::Q8_0 || packedType == PackedType::Q4_0) {
+    int64_t blocks = weight.k() / kQ8Block;
+    scales = arith::ConstantOp::create(
+        rewriter, derivedLoc(loc, weight.view, ".scales"),
+        DenseElementsAttr::get(
+            RankedTensorType::get({blocks, panels * panelWidth}, f32),
+            ArrayRef(packed.scales)));
+  } else if (packedType == PackedType::I8) {
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
         DenseElementsAttr::get(
@@ -394,23 +531,29 @@ struct PackingPolicy {
   SmallVector<llvm::GlobPattern> keepF32;
   bool remarks = false;
 
-  PackedType typeFor(Operation *op, const ConstantView &weight) const {
-    PackedType chosen = type;
+  /// A weight bound from GGUF Q8_0 or Q4_0 blocks stays in them, whatever
+  /// `type` (unless kept in f32); every other weight is packed in `type`.
+  PackedType typeFor(Operation *op, const GemmWeight &gemm) const {
+    const ConstantView &weight = gemm.view;
+    PackedType asked = !hasUsableBlocks(gemm) ? type
+                       : weight.q4            ? PackedType::Q4_0
+                                              : PackedType::Q8_0;
+    PackedType chosen = asked;
     if (weight.name && llvm::any_of(keepF32, [&](const llvm::GlobPattern &p) {
           return p.match(weight.name.getValue());
         }))
       chosen = PackedType::F32;
-    // Said only where a low precision was asked for: an f32 compile packs
-    // every layer in f32.
-    if (remarks && type != PackedType::F32) {
-      static constexpr const char *names[] = {"f32", "bf16", "int8"};
+    // Said only where a low precision was asked for or stored: an f32
+    // compile of f32 weights packs every layer in f32.
+    if (remarks && asked != PackedType::F32) {
+      static constexpr const char *names[] = {"f32", "bf16", "int8",
+                                              "Q8_0 (the file's blocks)",
+                                              "Q4_0 (the file's blocks)"};
       op->emitRemark() << "linear layer"
                        << (weight.name ? " '" + weight.name.str() + "'" : "")
                        << " [" << weight.shape[0] << ", " << weight.shape[1]
                        << "] runs in " << names[int(chosen)]
-                       << (chosen == PackedType::F32 && type != chosen
-                               ? " (--keep-fp32)"
-                               : "");
+                       << (chosen == PackedType::F32 ? " (--keep-fp32)" : "");
     }
     return chosen;
   }
@@ -436,10 +579,11 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
       if (!bias)
         return rewriter.notifyMatchFailure(op, "bias is not a constant");
     }
-    PackedType type = policy.typeFor(op, *weight);
-    Value packed = rewriteToPacked(
-        op, op.getInput(), GemmWeight{*weight, /*kMajor=*/false}, bias,
-        /*biasIsAdd=*/false, panelWidth, type, rewriter);
+    GemmWeight gemm{*weight, /*kMajor=*/false};
+    PackedType type = policy.typeFor(op, gemm);
+    Value packed =
+        rewriteToPacked(op, op.getInput(), gemm, bias, /*biasIsAdd=*/false,
+                        panelWidth, type, rewriter);
     tables.record(*weight, /*kMajor=*/false, type, packed);
     return success();
   }
@@ -477,7 +621,7 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
     if (op->hasOneUse())
       bias = getAddedBias(op.getResult(), *op->getUsers().begin(), gemm.n());
     // The stored [K, N] matrix, as the remark names it.
-    PackedType type = policy.typeFor(op, *weight);
+    PackedType type = policy.typeFor(op, gemm);
     rewriteToPacked(op, op.getLhs(), gemm, bias, /*biasIsAdd=*/bias.has_value(),
                     panelWidth, type, rewriter);
     return success();
@@ -528,6 +672,12 @@ struct TfmPackLinearPass
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     tables.redirectEmbeddings(getOperation());
+    // The blocks are packed now; a weight still used as f32 (an embedding
+    // gather) keeps its dequantized values alone.
+    getOperation().walk([](arith::ConstantOp constant) {
+      constant->removeAttr(kQ8BlocksAttr);
+      constant->removeAttr(kQ4BlocksAttr);
+    });
   }
 };
 } // namespace

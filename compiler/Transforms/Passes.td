@@ -149,7 +149,9 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
     checkpoints) and GGUF's quantized blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
     Q4_K, Q5_K, Q6_K) bind to an f32 weight: widened exactly, or
     dequantized as llama.cpp's reference dequantization computes them. A
-    missing name or a mismatch is an error at the op.
+    Q8_0 matrix also keeps its blocks, as they are in the file, on the
+    constant (`tfm.q8_0_blocks`, bytes over the mapped file) for
+    `tfm-pack-linear`. A missing name or a mismatch is an error at the op.
   }];
   let options = [
     Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",
@@ -188,6 +190,14 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     A `tfm.embedding` whose table is a whole weight packed in f32 (an LM
     head tied to the token embedding) reads the packed panels instead
     (`packed_rows`), so that the table is stored once.
+
+    Whatever `weight-type`, a `tfm.linear` weight that carries its GGUF
+    Q8_0 blocks (`tfm.q8_0_blocks`, from `tfm-bind-weights`; stored
+    `[N, K]`, K a multiple of 32) is packed from them bit for bit: the int8
+    values into the i8 panels `[ceil(N/nr), K/4, 4*nr]`, each block's f16
+    scale widened to f32 into `dequant` block scales `[K/32, ceil(N/nr)*nr]`
+    (padding 1), no sums; `keep-f32` keeps it f32 (from its dequantized
+    values). The blocks attribute is removed from every constant.
 
     Before:
     ```mlir

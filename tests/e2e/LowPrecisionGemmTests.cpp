@@ -11,7 +11,9 @@
 // past a micro-kernel and a row block, dynamic batch and sequence, every
 // epilogue, `x @ W`, every CPU level the host runs, threads; NaN, infinity,
 // denormal and tie inputs (bf16), all-zero rows and columns and ties
-// (int8), and --keep-fp32.
+// (int8), and --keep-fp32. Then GGUF Q8_0 weights, which stay in their
+// blocks: the same comparison on the file's int8 values and scales and the
+// input quantized per block of 32, and the artifact's size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 
 using namespace e2e;
@@ -885,4 +888,292 @@ TEST_CASE("--keep-fp32 keeps a weight whose values another weight shares",
   RunResult out = model->runOk({HostTensor::f32({1, k}, x)});
   Expected kept = gemmReference(Precision::F32, x, 1, k, w, n);
   CHECK_WITHIN_BOUNDS(out["p"], kept, kept.value.shape);
+}
+
+//===----------------------------------------------------------------------===//
+// GGUF Q8_0 blocks, kept as they are (tfm-pack-linear)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A weight [N, K] in GGUF's Q8_0 or Q4_0 blocks: per row of K, K / 32
+/// blocks of an f16 scale d and 32 int8 q (Q8_0, W = d q) or 32 4-bit u,
+/// two per byte (Q4_0: element t < 16 the low nibble of byte t, t + 16 the
+/// high one; W = d (u - 8)), made as the gguf package's quantizers make
+/// them; and its scales and values q (u - 8 for Q4_0) for the reference.
+struct Q8Weight {
+  std::vector<unsigned char> bytes;
+  std::vector<float> scale; ///< [N, K / 32]
+  std::vector<int32_t> q;   ///< [N, K]
+};
+
+Q8Weight makeQ8Weight(Random &rng, int64_t n, int64_t k, bool q4 = false) {
+  // Blocks of very different magnitudes (so a scale applied to the wrong
+  // block or column shows), one all-zero block (d = 0) in every few.
+  static const float magnitudes[] = {1.0f, 0.001f, 7.0f, 0.0f, 0.3f, 40.0f};
+  Q8Weight w;
+  int64_t blocks = k / 32;
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      float magnitude = magnitudes[(col * 5 + blk * 3) % 6];
+      std::vector<float> v = rng.uniform(32);
+      float amax = 0.0f;
+      for (float &x : v) {
+        x *= magnitude;
+        amax = std::max(amax, std::fabs(x));
+      }
+      uint16_t half = tfm_f32_to_f16(amax / (q4 ? 8.0f : 127.0f));
+      float d = tfm_f16_to_f32(half);
+      float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+      w.scale.push_back(d);
+      w.bytes.push_back(uint8_t(half & 0xff));
+      w.bytes.push_back(uint8_t(half >> 8));
+      std::vector<int32_t> q;
+      for (float x : v)
+        q.push_back(
+            int32_t(std::clamp(std::nearbyint(x * inverse),
+                               q4 ? -8.0f : -127.0f, q4 ? 7.0f : 127.0f)));
+      w.q.insert(w.q.end(), q.begin(), q.end());
+      if (q4) {
+        for (int t = 0; t < 16; ++t)
+          w.bytes.push_back(uint8_t((q[t] + 8) | (q[t + 16] + 8) << 4));
+      } else {
+        for (int32_t value : q)
+          w.bytes.push_back(uint8_t(int8_t(value)));
+      }
+    }
+  return w;
+}
+
+/// A GGUF v3 file of `tensors` (name, ggml type, dims fastest first, raw
+/// bytes) and no metadata.
+struct GgufTensorBytes {
+  std::string name;
+  uint32_t type;
+  std::vector<uint64_t> dims;
+  std::vector<unsigned char> bytes;
+};
+void writeGgufFile(const std::string &path,
+                   const std::vector<GgufTensorBytes> &tensors) {
+  std::string out;
+  auto put = [&](const void *p, size_t n) {
+    out.append(static_cast<const char *>(p), n);
+  };
+  auto u32 = [&](uint32_t v) { put(&v, 4); };
+  auto u64 = [&](uint64_t v) { put(&v, 8); };
+  put("GGUF", 4);
+  u32(3);
+  u64(tensors.size());
+  u64(0);
+  uint64_t offset = 0;
+  for (const GgufTensorBytes &t : tensors) {
+    u64(t.name.size());
+    put(t.name.data(), t.name.size());
+    u32(uint32_t(t.dims.size()));
+    for (uint64_t d : t.dims)
+      u64(d);
+    u32(t.type);
+    u64(offset);
+    offset += (t.bytes.size() + 31) / 32 * 32;
+  }
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  for (const GgufTensorBytes &t : tensors) {
+    put(t.bytes.data(), t.bytes.size());
+    out.resize((out.size() + 31) / 32 * 32, '\0');
+  }
+  std::ofstream(path, std::ios::binary) << out;
+}
+
+std::vector<unsigned char> f32Bytes(const std::vector<float> &v) {
+  std::vector<unsigned char> bytes(v.size() * 4);
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
+constexpr uint32_t kGgufF32 = 0, kGgufQ4_0 = 2, kGgufQ8_0 = 8;
+
+/// y = x W^T on the Q8_0 (or Q4_0) operands: each row of x quantized per
+/// block of 32
+/// as documented (tfm.packed_linear: d = max|x| / 127 in f32, q =
+/// round(x / d) to nearest even, computed as x * (1 / d); 0 for a zero
+/// block), W = d_w q_w from the blocks.
+///
+/// Bound: per block the kernel's i32 sum S_b is exact and exactly an f32
+/// (|S_b| <= 32 * 127 * 127 < 2^24); it multiplies S_b by the f32 product
+/// of the two scales (one rounding: u |t_b|, t_b = S_b d_w d_x) and adds it
+/// into the f32 accumulator (one rounding of the partial sum P_b): at most
+/// u sum_b (|t_b| + |P_b|) to first order; twice that is allowed. A scale
+/// of the wrong block or column, or an input rounded another way (one step
+/// of q is 1/127 of the block's largest value), is far outside it.
+Expected q8Reference(const std::vector<float> &x, int64_t m, int64_t k,
+                     const Q8Weight &w, int64_t n) {
+  Expected e{Array({m, n}), std::vector<double>(size_t(m * n))};
+  int64_t blocks = k / 32;
+  for (int64_t i = 0; i < m; ++i) {
+    std::vector<float> xScale(static_cast<size_t>(blocks));
+    std::vector<int32_t> xq(static_cast<size_t>(k));
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const float *row = x.data() + i * k + blk * 32;
+      float amax = 0.0f;
+      for (int t = 0; t < 32; ++t)
+        amax = std::max(amax, std::fabs(row[t]));
+      float d = amax / 127.0f;
+      float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+      xScale[size_t(blk)] = d;
+      for (int t = 0; t < 32; ++t) {
+        float product = row[t] * inverse;
+        xq[size_t(blk * 32 + t)] =
+            int32_t(std::clamp(std::nearbyint(product), -127.0f, 127.0f));
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      double y = 0, bound = 0;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        int64_t s = 0;
+        for (int64_t t = blk * 32; t < blk * 32 + 32; ++t)
+          s += int64_t(xq[size_t(t)]) * w.q[size_t(j * k + t)];
+        double term = double(s) * double(w.scale[size_t(j * blocks + blk)]) *
+                      double(xScale[size_t(blk)]);
+        y += term;
+        bound += std::fabs(term) + std::fabs(y);
+      }
+      e.value.data[size_t(i * n + j)] = y;
+      e.bound[size_t(i * n + j)] = 2 * kUnit * bound;
+    }
+  }
+  return e;
+}
+
+/// Writes W (Q8_0) and b (F32) into a GGUF file and compiles a model of a
+/// plain and a fused linear layer over them, K and N as given.
+std::shared_ptr<Model> buildQ8Model(const std::string &dir, const Q8Weight &w,
+                                    const std::vector<float> &b, int64_t k,
+                                    int64_t n, const BuildOptions &options,
+                                    bool q4 = false) {
+  writeGgufFile(
+      dir + "/w.gguf",
+      {{"W", q4 ? kGgufQ4_0 : kGgufQ8_0, {uint64_t(k), uint64_t(n)}, w.bytes},
+       {"b", kGgufF32, {uint64_t(n)}, f32Bytes(b)}});
+  std::string ks = std::to_string(k), ns = std::to_string(n);
+  std::ofstream(dir + "/m.tfm")
+      << "model q8\ninput x: f32[batch, seq, " << ks
+      << "]\ninput r: f32[batch, seq, " << ns
+      << "]\nplain = linear(x, weight = \"W\")\n"
+         "fused = r + gelu(linear(x, weight = \"W\", bias = \"b\"))\n"
+         "output plain, fused\n";
+  return Model::buildFiles(dir + "/m.tfm", dir + "/w.gguf", options);
+}
+
+void checkQ8Shape(int64_t k, int64_t n, bool q4 = false) {
+  const char *format = q4 ? "Q4_0" : "Q8_0";
+  Random rng(static_cast<uint32_t>(k * 131 + n));
+  Q8Weight w = makeQ8Weight(rng, n, k, q4);
+  std::vector<float> b = rng.uniform(n);
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  BuildOptions options;
+  options.cpu = "portable";
+  options.remarks = true;
+  std::shared_ptr<Model> model = buildQ8Model(dir, w, b, k, n, options, q4);
+  INFO(model->diagnostics());
+  CHECK(model->diagnostics().find("linear layer 'W' [" + std::to_string(n) +
+                                  ", " + std::to_string(k) + "] runs in " +
+                                  format) != std::string::npos);
+  // Rows: decode (1), fewer than a 6-row micro-kernel (5), one past two
+  // (13), and 18 as two sequences.
+  for (auto shape : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {5, 1}, {1, 13}, {2, 9}}) {
+    int64_t batch = shape.first, seq = shape.second, m = batch * seq;
+    std::vector<float> x = inputRows(rng, m, k), r = rng.uniform(m * n);
+    // A zero block in the first row: its scale is 0, its q all 0.
+    std::fill(x.begin(), x.begin() + 32, 0.0f);
+    Expected y = q8Reference(x, m, k, w, n);
+    Expected fused = epilogue(y, &b, Activation::Gelu, &r);
+    HostTensor xt = HostTensor::f32({batch, seq, k}, x),
+               rt = HostTensor::f32({batch, seq, n}, r);
+    forEachLevel(
+        Precision::Int8, *model, [&](const Model &copy, const Level &) {
+          Pool pool(2);
+          for (const tfm_exec *exec :
+               {(const tfm_exec *)nullptr, pool.exec()}) {
+            INFO(format << " K " << k << " N " << n << " batch " << batch
+                        << " seq " << seq << (exec ? " on a pool of 2" : ""));
+            RunResult out = copy.runOk({xt, rt}, exec);
+            std::vector<int64_t> outShape = {batch, seq, n};
+            CHECK_WITHIN_BOUNDS(out["plain"], y, outShape);
+            CHECK_WITHIN_BOUNDS(out["fused"], fused, outShape);
+          }
+        });
+  }
+}
+} // namespace
+
+TEST_CASE("GGUF Q8_0 weights run as Q8_0 blocks and match float64 on the "
+          "quantized operands at every CPU level",
+          "[gguf]") {
+  // K a multiple of 32 (GGUF's blocks) but not of a 64-k vector step or
+  // the 512-deep K chunk of AVX-512 (544: 17 blocks, past one chunk); N of
+  // 1, odd, and past the 32-column panel.
+  checkQ8Shape(32, 1);
+  checkQ8Shape(96, 37);
+  checkQ8Shape(544, 5);
+  // Past AVX2's 1024-deep chunk and two of AVX-512's.
+  checkQ8Shape(1056, 3);
+}
+
+TEST_CASE("a GGUF Q8_0 weight keeps its size in the artifact: about 1.1 "
+          "bytes per weight instead of 4",
+          "[gguf]") {
+  const int64_t k = 1024, n = 256;
+  Random rng(4242);
+  Q8Weight w = makeQ8Weight(rng, n, k);
+  std::vector<float> b = rng.uniform(n);
+  std::string dir = makeTempDir(), keptDir = makeTempDir();
+  TempDirGuard guard(dir), keptGuard(keptDir);
+  BuildOptions options;
+  options.cpu = "portable";
+  std::shared_ptr<Model> q8 = buildQ8Model(dir, w, b, k, n, options);
+  options.keepFp32 = {"W"};
+  std::shared_ptr<Model> f32 = buildQ8Model(keptDir, w, b, k, n, options);
+  auto sizeOf = [](const std::string &path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    return double(file.tellg());
+  };
+  double q8Bytes = sizeOf(q8->libraryPath()),
+         f32Bytes = sizeOf(f32->libraryPath());
+  // f32: 4 bytes a weight; Q8_0: 1 + 4 / 32 (an f32 scale per block).
+  double saved = f32Bytes - q8Bytes, expected = (4.0 - 1.125) * double(n * k);
+  INFO("artifact with Q8_0 blocks "
+       << q8Bytes << " bytes, with f32 weights " << f32Bytes << " bytes: "
+       << saved << " saved, " << expected << " expected for the weight");
+  CHECK(saved > 0.95 * expected);
+  CHECK(saved < 1.05 * expected);
+  // And the kept one is f32: it matches the dequantized weight to f32
+  // rounding, which the Q8_0 one (its input quantized) does not.
+  std::vector<float> x = rng.uniform(k);
+  std::vector<float> dequantized(size_t(n * k));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t d = 0; d < k; ++d)
+      dequantized[size_t(j * k + d)] = w.scale[size_t(j * (k / 32) + d / 32)] *
+                                       float(w.q[size_t(j * k + d)]);
+  Expected exact = gemmReference(Precision::F32, x, 1, k, dequantized, n);
+  std::vector<float> r(size_t(n), 0.0f);
+  RunResult kept = f32->runOk(
+      {HostTensor::f32({1, 1, k}, x), HostTensor::f32({1, 1, n}, r)});
+  CHECK_WITHIN_BOUNDS(kept["plain"], exact, (std::vector<int64_t>{1, 1, n}));
+  RunResult quantized =
+      q8->runOk({HostTensor::f32({1, 1, k}, x), HostTensor::f32({1, 1, n}, r)});
+  Expected onBlocks = q8Reference(x, 1, k, w, n);
+  CHECK_WITHIN_BOUNDS(quantized["plain"], onBlocks,
+                      (std::vector<int64_t>{1, 1, n}));
+}
+
+TEST_CASE("GGUF Q4_0 weights run as Q4_0 blocks and match float64 on the "
+          "quantized operands at every CPU level",
+          "[gguf]") {
+  // As for Q8_0: K of one block, off the vector steps and past the K
+  // chunks of AVX-512 and AVX2; N of 1, odd and past a panel.
+  checkQ8Shape(32, 1, /*q4=*/true);
+  checkQ8Shape(96, 37, /*q4=*/true);
+  checkQ8Shape(544, 5, /*q4=*/true);
+  checkQ8Shape(1056, 3, /*q4=*/true);
 }

@@ -71,7 +71,8 @@ static cl::opt<std::string>
 static cl::list<std::string>
     keepFp32("keep-fp32",
              cl::desc("Keep the weights whose names match this glob in f32 "
-                      "under --dtype bf16 / --quantize int8 (repeatable)"),
+                      "under --dtype bf16 / --quantize int8, and GGUF Q8_0 "
+                      "linear weights dequantized to f32 (repeatable)"),
              cl::value_desc("GLOB"), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path",

@@ -24,6 +24,19 @@
 //   bf16     2  rounded (RNE)   vdpbf16ps, or 2 FMAs   f32
 //   i8       4  quantized (u8)  vpdpbusd, or 4 muls    i32, dequantized
 //
+// Block-quantized i8 (GGUF Q8_0: one weight scale per 32 k and column) is
+// the i8 kind with the scale's span as a parameter: the copy quantizes A
+// symmetrically per block of 32 (s8, with its scale and 128 x its sum), the
+// micro-kernel's K loop runs block by block, each block's i32 dot products
+// scaled by both scales into f32 accumulators, and the epilogue has nothing
+// left to dequantize. vpdpbusd multiplies u8 by s8, so the weights are
+// shifted to u8 in registers (q + 128, an xor) and 128 x the input block's
+// sum comes off each block's i32 sum. 4-bit blocks (GGUF Q4_0) are the
+// same kind with two k per byte: a packed row of 4-byte lanes is 8 k, its
+// low nibbles (u8 q + 8) one quad of k and its high nibbles the next, split
+// in registers (a shift and an and), and 8 x the input block's sum comes
+// off.
+//
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
 // them), i8 quads into four i32 lanes. The epilogue (dequantization, bias,
@@ -108,6 +121,22 @@ private:
 
   /// Each row's quantization parameters over its K (i8): rows [m0, mEnd).
   void emitRowQuantization(Value m0, Value mEnd);
+  /// Block-quantized i8: copies A's K chunk quantized per block of
+  /// `weightBlock` as s8, with each block's scale and correction.
+  void emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc);
+  /// Block-quantized i8: the K loop of a micro-kernel over the chunk,
+  /// block by block, from and to the f32 accumulators `acc`.
+  SmallVector<Value> emitBlockLoop(ValueRange acc, ArrayRef<Value> chunkRows,
+                                   ArrayRef<Value> columns, Value storedPanel,
+                                   Value panelOffset, Value nextStoredPanel,
+                                   Value nextPanelOffset, Value k0,
+                                   Value nextK0, Value kc);
+  /// The weight loads and dot products of K step `kk` (in lanes of g k of
+  /// the chunk), onto `acc`.
+  SmallVector<Value> emitKStep(ValueRange acc, ArrayRef<Value> chunkRows,
+                               Value kk, Value storedPanel, Value panelOffset,
+                               Value nextStoredPanel, Value nextPanelOffset,
+                               Value packedK0, Value nextPackedK0);
   /// Copies A's K chunk [s0, sEnd) x [k0, k0 + kc) into the A tile,
   /// converted to the packed weight's type (rows of the task from m0).
   void emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0, Value kc);
@@ -146,6 +175,11 @@ private:
 
   GemmKind kind = GemmKind::F32;
   int64_t group = 1; ///< k per 32-bit lane
+  /// k per weight scale for block-quantized i8 (0: one scale per column).
+  int64_t weightBlock = 0;
+  /// Whether the i32 accumulator is dequantized in the epilogue (per-column
+  /// i8), rather than the accumulators being f32 throughout.
+  bool intAccumulator = false;
   bool nativeDot = false;
   VectorType f32Vector, i32Vector, accVector, packedVector;
   // Whether the last panel may be partial: N is dynamic or not a multiple.
@@ -161,6 +195,18 @@ private:
   // the current row group's K chunk of A, and for i8 each task row's scale,
   // its reciprocal and its zero point.
   Value aTile, rowScale, rowInverse, rowZero;
+  // Block-quantized i8: [copyRows, blockK / weightBlock], each block's scale
+  // and 128 x its sum of s8 values (what shifting the weights to u8 adds).
+  Value blockScale, blockCorrection;
+  /// Block-quantized 4-bit weights (Q4_0): two k per byte, a lane's low
+  /// nibbles one quad of k and its high nibbles the next, as u8 (q + 8).
+  bool nibbles = false;
+  /// What the weights are shifted by to be u8 for vpdpbusd (128 for s8,
+  /// 8 for 4-bit), so that this times each input block's sum of s8 values
+  /// comes off the block's i32 sum; 0 when nothing is shifted.
+  int64_t weightShift = 0;
+  /// k per packed row of the weight: g, or 2 g for nibbles.
+  int64_t kPerPackedRow = 1;
 };
 
 void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
@@ -170,20 +216,32 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
          : packedType.isBF16() ? GemmKind::BF16
                                : GemmKind::I8;
   group = op.getPackGroup();
+  weightBlock = op.getWeightBlock();
+  intAccumulator = kind == GemmKind::I8 && weightBlock == 0;
   nativeDot = (kind == GemmKind::BF16 && variant.bf16Dot) ||
               (kind == GemmKind::I8 && variant.int8Dot);
   f32Vector = VectorType::get({tiling.lanes}, b.getF32Type());
   i32Vector = VectorType::get({tiling.lanes}, b.getI32Type());
-  accVector = kind == GemmKind::I8 ? i32Vector : f32Vector;
+  accVector = intAccumulator ? i32Vector : f32Vector;
   packedVector = VectorType::get({tiling.lanes * group}, packedType);
+  if (weightBlock) {
+    // K is static for block scales (the verifier says so).
+    int64_t staticK =
+        cast<MemRefType>(op.getInput().getType()).getShape().back();
+    int64_t depth =
+        cast<MemRefType>(op.getPackedWeight().getType()).getShape()[1];
+    nibbles = depth * 8 == staticK && staticK != 0;
+    weightShift = nibbles ? 8 : nativeDot ? 128 : 0;
+  }
+  kPerPackedRow = nibbles ? 2 * group : group;
 
   unsigned next = 0;
   a = viewAsMatrix(b, loc, args[next++]);
   packed = args[next++];
-  if (op.getWeightScales()) {
+  if (op.getWeightScales())
     scales = args[next++];
+  if (op.getWeightSums())
     sums = args[next++];
-  }
   bias = op.getBias() ? Value(args[next++]) : Value();
   residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
   c = viewAsMatrix(b, loc, args[next++]);
@@ -201,7 +259,16 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
       b, loc,
       MemRefType::get({tiling.copyRows, tiling.blockK / group}, tileElement),
       b.getI64IntegerAttr(64));
-  if (kind == GemmKind::I8) {
+  if (weightBlock) {
+    auto blocksType = [&](Type element) {
+      return MemRefType::get(
+          {tiling.copyRows, std::max<int64_t>(tiling.blockK / weightBlock, 1)},
+          element);
+    };
+    blockScale = memref::AllocaOp::create(b, loc, blocksType(b.getF32Type()));
+    blockCorrection =
+        memref::AllocaOp::create(b, loc, blocksType(b.getI32Type()));
+  } else if (kind == GemmKind::I8) {
     auto rowType = MemRefType::get({maxTaskRows}, b.getF32Type());
     rowScale = memref::AllocaOp::create(b, loc, rowType);
     rowInverse = memref::AllocaOp::create(b, loc, rowType);
@@ -222,7 +289,7 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     Value mEnd = min(add(m0, blockRows), m);
     Value p0 = mul(columnBlock, panelsPerTask);
     Value pEnd = min(add(p0, panelsPerTask), columnPanels);
-    if (kind == GemmKind::I8)
+    if (intAccumulator)
       emitRowQuantization(m0, mEnd);
     // At least one chunk, so that K = 0 still writes its zeros (and the
     // epilogue).
@@ -237,7 +304,10 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
                                          add(k0, kc), k);
       forLoop(m0, mEnd, idx(tiling.copyRows), [&](Value s0) {
         Value sEnd = min(add(s0, idx(tiling.copyRows)), mEnd);
-        emitChunkCopy(m0, s0, sEnd, k0, kc);
+        if (weightBlock)
+          emitBlockChunkCopy(s0, sEnd, k0, kc);
+        else
+          emitChunkCopy(m0, s0, sEnd, k0, kc);
         forLoop(p0, pEnd, idx(1), [&](Value p) {
           // The B chunk the next panel's first micro-kernel reads, the next
           // chunk's first panel after the last: prefetched while this panel
@@ -269,7 +339,7 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
               fill(dispatch.getCaseRegions()[caseIndex], r);
             fill(dispatch.getDefaultRegion(), tiling.microRows);
             if (op.getBias() || op.getResidual() ||
-                op.getActivation() != "none" || kind == GemmKind::I8) {
+                op.getActivation() != "none" || intAccumulator) {
               auto ifLast = scf::IfOp::create(b, loc, last, false);
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
@@ -449,17 +519,29 @@ SmallVector<Value> GemmEmitter::inputOperands(Value lane) {
     return {broadcastF32(arith::ShLIOp::create(b, loc, lane, constant(16))),
             broadcastF32(
                 arith::AndIOp::create(b, loc, lane, constant(0xffff0000)))};
+  // u8 bytes (per-column i8), or s8 (block-quantized), widened to i32.
   SmallVector<Value> bytes;
   for (int64_t t = 0; t < 4; ++t) {
-    Value byte = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, lane, constant(8 * t)),
-        constant(0xff));
+    Value byte =
+        weightBlock
+            ? (Value)arith::ShRSIOp::create(
+                  b, loc,
+                  arith::ShLIOp::create(b, loc, lane, constant(24 - 8 * t)),
+                  constant(24))
+            : (Value)arith::AndIOp::create(
+                  b, loc, arith::ShRUIOp::create(b, loc, lane, constant(8 * t)),
+                  constant(0xff));
     bytes.push_back(vector::BroadcastOp::create(b, loc, i32Vector, byte));
   }
   return bytes;
 }
 
 SmallVector<Value> GemmEmitter::weightOperands(Value weights) {
+  // Block-quantized s8 weights become vpdpbusd's u8 operand: q + 128.
+  if (weightBlock && nativeDot && !nibbles)
+    return {bitcast(packedVector,
+                    arith::XOrIOp::create(b, loc, bitcast(i32Vector, weights),
+                                          splatInt(0x80808080)))};
   if (kind == GemmKind::F32 || nativeDot)
     return {weights};
   Value lanes = bitcast(i32Vector, weights);
@@ -491,9 +573,12 @@ Value GemmEmitter::dot(Value acc, ArrayRef<Value> input,
         b, loc, input[0], weights[0],
         vector::FMAOp::create(b, loc, input[1], weights[1], acc));
   case GemmKind::I8:
+    // u8 x s8: the input is the u8 operand, or the (shifted) weights for
+    // block-quantized i8.
     if (nativeDot)
-      return intrinsic("llvm.x86.avx512.vpdpbusd." + bits, accVector,
-                       {acc, input[0], weights[0]});
+      return intrinsic("llvm.x86.avx512.vpdpbusd." + bits, i32Vector,
+                       weightBlock ? ValueRange{acc, weights[0], input[0]}
+                                   : ValueRange{acc, input[0], weights[0]});
     for (int64_t t = 0; t < 4; ++t)
       acc = arith::AddIOp::create(
           b, loc, acc, arith::MulIOp::create(b, loc, input[t], weights[t]));
@@ -518,17 +603,12 @@ void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value chunkRow,
   Value storedPanel, panelOffset, nextStoredPanel, nextPanelOffset;
   std::tie(storedPanel, panelOffset) = storedPanelOf(p);
   std::tie(nextStoredPanel, nextPanelOffset) = storedPanelOf(nextP);
-  // One prefetch per cache line (16 lanes of 32 bits) of a K step of the
-  // panel.
-  SmallVector<int64_t> prefetchColumns;
-  for (int64_t col = 0; col < tiling.kernelWidth; col += 16)
-    prefetchColumns.push_back(col * group);
   Value packedK0 = arith::DivUIOp::create(b, loc, k0, idx(group));
   Value nextPackedK0 = arith::DivUIOp::create(b, loc, nextK0, idx(group));
   Value steps = ceilDiv(kc, idx(group));
   auto loadAcc = [&](int64_t r, int64_t v) {
     Value partial = loadTile(c, rowIndex[r], columns[v], masks[v]);
-    return kind == GemmKind::I8 ? bitcast(i32Vector, partial) : partial;
+    return intAccumulator ? bitcast(i32Vector, partial) : partial;
   };
 
   // Start from zero on the first K chunk, from the partial sums after (an
@@ -538,7 +618,7 @@ void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value chunkRow,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(init.thenBlock());
-    Value zero = kind == GemmKind::I8 ? splatInt(0) : splat(0.0);
+    Value zero = intAccumulator ? splatInt(0) : splat(0.0);
     scf::YieldOp::create(b, loc, SmallVector<Value>(rows * vectors, zero));
     b.setInsertionPointToStart(init.elseBlock());
     SmallVector<Value> partial;
@@ -548,43 +628,223 @@ void GemmEmitter::emitMicroKernel(int64_t rows, Value i, Value chunkRow,
     scf::YieldOp::create(b, loc, partial);
   }
 
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), steps, idx(1), init.getResults(),
-      [&](OpBuilder &nested, Location, Value kk, ValueRange acc) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(nested.getBlock());
-        Value nextRow = min(add(nextPackedK0, kk), lastPackedK);
-        for (int64_t col : prefetchColumns)
-          memref::PrefetchOp::create(
-              b, loc, packed,
-              ValueRange{nextStoredPanel, nextRow,
-                         add(mul(nextPanelOffset, idx(group)), idx(col))},
-              /*isWrite=*/false, /*localityHint=*/2,
-              /*isDataCache=*/true);
-        SmallVector<SmallVector<Value>> weights;
-        for (int64_t v = 0; v < vectors; ++v)
-          weights.push_back(weightOperands(vector::LoadOp::create(
-              b, loc, packedVector, packed,
-              ValueRange{
-                  storedPanel, add(packedK0, kk),
-                  mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))})));
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < rows; ++r) {
-          SmallVector<Value> input = inputOperands(memref::LoadOp::create(
-              b, loc, aTile, ValueRange{chunkRows[r], kk}));
-          for (int64_t v = 0; v < vectors; ++v)
-            next.push_back(dot(acc[r * vectors + v], input, weights[v]));
-        }
-        scf::YieldOp::create(b, loc, next);
-      });
+  SmallVector<Value> results;
+  if (weightBlock) {
+    results = emitBlockLoop(init.getResults(), chunkRows, columns, storedPanel,
+                            panelOffset, nextStoredPanel, nextPanelOffset, k0,
+                            nextK0, kc);
+  } else {
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), steps, idx(1), init.getResults(),
+        [&](OpBuilder &nested, Location, Value kk, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nested.getBlock());
+          scf::YieldOp::create(b, loc,
+                               emitKStep(acc, chunkRows, kk, storedPanel,
+                                         panelOffset, nextStoredPanel,
+                                         nextPanelOffset, packedK0,
+                                         nextPackedK0));
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  }
 
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t v = 0; v < vectors; ++v) {
-      Value result = loop.getResult(r * vectors + v);
-      if (kind == GemmKind::I8)
+      Value result = results[r * vectors + v];
+      if (intAccumulator)
         result = bitcast(f32Vector, result);
       storeTile(result, c, rowIndex[r], columns[v], masks[v]);
     }
+}
+
+SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
+                                          ArrayRef<Value> chunkRows, Value kk,
+                                          Value storedPanel, Value panelOffset,
+                                          Value nextStoredPanel,
+                                          Value nextPanelOffset, Value packedK0,
+                                          Value nextPackedK0) {
+  int64_t vectors = tiling.panelVectors;
+  // One prefetch per cache line (16 lanes of 32 bits) of a K step of the
+  // panel.
+  Value nextRow = min(add(nextPackedK0, kk), lastPackedK);
+  for (int64_t col = 0; col < tiling.kernelWidth; col += 16)
+    memref::PrefetchOp::create(
+        b, loc, packed,
+        ValueRange{nextStoredPanel, nextRow,
+                   add(mul(nextPanelOffset, idx(group)), idx(col * group))},
+        /*isWrite=*/false, /*localityHint=*/2,
+        /*isDataCache=*/true);
+  SmallVector<Value> raw;
+  for (int64_t v = 0; v < vectors; ++v)
+    raw.push_back(vector::LoadOp::create(
+        b, loc, packedVector, packed,
+        ValueRange{storedPanel, add(packedK0, kk),
+                   mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))}));
+  // A packed row is one K step of the A tile, or two for nibbles: the low
+  // nibbles of lane (row kk) pair with A's lane 2 kk, the high ones with
+  // 2 kk + 1.
+  int64_t halves = nibbles ? 2 : 1;
+  SmallVector<Value> next(acc.begin(), acc.end());
+  for (int64_t h = 0; h < halves; ++h) {
+    SmallVector<SmallVector<Value>> weights;
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value part = raw[v];
+      if (nibbles) {
+        Value lanes = bitcast(i32Vector, part);
+        if (h == 1)
+          lanes = arith::ShRUIOp::create(b, loc, lanes, splatInt(4));
+        part =
+            bitcast(packedVector,
+                    arith::AndIOp::create(b, loc, lanes, splatInt(0x0f0f0f0f)));
+      }
+      weights.push_back(weightOperands(part));
+    }
+    Value aLane = nibbles ? add(mul(kk, idx(2)), idx(h)) : kk;
+    for (size_t r = 0; r < chunkRows.size(); ++r) {
+      SmallVector<Value> input = inputOperands(memref::LoadOp::create(
+          b, loc, aTile, ValueRange{chunkRows[r], aLane}));
+      for (int64_t v = 0; v < vectors; ++v)
+        next[r * vectors + v] = dot(next[r * vectors + v], input, weights[v]);
+    }
+  }
+  return next;
+}
+
+SmallVector<Value> GemmEmitter::emitBlockLoop(
+    ValueRange acc, ArrayRef<Value> chunkRows, ArrayRef<Value> columns,
+    Value storedPanel, Value panelOffset, Value nextStoredPanel,
+    Value nextPanelOffset, Value k0, Value nextK0, Value kc) {
+  // for each block of the chunk:
+  //   part = sum over its k of A . B              (i32, exact)
+  //   acc += f32(part - corr[row]) * (w_scale[col] * a_scale[row])
+  int64_t vectors = tiling.panelVectors;
+  int64_t rows = chunkRows.size();
+  int64_t stepsPerBlock = weightBlock / kPerPackedRow;
+  Value packedK0 = arith::DivUIOp::create(b, loc, k0, idx(kPerPackedRow));
+  Value nextPackedK0 =
+      arith::DivUIOp::create(b, loc, nextK0, idx(kPerPackedRow));
+  Value scaleRow0 = arith::DivUIOp::create(b, loc, k0, idx(weightBlock));
+  Value blocks = arith::DivUIOp::create(b, loc, kc, idx(weightBlock));
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), blocks, idx(1), acc,
+      [&](OpBuilder &nested, Location, Value block, ValueRange sums) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getBlock());
+        Value firstStep = mul(block, idx(stepsPerBlock));
+        SmallVector<Value> zeros(rows * vectors, splatInt(0));
+        auto steps = scf::ForOp::create(
+            b, loc, idx(0), idx(stepsPerBlock), idx(1), zeros,
+            [&](OpBuilder &inner, Location, Value step, ValueRange part) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(inner.getBlock());
+              scf::YieldOp::create(
+                  b, loc,
+                  emitKStep(part, chunkRows, add(firstStep, step), storedPanel,
+                            panelOffset, nextStoredPanel, nextPanelOffset,
+                            packedK0, nextPackedK0));
+            });
+        Value scaleRow = add(scaleRow0, block);
+        SmallVector<Value> weightScales;
+        for (int64_t v = 0; v < vectors; ++v)
+          weightScales.push_back(vector::LoadOp::create(
+              b, loc, f32Vector, scales, ValueRange{scaleRow, columns[v]}));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value inputScale = vector::BroadcastOp::create(
+              b, loc, f32Vector,
+              memref::LoadOp::create(b, loc, blockScale,
+                                     ValueRange{chunkRows[r], block}));
+          Value correction;
+          if (weightShift)
+            correction = vector::BroadcastOp::create(
+                b, loc, i32Vector,
+                memref::LoadOp::create(b, loc, blockCorrection,
+                                       ValueRange{chunkRows[r], block}));
+          for (int64_t v = 0; v < vectors; ++v) {
+            Value exact = steps.getResult(r * vectors + v);
+            if (correction)
+              exact = arith::SubIOp::create(b, loc, exact, correction);
+            next.push_back(vector::FMAOp::create(
+                b, loc, arith::SIToFPOp::create(b, loc, f32Vector, exact),
+                arith::MulFOp::create(b, loc, weightScales[v], inputScale),
+                sums[r * vectors + v]));
+          }
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {
+  // llama.cpp's quantize_row_q8_0, block by block: d = max|x| / 127,
+  // q = round(x / d) (to nearest even, as its AVX code rounds; 0 for an
+  // all-zero block), d kept in f32. Vectors of 16, whatever the variant's
+  // width: the copy is a small part of the work.
+  constexpr int64_t copyLanes = 16;
+  auto vector = VectorType::get({copyLanes}, b.getF32Type());
+  auto ints = VectorType::get({copyLanes}, b.getI32Type());
+  auto quads = VectorType::get({copyLanes / 4}, b.getI32Type());
+  auto f32Const = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto vectorConst = [&](float v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vector, b.getF32FloatAttr(v)));
+  };
+  forLoop(s0, sEnd, idx(1), [&](Value row) {
+    Value chunkRow = sub(row, s0);
+    forLoop(idx(0), kc, idx(weightBlock), [&](Value kb) {
+      SmallVector<Value> xs;
+      Value largest;
+      for (int64_t j = 0; j < weightBlock; j += copyLanes) {
+        Value x = vector::LoadOp::create(
+            b, loc, vector, a, ValueRange{row, add(k0, add(kb, idx(j)))});
+        xs.push_back(x);
+        Value magnitude = math::AbsFOp::create(b, loc, x);
+        largest = largest ? arith::MaxNumFOp::create(b, loc, largest, magnitude)
+                          : magnitude;
+      }
+      Value amax = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXNUMF, largest);
+      Value scale = arith::DivFOp::create(b, loc, amax, f32Const(127.0f));
+      Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           scale, f32Const(0.0f));
+      Value inverse = arith::SelectOp::create(
+          b, loc, isZero, f32Const(0.0f),
+          arith::DivFOp::create(b, loc, f32Const(1.0f), scale));
+      Value inverseVector =
+          vector::BroadcastOp::create(b, loc, vector, inverse);
+      Value total;
+      for (auto [j, x] : llvm::enumerate(xs)) {
+        Value q = math::RoundEvenOp::create(
+            b, loc, arith::MulFOp::create(b, loc, x, inverseVector));
+        q = arith::MinNumFOp::create(
+            b, loc, arith::MaxNumFOp::create(b, loc, q, vectorConst(-127.0f)),
+            vectorConst(127.0f));
+        Value qi = arith::FPToSIOp::create(b, loc, ints, q);
+        total = total ? arith::AddIOp::create(b, loc, total, qi) : qi;
+        Value bytes = arith::TruncIOp::create(
+            b, loc, VectorType::get({copyLanes}, b.getI8Type()), qi);
+        Value kk = arith::DivUIOp::create(
+            b, loc, add(kb, idx(int64_t(j) * copyLanes)), idx(group));
+        vector::StoreOp::create(b, loc, bitcast(quads, bytes), aTile,
+                                ValueRange{chunkRow, kk});
+      }
+      Value sum = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, total);
+      Value block = arith::DivUIOp::create(b, loc, kb, idx(weightBlock));
+      memref::StoreOp::create(b, loc, scale, blockScale,
+                              ValueRange{chunkRow, block});
+      if (weightShift)
+        memref::StoreOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, sum,
+                arith::ConstantOp::create(b, loc,
+                                          b.getI32IntegerAttr(weightShift))),
+            blockCorrection, ValueRange{chunkRow, block});
+    });
+  });
 }
 
 void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
@@ -596,7 +856,7 @@ void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
     masks.push_back(columnMask(p, v));
   forLoop(i, add(i, rows), idx(1), [&](Value row) {
     Value rowScaleValue, rowZeroValue;
-    if (kind == GemmKind::I8) {
+    if (intAccumulator) {
       Value taskRow = sub(row, m0);
       rowScaleValue = vector::BroadcastOp::create(
           b, loc, f32Vector,
@@ -610,7 +870,7 @@ void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
     for (int64_t v = 0; v < tiling.panelVectors; ++v) {
       Value column = columnOf(p, v);
       Value x = loadTile(c, row, column, masks[v]);
-      if (kind == GemmKind::I8) {
+      if (intAccumulator) {
         // y = row scale * column scale * (sum(q_a q_w) - zero * sum(q_w)):
         // the zero point's share removed in i32, exactly.
         Value columnSums =

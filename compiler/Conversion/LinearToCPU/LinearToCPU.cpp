@@ -4,8 +4,9 @@
 // register-tiled vector micro-kernel (GemmKernel.cpp), split into tasks for
 // the caller's threads. Each op becomes a call of a task over (row block,
 // column block) pairs, sized here by the caller's thread count; the task is
-// emitted per CPU variant, and for bf16 and i8 weights also with the
-// variant that has the element type's dot product (AVX512-BF16, VNNI).
+// emitted per CPU variant, and for bf16 and i8 weights (per column or in
+// GGUF Q8_0 blocks) also with the variant that has the element type's dot
+// product (AVX512-BF16, VNNI).
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,9 +164,19 @@ struct ConvertLinearToCPUPass
                             TargetDotProducts{targetBF16Dot, targetInt8Dot});
       int64_t panelWidth = op.getPanelWidth();
       int64_t packedBytes = packedType.getIntOrFloatBitWidth() / 8;
+      // Block-quantized i8 keeps a block's i32 sums beside the f32
+      // accumulators: half the rows keep both in registers; its chunks are
+      // whole blocks.
+      int64_t weightBlock = op.getWeightBlock();
       auto tilingOf = [&](const KernelVariant &variant) {
-        return getGemmTiling(variant.vectorBits, panelWidth, packedBytes,
-                             microRows, blockK);
+        int64_t rows = microRows;
+        if (weightBlock && rows <= 0)
+          rows = variant.vectorBits >= 512 ? 6 : 3;
+        int64_t depth = blockK;
+        if (weightBlock && depth > 0)
+          depth = llvm::alignTo(depth, weightBlock);
+        return getGemmTiling(variant.vectorBits, panelWidth, packedBytes, rows,
+                             depth);
       };
       // Tasks are cut by the widest variant's tiling, whose row blocks the
       // others' micro-kernels cover too.

@@ -33,6 +33,16 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
   } else if (name == WorkspaceSizeAttrHelper::getNameStr()) {
     if (!isa<FlatSymbolRefAttr>(attr.getValue()))
       return op->emitError("'") << name << "' must be a symbol reference";
+  } else if (name == "tfm.q8_0_blocks" || name == "tfm.q4_0_blocks") {
+    // The GGUF Q8_0 or Q4_0 blocks a constant weight was dequantized from
+    // (tfm-bind-weights), for tfm-pack-linear to pack as they are.
+    auto blocks = dyn_cast<ElementsAttr>(attr.getValue());
+    if (!blocks || blocks.getShapedType().getRank() != 1 ||
+        !blocks.getElementType().isInteger(8) || op->getNumResults() != 1)
+      return op->emitError("'")
+             << name << "' must be bytes (a 1-D i8 elements attribute) on a "
+             << "constant";
+    return success();
   } else {
     return op->emitError("unknown tfm attribute '") << name << "'";
   }

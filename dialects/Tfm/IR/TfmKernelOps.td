@@ -166,6 +166,16 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     before the f32 epilogue). `weight_scales` (f32) and `weight_sums` (i32)
     are `[ceil(N/nr)*nr]`, present exactly for i8.
 
+    Block-quantized i8 (GGUF's Q8_0): `weight_scales` is
+    `[K/32, ceil(N/nr)*nr]`, one scale per block of 32 consecutive `k` and
+    column, `W[n, k] = weight_scales[k/32, n] * packed`, and there are no
+    `weight_sums`; `K` is static, a multiple of 32. Each row of the input
+    is quantized at run time per block of 32 as llama.cpp's
+    `quantize_row_q8_0` does (`d = max|x| / 127`, `q = round(x / d)`, to
+    nearest even, `d` kept in f32); each block's i32 dot product is scaled
+    by both scales and accumulated in f32. The per-column form above is the
+    special case of one block spanning `K` (with an asymmetric input).
+
     The packing is done at compile time (`tfm-pack-linear`), so the
     micro-kernel streams one contiguous panel per group of output columns. A
     matrix that is not a constant (the right operand of a matmul between
@@ -188,6 +198,9 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     %q = tfm.packed_linear ins(%x, %wq : tensor<?x512xf32>, tensor<64x128x128xi8>)
            dequant(%scales, %sums : tensor<2048xf32>, tensor<2048xi32>)
            outs(%init : tensor<?x2048xf32>) activation "none" -> tensor<?x2048xf32>
+    %b = tfm.packed_linear ins(%x, %wb : tensor<?x512xf32>, tensor<64x128x128xi8>)
+           dequant(%block_scales : tensor<16x2048xf32>)
+           outs(%init : tensor<?x2048xf32>) activation "none" -> tensor<?x2048xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$input,
@@ -202,8 +215,8 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
   let assemblyFormat = [{
     `ins` `(` $input `,` $packed_weight `:` type($input) `,`
     type($packed_weight) `)`
-    (`dequant` `(` $weight_scales^ `,` $weight_sums `:` type($weight_scales)
-     `,` type($weight_sums) `)`)?
+    (`dequant` `(` $weight_scales^ (`,` $weight_sums^)? `:`
+     type($weight_scales) (`,` type($weight_sums)^)? `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict
@@ -228,6 +241,15 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
       return cast<ShapedType>(getPackedWeight().getType()).getShape()[2] /
              getPackGroup();
     }
+    /// Consecutive k sharing one weight scale: 0 for one scale per column
+    /// (over the whole K), 32 for block-quantized i8 (2-D weight_scales).
+    int64_t getWeightBlock() {
+      Value scales = getWeightScales();
+      return scales && cast<ShapedType>(scales.getType()).getRank() == 2
+                 ? kWeightBlock
+                 : 0;
+    }
+    static constexpr int64_t kWeightBlock = 32;
   }];
 }
 

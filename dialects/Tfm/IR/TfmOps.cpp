@@ -608,8 +608,11 @@ LogicalResult PackedLinearOp::verify() {
   bool quantized = packedType.isInteger(8);
   if (!packedType.isF32() && !packedType.isBF16() && !quantized)
     return emitOpError("packed weight must be f32, bf16 or i8");
+  bool blocks = getWeightBlock() != 0;
+  if (quantized && blocks && getWeightSums())
+    return emitOpError("block scales take no weight_sums");
   if (quantized != bool(getWeightScales()) ||
-      quantized != bool(getWeightSums()))
+      (quantized && !blocks) != bool(getWeightSums()))
     return emitOpError("an i8 packed weight, and only it, takes "
                        "weight_scales and weight_sums");
   if (tensors != (getNumResults() == 1))
@@ -638,6 +641,12 @@ LogicalResult PackedLinearOp::verify() {
   int64_t depth = ShapedType::isDynamic(x.back())
                       ? x.back()
                       : llvm::divideCeilSigned(x.back(), group);
+  // Block-quantized 4-bit weights (GGUF Q4_0) hold two k per byte: a lane
+  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`.
+  bool nibbles = blocks && !ShapedType::isDynamic(x.back()) &&
+                 !ShapedType::isDynamic(w[1]) && w[1] * 8 == x.back();
+  if (nibbles)
+    depth = w[1];
   if (!dimsAgree(depth, w[1]))
     return emitOpError("input ")
            << formatShape(x) << " does not have the packed weight's "
@@ -663,9 +672,26 @@ LogicalResult PackedLinearOp::verify() {
       return emitOpError(name) << " has the wrong element type";
     return success();
   };
+  if (blocks) {
+    // One f32 scale per block of k and column: K static, whole blocks.
+    int64_t block = getWeightBlock();
+    auto scalesType = cast<ShapedType>(getWeightScales().getType());
+    if (ShapedType::isDynamic(x.back()) || x.back() % block != 0)
+      return emitOpError("block scales need a static K that is a multiple "
+                         "of ")
+             << block << ", not " << formatShape(x);
+    if (!staticPanels || scalesType.getShape() !=
+                             ArrayRef<int64_t>{x.back() / block, w[0] * width})
+      return emitOpError("block weight_scales must be [")
+             << (ShapedType::isDynamic(x.back()) ? 0 : x.back() / block) << ", "
+             << w[0] * width << "] (K / " << block << ", padded N)";
+    if (!scalesType.getElementType().isF32())
+      return emitOpError("weight_scales has the wrong element type");
+  }
   if (failed(checkPerColumn(getBias(), "bias",
                             [](Type t) { return t.isF32(); })) ||
-      failed(checkPerColumn(getWeightScales(), "weight_scales",
+      failed(checkPerColumn(blocks ? Value() : getWeightScales(),
+                            "weight_scales",
                             [](Type t) { return t.isF32(); })) ||
       failed(checkPerColumn(getWeightSums(), "weight_sums",
                             [](Type t) { return t.isInteger(32); })))

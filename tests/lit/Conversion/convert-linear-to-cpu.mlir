@@ -300,3 +300,61 @@ func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<3
   tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x1x128xi8>) dequant(%s, %u : memref<32xf32>, memref<32xi32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation "relu"
   return
 }
+
+// -----
+
+// Block-quantized i8 (GGUF Q8_0): the copy quantizes each row per block of
+// 32 (s8, amax / 127, rounded to nearest even), the K loop runs block by
+// block with i32 sums, each scaled by the weight's and the input's block
+// scales into f32 accumulators; with VNNI the weights are shifted to u8 (an
+// xor with 0x80) and 128 x the input block's sum comes off; the widening
+// form multiplies s8 by s8. No dequantizing epilogue: the relu alone.
+
+// ONE-DOT-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x64xf32>, %arg1: memref<1x16x128xi8>, %arg2: memref<2x32xf32>
+// ONE-DOT:         math.roundeven %{{.*}} : vector<16xf32>
+// ONE-DOT:         arith.xori %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-DOT:         llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// ONE-DOT:         arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-DOT:         arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// ONE-DOT:         vector.fma
+// ONE-DOT:         arith.maximumf
+// ONE-DOT:         {{^    return$}}
+// ONE-WIDE-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x64xf32>, %arg1: memref<1x16x128xi8>, %arg2: memref<2x32xf32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         arith.muli %{{.*}} : vector<16xi32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         {{^    return$}}
+func.func @q8_0_blocks(%x: memref<?x64xf32>, %w: memref<1x16x128xi8>, %s: memref<2x32xf32>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x16x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation "relu"
+  return
+}
+
+// -----
+
+// Q4_0 blocks, two k per byte ([panels, K / 8, 4 nr]): each packed row's
+// lanes are split in registers into their low nibbles (a shift-free and)
+// and high ones (a shift and an and), u8 already (u = q + 8): no xor, and
+// 8 x the input block's sum comes off, in the widening form too.
+
+// ONE-DOT-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x64xf32>, %arg1: memref<1x8x128xi8>, %arg2: memref<2x32xf32>
+// ONE-DOT-NOT:     arith.xori
+// ONE-DOT:         arith.shrui %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-DOT-NOT:     arith.xori
+// ONE-DOT:         llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// ONE-DOT-NOT:     arith.xori
+// ONE-DOT:         arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-DOT-NOT:     arith.xori
+// ONE-DOT:         {{^    return$}}
+// ONE-WIDE-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x64xf32>, %arg1: memref<1x8x128xi8>, %arg2: memref<2x32xf32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         arith.shrui %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-WIDE:         arith.muli %{{.*}} : vector<16xi32>
+// ONE-WIDE:         arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
+// ONE-WIDE-NOT:     llvm.call_intrinsic
+// ONE-WIDE:         {{^    return$}}
+func.func @q4_0_blocks(%x: memref<?x64xf32>, %w: memref<1x8x128xi8>, %s: memref<2x32xf32>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x8x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation "none"
+  return
+}

@@ -1137,3 +1137,64 @@ func.func @attention_map_shapes(%q: tensor<2x4x3x8xf32>, %k: tensor<2x3x5x8xf32>
                         affine_map<(b, h, m, k1, k2, n) -> (b, k2, h, n)>, affine_map<(b, h, m, k1, k2, n) -> (b, m, h, n)>] -> tensor<2x4x3x8xf32>
   return %0 : tensor<2x4x3x8xf32>
 }
+
+// -----
+
+// Block-quantized i8 (GGUF Q8_0): 2-D weight_scales [K / 32, padded N], no
+// weight_sums, K static and a multiple of 32.
+
+func.func @packed_linear_blocks_with_sums(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block scales take no weight_sums}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s, %u : tensor<1x8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_blocks_k(%x: tensor<?x36xf32>, %w: tensor<1x9x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block scales need a static K that is a multiple of 32, not [?, 36]}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x36xf32>, tensor<1x9x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_blocks_shape(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales must be [2, 8] (K / 32, padded N)}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_scales has the wrong element type}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_blocks_f32(%x: tensor<?x32xf32>, %w: tensor<1x32x8xf32>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x32x8xf32>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @q8_0_blocks_not_bytes() -> tensor<2x32xf32> {
+  // expected-error @+1 {{'tfm.q8_0_blocks' must be bytes (a 1-D i8 elements attribute) on a constant}}
+  %w = arith.constant {tfm.q8_0_blocks = dense<0.0> : tensor<68xf32>} dense<1.0> : tensor<2x32xf32>
+  return %w : tensor<2x32xf32>
+}
+
+// -----
+
+// Block-quantized weights are K / 4 deep (s8, Q8_0) or K / 8 (two 4-bit
+// values per byte, Q4_0): nothing else.
+func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 48 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

@@ -328,3 +328,13 @@ func.func @packed_linear(%x: tensor<?x7x3xf32>, %w: tensor<2x3x8xf32>, %b: tenso
   tfm.packed_linear ins(%mx, %mw : memref<?x3xf32>, memref<2x3x8xf32>) outs(%my : memref<?x13xf32>) activation "relu"
   return %0 : tensor<?x7x13xf32>
 }
+
+// The i8 forms: per-column scales and sums, or block scales alone (Q8_0).
+// CHECK-LABEL: func.func @packed_linear_i8(
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xi32>) outs(%{{.*}} : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}} : tensor<2x8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+func.func @packed_linear_i8(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %bs: tensor<2x8xf32>, %i: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%i : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+  %1 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%bs : tensor<2x8xf32>) outs(%i : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+  return %0, %1 : tensor<?x5xf32>, tensor<?x5xf32>
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Writes a random Llama-architecture GGUF file whose matrices are Q8_0 (the
+embedding, tied to the output head, and every linear weight), for
+examples/llama/llama.tfm, and the inputs of one decode step:
+
+    make_gguf_q8.py OUT_DIR [--layers 30 --hidden 576 --heads 9 --kv-heads 3
+                             --ffn 1536 --vocab 49152 --position 128]
+
+The defaults are SmolLM2-135M's shape. Pure Python (no numpy): int8 values
+from os.urandom, a random f16 scale per block of 32; timing does not depend on
+them. OUT_DIR gets model.gguf, input_ids.npy [1, 1], past.npy [1] and
+cache.npy (zeros, [layers, 1, kv_heads, 1024, head_dim]).
+"""
+import argparse
+import os
+import struct
+
+ALIGN = 32
+F32, Q8_0 = 0, 8
+KV_U32, KV_F32, KV_STRING = 4, 6, 8
+
+
+def q8_0(rows, cols):
+    blocks = rows * cols // 32
+    data = bytearray(os.urandom(blocks * 34))
+    # Scales of 2^-11 (1 + m), m random: each block its own (equal scales
+    # would fold into one splat constant and hide their bytes).
+    data[1::34] = b"\x10" * blocks
+    return bytes(data)
+
+
+def ones(n):
+    return struct.pack(f"<{n}f", *([1.0] * n))
+
+
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def write_gguf(path, metadata, tensors):
+    out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata)))
+    for key, (kind, value) in metadata.items():
+        out += gguf_string(key) + struct.pack("<I", kind)
+        if kind == KV_STRING:
+            out += gguf_string(value)
+        elif kind == KV_U32:
+            out += struct.pack("<I", value)
+        else:
+            out += struct.pack("<f", value)
+    offset = 0
+    for name, kind, dims, data in tensors:
+        out += gguf_string(name) + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", kind, offset)
+        offset += (len(data) + ALIGN - 1) // ALIGN * ALIGN
+    out += b"\0" * (-len(out) % ALIGN)
+    with open(path, "wb") as f:
+        f.write(out)
+        for _, _, _, data in tensors:
+            f.write(data)
+            f.write(b"\0" * (-len(data) % ALIGN))
+
+
+def write_npy(path, descr, shape, data):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join(f"{d}, " for d in shape))
+    header += " " * (-(len(header) + 11) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        f.write(header.encode())
+        f.write(data)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--layers", type=int, default=30)
+    p.add_argument("--hidden", type=int, default=576)
+    p.add_argument("--heads", type=int, default=9)
+    p.add_argument("--kv-heads", type=int, default=3)
+    p.add_argument("--ffn", type=int, default=1536)
+    p.add_argument("--vocab", type=int, default=49152)
+    p.add_argument("--position", type=int, default=128)
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    h, d = a.hidden, a.hidden // a.heads
+    kv = a.kv_heads * d
+    metadata = {
+        "general.architecture": (KV_STRING, "llama"),
+        "llama.block_count": (KV_U32, a.layers),
+        "llama.embedding_length": (KV_U32, h),
+        "llama.feed_forward_length": (KV_U32, a.ffn),
+        "llama.attention.head_count": (KV_U32, a.heads),
+        "llama.attention.head_count_kv": (KV_U32, a.kv_heads),
+        "llama.rope.freq_base": (KV_F32, 100000.0),
+        "llama.attention.layer_norm_rms_epsilon": (KV_F32, 1e-5),
+    }
+    # GGUF dims run fastest first: a [out, in] matrix is (in, out).
+    tensors = [("token_embd.weight", Q8_0, (h, a.vocab), q8_0(a.vocab, h)),
+               ("output_norm.weight", F32, (h,), ones(h))]
+    for i in range(a.layers):
+        b = f"blk.{i}."
+        tensors += [
+            (b + "attn_norm.weight", F32, (h,), ones(h)),
+            (b + "attn_q.weight", Q8_0, (h, h), q8_0(h, h)),
+            (b + "attn_k.weight", Q8_0, (h, kv), q8_0(kv, h)),
+            (b + "attn_v.weight", Q8_0, (h, kv), q8_0(kv, h)),
+            (b + "attn_output.weight", Q8_0, (h, h), q8_0(h, h)),
+            (b + "ffn_norm.weight", F32, (h,), ones(h)),
+            (b + "ffn_gate.weight", Q8_0, (h, a.ffn), q8_0(a.ffn, h)),
+            (b + "ffn_up.weight", Q8_0, (h, a.ffn), q8_0(a.ffn, h)),
+            (b + "ffn_down.weight", Q8_0, (a.ffn, h), q8_0(h, a.ffn)),
+        ]
+    write_gguf(os.path.join(a.out, "model.gguf"), metadata, tensors)
+    write_npy(os.path.join(a.out, "input_ids.npy"), "<i8", (1, 1),
+              struct.pack("<q", 1))
+    write_npy(os.path.join(a.out, "past.npy"), "<i8", (1,),
+              struct.pack("<q", a.position))
+    cache = (a.layers, 1, a.kv_heads, 1024, d)
+    n = a.layers * a.kv_heads * 1024 * d
+    write_npy(os.path.join(a.out, "cache.npy"), "<f4", cache, bytes(4 * n))
+    linear = a.layers * (2 * h * h + 2 * h * kv + 3 * h * a.ffn) + a.vocab * h
+    print(f"{linear} weights in linear layers (output head included)")
+
+
+if __name__ == "__main__":
+    main()
