@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Writes a random Llama-architecture GGUF file whose matrices are Q8_0 (the
-embedding, tied to the output head, and every linear weight), for
+"""Writes a random Llama-architecture GGUF file whose matrices are Q8_0 or
+Q4_0 (the embedding, tied to the output head, and every linear weight), for
 examples/llama/llama.tfm, and the inputs of one decode step:
 
     make_gguf_q8.py OUT_DIR [--layers 30 --hidden 576 --heads 9 --kv-heads 3
-                             --ffn 1536 --vocab 49152 --position 128]
+                             --ffn 1536 --vocab 49152 --position 128
+                             --type Q8_0|Q4_0]
 
 The defaults are SmolLM2-135M's shape. Pure Python (no numpy): int8 values
 from os.urandom, a random f16 scale per block of 32; timing does not depend on
@@ -16,16 +17,17 @@ import os
 import struct
 
 ALIGN = 32
-F32, Q8_0 = 0, 8
+F32, Q4_0, Q8_0 = 0, 2, 8
 KV_U32, KV_F32, KV_STRING = 4, 6, 8
 
 
-def q8_0(rows, cols):
+def blocks_of(kind, rows, cols):
     blocks = rows * cols // 32
-    data = bytearray(os.urandom(blocks * 34))
+    size = 34 if kind == Q8_0 else 18
+    data = bytearray(os.urandom(blocks * size))
     # Scales of 2^-11 (1 + m), m random: each block its own (equal scales
     # would fold into one splat constant and hide their bytes).
-    data[1::34] = b"\x10" * blocks
+    data[1::size] = b"\x10" * blocks
     return bytes(data)
 
 
@@ -82,7 +84,13 @@ def main():
     p.add_argument("--ffn", type=int, default=1536)
     p.add_argument("--vocab", type=int, default=49152)
     p.add_argument("--position", type=int, default=128)
+    p.add_argument("--type", choices=["Q8_0", "Q4_0"], default="Q8_0")
     a = p.parse_args()
+    Q = Q8_0 if a.type == "Q8_0" else Q4_0
+
+    def q8_0(rows, cols):
+        return blocks_of(Q, rows, cols)
+
     os.makedirs(a.out, exist_ok=True)
     h, d = a.hidden, a.hidden // a.heads
     kv = a.kv_heads * d
@@ -97,20 +105,20 @@ def main():
         "llama.attention.layer_norm_rms_epsilon": (KV_F32, 1e-5),
     }
     # GGUF dims run fastest first: a [out, in] matrix is (in, out).
-    tensors = [("token_embd.weight", Q8_0, (h, a.vocab), q8_0(a.vocab, h)),
+    tensors = [("token_embd.weight", Q, (h, a.vocab), q8_0(a.vocab, h)),
                ("output_norm.weight", F32, (h,), ones(h))]
     for i in range(a.layers):
         b = f"blk.{i}."
         tensors += [
             (b + "attn_norm.weight", F32, (h,), ones(h)),
-            (b + "attn_q.weight", Q8_0, (h, h), q8_0(h, h)),
-            (b + "attn_k.weight", Q8_0, (h, kv), q8_0(kv, h)),
-            (b + "attn_v.weight", Q8_0, (h, kv), q8_0(kv, h)),
-            (b + "attn_output.weight", Q8_0, (h, h), q8_0(h, h)),
+            (b + "attn_q.weight", Q, (h, h), q8_0(h, h)),
+            (b + "attn_k.weight", Q, (h, kv), q8_0(kv, h)),
+            (b + "attn_v.weight", Q, (h, kv), q8_0(kv, h)),
+            (b + "attn_output.weight", Q, (h, h), q8_0(h, h)),
             (b + "ffn_norm.weight", F32, (h,), ones(h)),
-            (b + "ffn_gate.weight", Q8_0, (h, a.ffn), q8_0(a.ffn, h)),
-            (b + "ffn_up.weight", Q8_0, (h, a.ffn), q8_0(a.ffn, h)),
-            (b + "ffn_down.weight", Q8_0, (a.ffn, h), q8_0(h, a.ffn)),
+            (b + "ffn_gate.weight", Q, (h, a.ffn), q8_0(a.ffn, h)),
+            (b + "ffn_up.weight", Q, (h, a.ffn), q8_0(a.ffn, h)),
+            (b + "ffn_down.weight", Q, (a.ffn, h), q8_0(h, a.ffn)),
         ]
     write_gguf(os.path.join(a.out, "model.gguf"), metadata, tensors)
     write_npy(os.path.join(a.out, "input_ids.npy"), "<i8", (1, 1),

@@ -149,9 +149,9 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
     checkpoints) and GGUF's quantized blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
     Q4_K, Q5_K, Q6_K) bind to an f32 weight: widened exactly, or
     dequantized as llama.cpp's reference dequantization computes them. A
-    Q8_0 matrix also keeps its blocks, as they are in the file, on the
-    constant (`tfm.q8_0_blocks`, bytes over the mapped file) for
-    `tfm-pack-linear`. A missing name or a mismatch is an error at the op.
+    Q8_0 or Q4_0 matrix also keeps its blocks, as they are in the file, on
+    the constant (`tfm.q8_0_blocks`, `tfm.q4_0_blocks`: bytes over the
+    mapped file) for `tfm-pack-linear`. A missing name or a mismatch is an error at the op.
   }];
   let options = [
     Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",
@@ -197,7 +197,10 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     values into the i8 panels `[ceil(N/nr), K/4, 4*nr]`, each block's f16
     scale widened to f32 into `dequant` block scales `[K/32, ceil(N/nr)*nr]`
     (padding 1), no sums; `keep-f32` keeps it f32 (from its dequantized
-    values). The blocks attribute is removed from every constant.
+    values). Q4_0 blocks (`tfm.q4_0_blocks`) likewise, two 4-bit values
+    per byte, `[ceil(N/nr), K/8, 4*nr]`: byte `b` of a lane holds `k = 8r +
+    b` in its low nibble and `8r + 4 + b` in its high one. The blocks
+    attributes are removed from every constant.
 
     Before:
     ```mlir

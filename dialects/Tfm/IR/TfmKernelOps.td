@@ -175,6 +175,10 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     nearest even, `d` kept in f32); each block's i32 dot product is scaled
     by both scales and accumulated in f32. The per-column form above is the
     special case of one block spanning `K` (with an asymmetric input).
+    Block-quantized 4-bit (GGUF Q4_0) is told apart by its depth: two `k`
+    per byte, `packed_weight [ceil(N/nr), K/8, nr*4]`, byte `b` of lane
+    `[p, r, j*4 .. j*4+3]` holding `u` of `k = 8r + b` in its low nibble and
+    of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`.
 
     The packing is done at compile time (`tfm-pack-linear`), so the
     micro-kernel streams one contiguous panel per group of output columns. A
