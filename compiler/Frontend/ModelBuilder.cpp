@@ -152,7 +152,7 @@ FailureOr<Tensor> ModelBuilder::cache(StringRef name, Type elementType,
   inputSignature.back() =
       TensorSpecAttr::get(builder.getContext(), entry.getName(),
                           entry.getElementType(), entry.getShape(), true);
-  caches.push_back({name.str(), t->value, t->value});
+  caches.push_back({name.str(), t->value, t->value, Value(), {}});
   return t;
 }
 
@@ -198,6 +198,7 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
                           << formatShape(ArrayRef(view.shape).take_front())
                           << ", the tokens each sequence has cached; got "
                           << formatShape(offset.shape);
+  flushCacheAppend(*state);
   Value target = state->current;
   if (!whole && slice.getSource() == state->current) {
     target = slice;
@@ -217,13 +218,26 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
       offset.value, target, builder.getI64IntegerAttr(dim),
       builder.getI32IntegerAttr(code));
   addStatus(append.getStatus(), code, std::move(message));
-  state->current = whole ? append.getResult()
-                         : tensor::InsertSliceOp::create(
-                               builder, loc, append.getResult(), state->current,
-                               slice.getMixedOffsets(), slice.getMixedSizes(),
-                               slice.getMixedStrides())
-                               .getResult();
+  if (whole) {
+    state->current = append.getResult();
+  } else {
+    state->pendingSlice = append.getResult();
+    state->pendingAt = slice;
+  }
   return Tensor{append.getResult(), view.shape};
+}
+
+void ModelBuilder::flushCacheAppend(CacheState &state) {
+  if (!state.pendingSlice)
+    return;
+  tensor::ExtractSliceOp at = state.pendingAt;
+  state.current = tensor::InsertSliceOp::create(
+                      builder, state.pendingSlice.getLoc(), state.pendingSlice,
+                      state.current, at.getMixedOffsets(), at.getMixedSizes(),
+                      at.getMixedStrides())
+                      .getResult();
+  state.pendingSlice = Value();
+  state.pendingAt = tensor::ExtractSliceOp();
 }
 
 LogicalResult ModelBuilder::checkDistinctInHeader(StringRef name,
@@ -336,8 +350,10 @@ FailureOr<OwningOpRef<ModuleOp>> ModelBuilder::finish(Location loc) {
   SmallVector<Value> results(outputs);
   // The caches' final values follow the outputs; bufferized in place they
   // are the caller's buffers, and tfm-results-to-out-params drops them.
-  for (const CacheState &c : caches)
+  for (CacheState &c : caches) {
+    flushCacheAppend(c);
     results.push_back(c.current);
+  }
   if (!statuses.empty()) {
     // The status of the first check that failed, or 0: the model function's
     // trailing i32 result, which the entry points return.

@@ -13,6 +13,7 @@
 #define TFM_COMPILER_FRONTEND_MODELBUILDER_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -463,7 +464,16 @@ private:
   struct CacheState {
     std::string name;
     Value argument, current;
+    /// The last append into a slice, not yet inserted into `current`: the
+    /// insert waits for the cache's next use so that the attention reading
+    /// the appended slice (through a reshape too, as a grouped-query
+    /// unsqueeze) comes first, and bufferization sees the slice written in
+    /// place rather than read after the whole cache was rewritten.
+    Value pendingSlice;
+    tensor::ExtractSliceOp pendingAt;
   };
+  /// Inserts `state`'s pending slice into its current value.
+  void flushCacheAppend(CacheState &state);
   SmallVector<CacheState> caches;
 };
 
