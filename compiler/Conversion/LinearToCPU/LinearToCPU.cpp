@@ -161,7 +161,8 @@ struct ConvertLinearToCPUPass
                                                         : DotProduct::FMA;
       SmallVector<KernelVariant> variants =
           getKernelVariants(vectorBits, multiversion, dotProduct,
-                            TargetDotProducts{targetBF16Dot, targetInt8Dot});
+                            TargetDotProducts{targetBF16Dot, targetInt8Dot},
+                            /*amx=*/multiversion && gemmSupportsAmx(op));
       int64_t panelWidth = op.getPanelWidth();
       int64_t packedBytes = packedType.getIntOrFloatBitWidth() / 8;
       // Block-quantized i8 keeps a block's i32 sums beside the f32
