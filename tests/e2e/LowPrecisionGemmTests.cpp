@@ -294,8 +294,8 @@ struct Level {
   const char *kernel;
 };
 
-/// Every variant of a `precision` GEMM: AMX tiles (level 6; row blocks of
-/// fewer than 16 rows run its AVX-512 loops), the native dot product (level
+/// Every variant of a `precision` GEMM: AMX tiles (level 6), the native
+/// dot product (level
 /// 5 for bf16, 4 for int8, also what a level-5 CPU runs for int8), then the
 /// widening forms on AVX-512, AVX2 and SSE.
 std::vector<Level> levelsOf(Precision precision) {
@@ -560,8 +560,8 @@ TEST_CASE("int8 GEMM matches float64 on the quantized operands at every CPU "
 
 TEST_CASE("AMX tiles (level 6) match float64 at odd shapes, beside level 5",
           "[lowp]") {
-  // Rows 1 and 5 (the AMX variant's AVX-512 loops), 17 (two 16-row tiles,
-  // the second of one row), 33 (past a pair of tiles) and 130; K of whole
+  // Rows 1 and 5 (one tile of padded rows), 17 (two 16-row tiles, the
+  // second of one row), 33 (past a pair of tiles) and 130; K of whole
   // tiles (64), a partial tile (96: 48 bf16 pairs, 24 int8 quads) and odd
   // (770: a partial last K tile, the weights' tail padded); N off a panel,
   // whole panels, past them. Level 6 needs AMX: skipped, with a warning,

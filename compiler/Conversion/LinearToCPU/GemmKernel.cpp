@@ -63,9 +63,6 @@ using namespace mlir::tfm;
 namespace {
 enum class GemmKind { F32, BF16, I8 };
 
-/// Row blocks of at least this many rows run on AMX tiles in the AMX
-/// variant, smaller ones on its AVX-512 loops.
-constexpr int64_t kAmxMinRows = 16;
 /// The AMX variant's converted rows of A (all of K) stay within this.
 constexpr int64_t kAmxInputBytes = 256 << 10;
 /// Bytes of a tile row, and rows of a tile.
@@ -384,20 +381,13 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     Value pEnd = min(add(p0, panelsPerTask), columnPanels);
     if (intAccumulator)
       emitRowQuantization(m0, mEnd);
-    if (!variant.amx) {
+    // AMX tiles for every row block, even of one row: measured faster
+    // than (or as fast as, where the weights' bandwidth bounds both) the
+    // AVX-512 loops at every M (docs/compiler.md).
+    if (variant.amx)
+      emitAmxBlock(m0, mEnd, p0, pEnd);
+    else
       emitVectorBlock(m0, mEnd, p0, pEnd);
-      return;
-    }
-    // Row blocks of a few rows (decode) run the variant's AVX-512 loops:
-    // the tiles' 16 rows would be mostly padding.
-    Value enough = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         sub(mEnd, m0), idx(kAmxMinRows));
-    auto ifTiles = scf::IfOp::create(b, loc, enough, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifTiles.thenBlock()->getTerminator());
-    emitAmxBlock(m0, mEnd, p0, pEnd);
-    b.setInsertionPoint(ifTiles.elseBlock()->getTerminator());
-    emitVectorBlock(m0, mEnd, p0, pEnd);
   });
 }
 
