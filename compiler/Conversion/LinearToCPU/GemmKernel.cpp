@@ -37,6 +37,15 @@
 // in registers (a shift and an and), and 8 x the input block's sum comes
 // off.
 //
+// The AMX variant (level 6: bf16 and per-column i8) keeps the packed
+// layout and the epilogue but not the micro-kernel: a packed row of a
+// 32-column panel is 128 bytes, two B tiles of 16 columns side by side
+// (16 packed rows = 32 k in bf16 pairs, 64 in i8 quads, the layout
+// tdpbf16ps / tdpbusd read); the task's rows of A are converted over all
+// of K into a stack buffer of 64-byte tile rows, and each panel and 32 rows
+// run 2 x 2 C tiles over the K tiles, stored to a stack scratch that the
+// epilogue reads (emitAmxBlock).
+//
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
 // them), i8 quads into four i32 lanes. The epilogue (dequantization, bias,

@@ -6,7 +6,8 @@
 // column block) pairs, sized here by the caller's thread count; the task is
 // emitted per CPU variant, and for bf16 and i8 weights (per column or in
 // GGUF Q8_0 blocks) also with the variant that has the element type's dot
-// product (AVX512-BF16, VNNI).
+// product (AVX512-BF16, VNNI), and for bf16 and per-column i8 with AMX
+// tiles.
 //
 //===----------------------------------------------------------------------===//
 
