@@ -30,6 +30,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 using namespace e2e;
 using ref::Array;
@@ -277,7 +279,13 @@ int hostCpuLevel() {
                 __builtin_cpu_supports("avx512vl");
   bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
   bool bf16 = vnni && __builtin_cpu_supports("avx512bf16");
-  return bf16 ? 5 : vnni ? 4 : avx512 ? 3 : avx2 ? 2 : 1;
+  // AMX, with the tile data state granted (arch_prctl(ARCH_REQ_XCOMP_PERM,
+  // XFEATURE_XTILEDATA), what the artifact asks for too).
+  bool amx = bf16 && __builtin_cpu_supports("amx-tile") &&
+             __builtin_cpu_supports("amx-bf16") &&
+             __builtin_cpu_supports("amx-int8") &&
+             syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  return amx ? 6 : bf16 ? 5 : vnni ? 4 : avx512 ? 3 : avx2 ? 2 : 1;
 }
 
 /// A CPU level to run a portable artifact at, and the kernel it selects.
@@ -286,30 +294,33 @@ struct Level {
   const char *kernel;
 };
 
-/// Every variant of a `precision` GEMM: the native dot product first (level
+/// Every variant of a `precision` GEMM: AMX tiles (level 6), the native
+/// dot product (level
 /// 5 for bf16, 4 for int8, also what a level-5 CPU runs for int8), then the
 /// widening forms on AVX-512, AVX2 and SSE.
 std::vector<Level> levelsOf(Precision precision) {
   if (precision == Precision::BF16)
-    return {{5, "AVX512-BF16 (vdpbf16ps)"},
+    return {{6, "AMX-BF16 tiles (tdpbf16ps)"},
+            {5, "AVX512-BF16 (vdpbf16ps)"},
             {3, "AVX-512, widening"},
             {2, "AVX2+FMA, widening"},
             {1, "SSE, widening"}};
-  return {{5, "AVX512-VNNI (vpdpbusd), chosen at level 5"},
+  return {{6, "AMX-INT8 tiles (tdpbusd)"},
+          {5, "AVX512-VNNI (vpdpbusd), chosen at level 5"},
           {4, "AVX512-VNNI (vpdpbusd)"},
           {3, "AVX-512, widening"},
           {2, "AVX2+FMA, widening"},
           {1, "SSE, widening"}};
 }
 
-/// Sets TFM_CPU_LEVEL for a scope (level 5, which it cannot name, leaves it
+/// Sets TFM_CPU_LEVEL for a scope (level 6, which it cannot name, leaves it
 /// unset: the host's own level), and restores what was there.
 class CpuLevelScope {
 public:
   explicit CpuLevelScope(int level) {
     if (const char *old = std::getenv("TFM_CPU_LEVEL"))
       previous = old;
-    if (level >= 5)
+    if (level >= 6)
       unsetenv("TFM_CPU_LEVEL");
     else
       setenv("TFM_CPU_LEVEL", std::to_string(level).c_str(), 1);
@@ -330,10 +341,12 @@ private:
 /// Calls `run` with a fresh copy of `model` at each level of `precision`
 /// the host runs (the level is cached per loaded artifact); says which it
 /// skips, and why.
-void forEachLevel(
-    Precision precision, const Model &model,
-    const std::function<void(const Model &, const Level &)> &run) {
+void forEachLevel(Precision precision, const Model &model,
+                  const std::function<void(const Model &, const Level &)> &run,
+                  int lowest = 1) {
   for (const Level &level : levelsOf(precision)) {
+    if (level.level < lowest)
+      continue;
     if (hostCpuLevel() < level.level) {
       WARN("skipped TFM_CPU_LEVEL=" << level.level << " (" << level.kernel
                                     << "): this host's CPU level is "
@@ -436,7 +449,7 @@ std::string lowpModel(int64_t k, int64_t n) {
 /// and each way of running tasks.
 void checkShapes(Precision precision, int64_t k, int64_t n,
                  const std::vector<std::pair<int64_t, int64_t>> &shapes,
-                 const char *cpu = "portable") {
+                 const char *cpu = "portable", int lowestLevel = 1) {
   if (!hostRuns(cpu)) {
     WARN("skipped " << nameOf(precision) << " K " << k << " N " << n << " for "
                     << cpu << ": this host cannot run it");
@@ -505,8 +518,9 @@ void checkShapes(Precision precision, int64_t k, int64_t n,
     runAll(*model);
     return;
   }
-  forEachLevel(precision, *model,
-               [&](const Model &copy, const Level &) { runAll(copy); });
+  forEachLevel(
+      precision, *model,
+      [&](const Model &copy, const Level &) { runAll(copy); }, lowestLevel);
 }
 
 // Rows: 1, a micro-kernel's tail (11 of 12), one past it (13), and past a
@@ -542,6 +556,25 @@ TEST_CASE("int8 GEMM matches float64 on the quantized operands at every CPU "
   checkShapes(Precision::Int8, 600, 13, kFewRows);
   checkShapes(Precision::Int8, 1030, 45, kFewRows);
   checkShapes(Precision::Int8, 2100, 13, {{1, 13}});
+}
+
+TEST_CASE("AMX tiles (level 6) match float64 at odd shapes, beside level 5",
+          "[lowp]") {
+  // Rows 1 and 5 (one tile of padded rows), 17 (two 16-row tiles, the
+  // second of one row), 33 (past a pair of tiles) and 130; K of whole
+  // tiles (64), a partial tile (96: 48 bf16 pairs, 24 int8 quads) and odd
+  // (770: a partial last K tile, the weights' tail padded); N off a panel,
+  // whole panels, past them. Level 6 needs AMX: skipped, with a warning,
+  // elsewhere.
+  if (hostCpuLevel() < 6)
+    WARN("this host has no AMX (or Linux refused the tile state): level 6 "
+         "skipped, level 5 runs");
+  const std::vector<std::pair<int64_t, int64_t>> rows = {
+      {1, 1}, {1, 5}, {1, 17}, {3, 11}, {2, 65}};
+  for (Precision precision : {Precision::BF16, Precision::Int8})
+    for (int64_t k : {64, 96, 770})
+      for (int64_t n : {31, 64, 100})
+        checkShapes(precision, k, n, rows, "portable", /*lowestLevel=*/5);
 }
 
 TEST_CASE("bf16 and int8 GEMMs built for one CPU match float64", "[lowp]") {
@@ -794,7 +827,7 @@ TEST_CASE("each CPU level runs its own bf16 kernel", "[lowp]") {
   forEachLevel(Precision::BF16, *model,
                [&](const Model &copy, const Level &level) {
                  std::vector<double> y = copy.runOk({x})["y"].toDoubles();
-                 double expected = level.level == 5 ? 0.0 : 0x1p-138;
+                 double expected = level.level >= 5 ? 0.0 : 0x1p-138;
                  INFO("got " << std::hexfloat << y[0] << " and " << y[1]
                              << ", expected " << expected);
                  CHECK(y == std::vector<double>(size_t(n), expected));

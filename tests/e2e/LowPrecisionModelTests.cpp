@@ -18,6 +18,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -56,6 +59,12 @@ bool hostRunsLevel(int level) {
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   switch (level) {
+  case 6:
+    // AMX, with the tile data state granted as the artifact asks for it.
+    return hostRunsLevel(5) && __builtin_cpu_supports("amx-tile") &&
+           __builtin_cpu_supports("amx-bf16") &&
+           __builtin_cpu_supports("amx-int8") &&
+           syscall(SYS_arch_prctl, 0x1023, 18) == 0;
   case 5:
     return avx512 && __builtin_cpu_supports("avx512vnni") &&
            __builtin_cpu_supports("avx512bf16");
@@ -70,12 +79,12 @@ bool hostRunsLevel(int level) {
   }
 }
 
-/// Runs `check` on `model` reloaded under each CPU level of interest (the
-/// precision's native variant, AVX-512, AVX2 and SSE), saying which levels
-/// this host cannot run.
+/// Runs `check` on `model` reloaded under each CPU level of interest (AMX
+/// tiles, the precision's native variant, AVX-512, AVX2 and SSE), saying
+/// which levels this host cannot run.
 template <typename Fn>
 void forEachLevel(const Model &model, const Precision &p, Fn check) {
-  for (int level : {p.nativeLevel, 3, 2, 1}) {
+  for (int level : {6, p.nativeLevel, 3, 2, 1}) {
     if (!hostRunsLevel(level)) {
       WARN("skipped TFM_CPU_LEVEL=" << level << " (" << p.name
                                     << "): this host cannot run it");

@@ -17,9 +17,12 @@ constexpr StringLiteral kCpuLevel = "__tfm_cpu_level";
 constexpr StringLiteral kCpuLevelCache = "__tfm_cpu_level_cache";
 constexpr StringLiteral kCpuLevelEnv = "__tfm_cpu_level_env";
 
-/// i32 __tfm_cpu_level(void): 5 with AVX-512 F/DQ/BW/VL enabled by the OS
-/// and VNNI and BF16, 4 with VNNI, 3 with neither, 2 with AVX2 and FMA,
-/// else 1; capped by $TFM_CPU_LEVEL; cached.
+/// i32 __tfm_cpu_level(void): 6 with level 5's and AMX-TILE, AMX-BF16 and
+/// AMX-INT8 whose tile data Linux lets the process use (XCR0 bits 17 and
+/// 18, then arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) through
+/// libc's syscall), 5 with AVX-512 F/DQ/BW/VL enabled by the OS and VNNI
+/// and BF16, 4 with VNNI, 3 with neither, 2 with AVX2 and FMA, else 1;
+/// capped by $TFM_CPU_LEVEL; cached.
 LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kCpuLevel))
     return existing;
@@ -42,6 +45,11 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   if (!getenv)
     getenv = LLVM::LLVMFuncOp::create(b, loc, "getenv",
                                       LLVM::LLVMFunctionType::get(ptr, {ptr}));
+  auto i64 = b.getI64Type();
+  auto syscallType = LLVM::LLVMFunctionType::get(i64, {i64}, /*isVarArg=*/true);
+  auto syscall = module.lookupSymbol<LLVM::LLVMFuncOp>("syscall");
+  if (!syscall)
+    syscall = LLVM::LLVMFuncOp::create(b, loc, "syscall", syscallType);
 
   auto fn = LLVM::LLVMFuncOp::create(b, loc, kCpuLevel,
                                      LLVM::LLVMFunctionType::get(i32, {}));
@@ -56,6 +64,7 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
     return block;
   };
   Block *detect = newBlock(), *readXcr0 = newBlock(), *decide = newBlock({i32});
+  Block *requestTiles = newBlock(), *ranked = newBlock({i32});
   Block *readEnv = newBlock(), *store = newBlock({i32}),
         *done = newBlock({i32});
 
@@ -100,6 +109,7 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   Value leaf7 = cpuid(7);
   Value ebx7 = LLVM::SelectOp::create(b, loc, has7, field(leaf7, 1), c32(0));
   Value ecx7 = LLVM::SelectOp::create(b, loc, has7, field(leaf7, 2), c32(0));
+  Value edx7 = LLVM::SelectOp::create(b, loc, has7, field(leaf7, 3), c32(0));
   // Sub-leaf 1 of leaf 7 (AVX512-BF16 in EAX bit 5) exists where sub-leaf
   // 0's EAX says so.
   Value has7x1 =
@@ -148,6 +158,36 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
           LLVM::SelectOp::create(
               b, loc, avx512, c32(3),
               LLVM::SelectOp::create(b, loc, avx2, c32(2), c32(1)))));
+  // AMX-BF16 (leaf 7 EDX bit 22), AMX-TILE (24), AMX-INT8 (25); XTILECFG
+  // and XTILEDATA state (XCR0 bits 17, 18).
+  Value amx = LLVM::AndOp::create(
+      b, loc,
+      LLVM::AndOp::create(b, loc, bf16,
+                          allBits(edx7, (1u << 22) | (1u << 24) | (1u << 25))),
+      allBits(os, (1u << 17) | (1u << 18)));
+  LLVM::CondBrOp::create(b, loc, amx, requestTiles, ValueRange{}, ranked,
+                         ValueRange{level});
+
+  // requestTiles: Linux hands out the tile data state on request only
+  // (arch_prctl is syscall 158, ARCH_REQ_XCOMP_PERM 0x1023,
+  // XFEATURE_XTILEDATA 18); level 6 where it says yes.
+  b.setInsertionPointToStart(requestTiles);
+  auto c64 = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value status =
+      LLVM::CallOp::create(b, loc, syscall,
+                           ValueRange{c64(158), c64(0x1023), c64(18)})
+          .getResult();
+  Value granted =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, status, c64(0));
+  LLVM::BrOp::create(
+      b, loc,
+      ValueRange{LLVM::SelectOp::create(b, loc, granted, c32(6), c32(5))},
+      ranked);
+
+  b.setInsertionPointToStart(ranked);
+  level = ranked->getArgument(0);
   Value name = LLVM::AddressOfOp::create(b, loc, ptr, kCpuLevelEnv);
   Value env =
       LLVM::CallOp::create(b, loc, getenv, ValueRange{name}).getResult();
@@ -156,7 +196,7 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
   LLVM::CondBrOp::create(b, loc, noEnv, store, ValueRange{level}, readEnv,
                          ValueRange{});
 
-  // readEnv: TFM_CPU_LEVEL=1..4 lowers the level (never raises it).
+  // readEnv: TFM_CPU_LEVEL=1..5 lowers the level (never raises it).
   b.setInsertionPointToStart(readEnv);
   Value digit =
       LLVM::SExtOp::create(b, loc, i32, LLVM::LoadOp::create(b, loc, i8, env));
@@ -182,7 +222,8 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
 
 SmallVector<KernelVariant>
 mlir::tfm::getKernelVariants(int64_t vectorBits, bool multiversion,
-                             DotProduct dot, TargetDotProducts target) {
+                             DotProduct dot, TargetDotProducts target,
+                             bool amx) {
   if (!multiversion) {
     KernelVariant only{vectorBits, 1, "", ""};
     only.bf16Dot = dot == DotProduct::BF16 && target.bf16 && vectorBits == 512;
@@ -204,6 +245,15 @@ mlir::tfm::getKernelVariants(int64_t vectorBits, bool multiversion,
     variants.push_back(
         {512, 5, avx512 + ",+avx512vnni,+avx512bf16", "_avx512bf16"});
     variants.back().bf16Dot = true;
+  }
+  if (amx && dot != DotProduct::FMA) {
+    variants.push_back({512, 6,
+                        avx512 + ",+avx512vnni,+avx512bf16,+amx-tile,"
+                                 "+amx-bf16,+amx-int8",
+                        "_amx"});
+    variants.back().bf16Dot = dot == DotProduct::BF16;
+    variants.back().int8Dot = dot == DotProduct::Int8;
+    variants.back().amx = true;
   }
   return variants;
 }

@@ -23,7 +23,8 @@ struct KernelVariant {
   int64_t vectorBits;
   /// What __tfm_cpu_level() returns on CPUs that run it: 1 = the baseline
   /// (SSE4.2), 2 = AVX2 + FMA, 3 = AVX-512 (F, DQ, BW, VL), 4 = AVX-512
-  /// and VNNI, 5 = AVX-512, VNNI and BF16.
+  /// and VNNI, 5 = AVX-512, VNNI and BF16, 6 = level 5 and AMX (TILE,
+  /// BF16, INT8) with the tile data state granted by the OS.
   int64_t level;
   /// LLVM target features of the variant's functions ("" for the module's).
   std::string features;
@@ -33,6 +34,8 @@ struct KernelVariant {
   /// vpdpbusd (AVX512-VNNI).
   bool bf16Dot = false;
   bool int8Dot = false;
+  /// Whether the variant's kernels may use AMX tiles (tdpbf16ps, tdpbusd).
+  bool amx = false;
 };
 
 /// The dot product a kernel is built on, beyond which the CPU variants
@@ -48,17 +51,17 @@ struct TargetDotProducts {
 /// One variant for `vectorBits` (the module's own target, with the dot
 /// products it has), or, with `multiversion`, SSE, AVX2 and AVX-512
 /// variants, then for `dot` BF16 or Int8 the AVX-512 variant with
-/// AVX512-BF16 (level 5) or AVX512-VNNI (level 4).
-SmallVector<KernelVariant>
-getKernelVariants(int64_t vectorBits, bool multiversion,
-                  DotProduct dot = DotProduct::FMA,
-                  TargetDotProducts target = TargetDotProducts());
+/// AVX512-BF16 (level 5) or AVX512-VNNI (level 4), and with `amx` last the
+/// AMX variant (level 6).
+SmallVector<KernelVariant> getKernelVariants(
+    int64_t vectorBits, bool multiversion, DotProduct dot = DotProduct::FMA,
+    TargetDotProducts target = TargetDotProducts(), bool amx = false);
 
 /// Compiles `task` for the variant's target features.
 void setKernelTarget(func::FuncOp task, const KernelVariant &variant);
 
 /// Emits a call of `__tfm_cpu_level()` (defined once per module: CPUID and
-/// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1..4 caps it, for
+/// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1..5 caps it, for
 /// testing each variant on one machine) and an `scf.index_switch` with one
 /// region per variant, filled by `emitCall` at the builder's insertion
 /// point. The last variant whose level the CPU's reaches runs (variants in

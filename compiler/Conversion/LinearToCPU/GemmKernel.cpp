@@ -37,6 +37,15 @@
 // in registers (a shift and an and), and 8 x the input block's sum comes
 // off.
 //
+// The AMX variant (level 6: bf16 and per-column i8) keeps the packed
+// layout and the epilogue but not the micro-kernel: a packed row of a
+// 32-column panel is 128 bytes, two B tiles of 16 columns side by side
+// (16 packed rows = 32 k in bf16 pairs, 64 in i8 quads, the layout
+// tdpbf16ps / tdpbusd read); the task's rows of A are converted over all
+// of K into a stack buffer of 64-byte tile rows, and each panel and 32 rows
+// run 2 x 2 C tiles over the K tiles, stored to a stack scratch that the
+// epilogue reads (emitAmxBlock).
+//
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
 // them), i8 quads into four i32 lanes. The epilogue (dequantization, bias,
@@ -62,6 +71,30 @@ using namespace mlir::tfm;
 
 namespace {
 enum class GemmKind { F32, BF16, I8 };
+
+/// The AMX variant's converted rows of A (all of K) stay within this.
+constexpr int64_t kAmxInputBytes = 256 << 10;
+/// Bytes of a tile row, and rows of a tile.
+constexpr int64_t kTileBytes = 64;
+constexpr int64_t kTileRows = 16;
+
+/// The packed weight's depth ceil(K / g) where static and AMX can run the
+/// op: bf16 or per-column i8 in panels of 32 columns (a packed row is 128
+/// bytes, two B tiles of 16 columns side by side).
+std::optional<int64_t> amxDepth(PackedLinearOp op) {
+  auto packedType = cast<MemRefType>(op.getPackedWeight().getType());
+  Type element = packedType.getElementType();
+  if (!(element.isBF16() || element.isInteger(8)) || op.getWeightBlock() ||
+      op.getPanelWidth() != 32 || packedType.getRank() != 3 ||
+      packedType.isDynamicDim(1) || packedType.getShape()[1] == 0)
+    return std::nullopt;
+  return packedType.getShape()[1];
+}
+
+/// Bytes of one converted row of A for AMX: whole tiles of 64 bytes.
+int64_t amxRowBytes(int64_t depth) {
+  return llvm::alignTo(depth, kTileRows) * 4;
+}
 
 /// Views a contiguous buffer as a matrix [rows, last dim].
 Value viewAsMatrix(OpBuilder &b, Location loc, Value buffer) {
@@ -100,6 +133,16 @@ public:
   void emitTaskBody(ArrayRef<BlockArgument> args);
 
 private:
+  /// The row block [m0, mEnd) x panels [p0, pEnd) with vector registers.
+  void emitVectorBlock(Value m0, Value mEnd, Value p0, Value pEnd);
+  /// The same with AMX tiles.
+  void emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd);
+  /// The K loop of `rowTiles` x 2 C tiles from row `tileRow` of the AMX
+  /// input and panel `p`, stored to the C scratch.
+  void emitAmxTiles(int64_t rowTiles, Value tileRow, Value p);
+  /// The address of `buffer`'s first element, as an index.
+  Value addressOf(Value buffer);
+  Value pointerAt(Value address);
   Value splat(double v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(f32Vector, b.getF32FloatAttr(v)));
@@ -137,9 +180,11 @@ private:
                                Value kk, Value storedPanel, Value panelOffset,
                                Value nextStoredPanel, Value nextPanelOffset,
                                Value packedK0, Value nextPackedK0);
-  /// Copies A's K chunk [s0, sEnd) x [k0, k0 + kc) into the A tile,
-  /// converted to the packed weight's type (rows of the task from m0).
-  void emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0, Value kc);
+  /// Copies A's K chunk [s0, sEnd) x [k0, k0 + kc) into `tile` (the A
+  /// tile), converted to the packed weight's type (rows of the task from
+  /// m0).
+  void emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0, Value kc,
+                     Value tile);
   /// A vector of A as the A tile holds it: lanes / g lanes of g values.
   Value convertInput(Value x, Value taskRow);
   Value roundToBF16Bits(Value x);
@@ -154,8 +199,9 @@ private:
   SmallVector<Value> weightOperands(Value weights);
   Value dot(Value acc, ArrayRef<Value> input, ArrayRef<Value> weights);
   /// Dequantization (i8), bias, activation and residual over the tile
-  /// [i, i + rows) x panel p.
-  void emitEpilogue(Value m0, Value i, Value rows, Value p);
+  /// [i, i + rows) x panel p, read from C or, with `source`, from rows of
+  /// that buffer from `i` (its columns the panel's).
+  void emitEpilogue(Value m0, Value i, Value rows, Value p, Value source = {});
   /// The lanes of vector `v` of panel `p` that hold real columns.
   Value columnMask(Value p, int64_t v);
   Value columnOf(Value p, int64_t v) {
@@ -207,6 +253,13 @@ private:
   int64_t weightShift = 0;
   /// k per packed row of the weight: g, or 2 g for nibbles.
   int64_t kPerPackedRow = 1;
+  // The AMX variant: the packed weight's depth, its whole tiles of 16
+  // packed rows, rows of A converted at a time; the converted rows (each
+  // all of K in whole tiles, zeros past K), the last partial tile of a
+  // panel's weights padded with zero rows, the C tiles; their addresses.
+  int64_t amxPackedK = 0, amxKTiles = 0, amxInputRows = 0;
+  Value amxInput, amxWeightTail, amxOutput;
+  Value packedAddress, amxInputAddress, amxWeightTailAddress, amxOutputAddress;
 };
 
 void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
@@ -275,6 +328,52 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     rowZero = memref::AllocaOp::create(b, loc, rowType);
   }
 
+  if (variant.amx) {
+    amxPackedK = *amxDepth(op);
+    amxKTiles = amxPackedK / kTileRows;
+    int64_t rowBytes = amxRowBytes(amxPackedK);
+    amxInputRows = std::clamp<int64_t>(
+        kAmxInputBytes / rowBytes / (2 * kTileRows) * (2 * kTileRows),
+        2 * kTileRows, llvm::alignTo(maxTaskRows, 2 * kTileRows));
+    amxInput = memref::AllocaOp::create(
+        b, loc, MemRefType::get({amxInputRows, rowBytes / 4}, b.getI32Type()),
+        b.getI64IntegerAttr(64));
+    amxOutput = memref::AllocaOp::create(
+        b, loc, MemRefType::get({2 * kTileRows, 32}, b.getF32Type()),
+        b.getI64IntegerAttr(64));
+    // Zeros past K (the copy writes whole vectors of A, zeros past K): a
+    // bf16 weight of zero times garbage could be NaN.
+    int64_t staticK =
+        cast<MemRefType>(op.getInput().getType()).getShape().back();
+    int64_t copied = ShapedType::isDynamic(staticK)
+                         ? 0
+                         : llvm::alignTo(staticK, tiling.lanes) / group;
+    auto i32Zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    if (copied < rowBytes / 4)
+      forLoop(idx(0), idx(amxInputRows), idx(1), [&](Value row) {
+        forLoop(idx(copied), idx(rowBytes / 4), idx(1), [&](Value col) {
+          memref::StoreOp::create(b, loc, i32Zero, amxInput,
+                                  ValueRange{row, col});
+        });
+      });
+    if (amxPackedK % kTileRows) {
+      auto rowType = VectorType::get({32 * group}, packedType);
+      amxWeightTail = memref::AllocaOp::create(
+          b, loc, MemRefType::get({kTileRows, 32 * group}, packedType),
+          b.getI64IntegerAttr(64));
+      Value zeros = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(b.getZeroAttr(rowType)));
+      forLoop(idx(0), idx(kTileRows), idx(1), [&](Value row) {
+        vector::StoreOp::create(b, loc, zeros, amxWeightTail,
+                                ValueRange{row, idx(0)});
+      });
+      amxWeightTailAddress = addressOf(amxWeightTail);
+    }
+    packedAddress = addressOf(packed);
+    amxInputAddress = addressOf(amxInput);
+    amxOutputAddress = addressOf(amxOutput);
+  }
+
   Value m = memref::DimOp::create(b, loc, a, 0);
   packedK = dimOf(b, loc, packed, 1);
   k = group == 1 ? packedK : dimOf(b, loc, a, 1);
@@ -291,65 +390,207 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     Value pEnd = min(add(p0, panelsPerTask), columnPanels);
     if (intAccumulator)
       emitRowQuantization(m0, mEnd);
-    // At least one chunk, so that K = 0 still writes its zeros (and the
-    // epilogue).
-    std::optional<int64_t> staticK = getConstantIntValue(k);
-    Value chunksEnd =
-        staticK ? idx(std::max<int64_t>(*staticK, 1)) : max(k, idx(1));
-    forLoop(idx(0), chunksEnd, idx(tiling.blockK), [&](Value k0) {
-      Value kc = min(idx(tiling.blockK), sub(k, k0));
-      Value first =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
-      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         add(k0, kc), k);
-      forLoop(m0, mEnd, idx(tiling.copyRows), [&](Value s0) {
-        Value sEnd = min(add(s0, idx(tiling.copyRows)), mEnd);
-        if (weightBlock)
-          emitBlockChunkCopy(s0, sEnd, k0, kc);
-        else
-          emitChunkCopy(m0, s0, sEnd, k0, kc);
-        forLoop(p0, pEnd, idx(1), [&](Value p) {
-          // The B chunk the next panel's first micro-kernel reads, the next
-          // chunk's first panel after the last: prefetched while this panel
-          // runs, as the packed weight streams from memory once per row
-          // block and the hardware prefetchers stop at each 4 KB page.
-          Value nextP = add(p, idx(1));
-          Value lastPanel = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::sge, nextP, pEnd);
-          nextP = arith::SelectOp::create(b, loc, lastPanel, p0, nextP);
-          Value nextK0 = arith::SelectOp::create(
-              b, loc, lastPanel, add(k0, idx(tiling.blockK)), k0);
-          forLoop(s0, sEnd, idx(tiling.microRows), [&](Value i) {
-            Value rows = min(idx(tiling.microRows), sub(sEnd, i));
-            // One micro-kernel per row count, so every accumulator of every
-            // variant stays in a register.
-            SmallVector<int64_t> cases;
-            for (int64_t r = 1; r < tiling.microRows; ++r)
-              cases.push_back(r);
-            auto dispatch = scf::IndexSwitchOp::create(
-                b, loc, TypeRange{}, rows, cases, cases.size());
-            auto fill = [&](Region &region, int64_t r) {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(&region.emplaceBlock());
-              emitMicroKernel(r, i, sub(i, s0), p, nextP, nextK0, k0, kc,
-                              first);
-              scf::YieldOp::create(b, loc);
-            };
-            for (auto [caseIndex, r] : llvm::enumerate(cases))
-              fill(dispatch.getCaseRegions()[caseIndex], r);
-            fill(dispatch.getDefaultRegion(), tiling.microRows);
-            if (op.getBias() || op.getResidual() ||
-                op.getActivation() != "none" || intAccumulator) {
-              auto ifLast = scf::IfOp::create(b, loc, last, false);
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
-              emitEpilogue(m0, i, rows, p);
-            }
-          });
+    // AMX tiles for every row block, even of one row: measured faster
+    // than (or as fast as, where the weights' bandwidth bounds both) the
+    // AVX-512 loops at every M (docs/compiler.md).
+    if (variant.amx)
+      emitAmxBlock(m0, mEnd, p0, pEnd);
+    else
+      emitVectorBlock(m0, mEnd, p0, pEnd);
+  });
+}
+
+void GemmEmitter::emitVectorBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
+  // At least one chunk, so that K = 0 still writes its zeros (and the
+  // epilogue).
+  std::optional<int64_t> staticK = getConstantIntValue(k);
+  Value chunksEnd =
+      staticK ? idx(std::max<int64_t>(*staticK, 1)) : max(k, idx(1));
+  forLoop(idx(0), chunksEnd, idx(tiling.blockK), [&](Value k0) {
+    Value kc = min(idx(tiling.blockK), sub(k, k0));
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       add(k0, kc), k);
+    forLoop(m0, mEnd, idx(tiling.copyRows), [&](Value s0) {
+      Value sEnd = min(add(s0, idx(tiling.copyRows)), mEnd);
+      if (weightBlock)
+        emitBlockChunkCopy(s0, sEnd, k0, kc);
+      else
+        emitChunkCopy(m0, s0, sEnd, k0, kc, aTile);
+      forLoop(p0, pEnd, idx(1), [&](Value p) {
+        // The B chunk the next panel's first micro-kernel reads, the next
+        // chunk's first panel after the last: prefetched while this panel
+        // runs, as the packed weight streams from memory once per row
+        // block and the hardware prefetchers stop at each 4 KB page.
+        Value nextP = add(p, idx(1));
+        Value lastPanel = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, nextP, pEnd);
+        nextP = arith::SelectOp::create(b, loc, lastPanel, p0, nextP);
+        Value nextK0 = arith::SelectOp::create(b, loc, lastPanel,
+                                               add(k0, idx(tiling.blockK)), k0);
+        forLoop(s0, sEnd, idx(tiling.microRows), [&](Value i) {
+          Value rows = min(idx(tiling.microRows), sub(sEnd, i));
+          // One micro-kernel per row count, so every accumulator of every
+          // variant stays in a register.
+          SmallVector<int64_t> cases;
+          for (int64_t r = 1; r < tiling.microRows; ++r)
+            cases.push_back(r);
+          auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rows,
+                                                     cases, cases.size());
+          auto fill = [&](Region &region, int64_t r) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(&region.emplaceBlock());
+            emitMicroKernel(r, i, sub(i, s0), p, nextP, nextK0, k0, kc, first);
+            scf::YieldOp::create(b, loc);
+          };
+          for (auto [caseIndex, r] : llvm::enumerate(cases))
+            fill(dispatch.getCaseRegions()[caseIndex], r);
+          fill(dispatch.getDefaultRegion(), tiling.microRows);
+          if (op.getBias() || op.getResidual() ||
+              op.getActivation() != "none" || intAccumulator) {
+            auto ifLast = scf::IfOp::create(b, loc, last, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+            emitEpilogue(m0, i, rows, p);
+          }
         });
       });
     });
   });
+}
+
+Value GemmEmitter::addressOf(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  return add(aligned,
+             mul(metadata.getOffset(), idx(type.getElementTypeBitWidth() / 8)));
+}
+
+Value GemmEmitter::pointerAt(Value address) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), address).getResult());
+}
+
+void GemmEmitter::emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
+  // for s0 in rows by amxInputRows:    (A converted once, all of K)
+  //   for panel p:                     (its weights stay in L2 meanwhile)
+  //     for g0 in s0's rows by 32:     (2 x 2 C tiles, or 1 x 2)
+  //       C tiles = A[g0:g0+32, :] . Bp[p]; the epilogue from them
+  int64_t tailRows = amxPackedK % kTileRows;
+  forLoop(m0, mEnd, idx(amxInputRows), [&](Value s0) {
+    Value sEnd = min(add(s0, idx(amxInputRows)), mEnd);
+    emitChunkCopy(m0, s0, sEnd, idx(0), k, amxInput);
+    forLoop(p0, pEnd, idx(1), [&](Value p) {
+      if (tailRows) {
+        auto rowType = VectorType::get(
+            {32 * group}, cast<MemRefType>(packed.getType()).getElementType());
+        for (int64_t r = 0; r < tailRows; ++r)
+          vector::StoreOp::create(
+              b, loc,
+              vector::LoadOp::create(
+                  b, loc, rowType, packed,
+                  ValueRange{p, idx(amxKTiles * kTileRows + r), idx(0)}),
+              amxWeightTail, ValueRange{idx(r), idx(0)});
+      }
+      forLoop(s0, sEnd, idx(2 * kTileRows), [&](Value g0) {
+        Value rows = min(idx(2 * kTileRows), sub(sEnd, g0));
+        Value two = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          rows, idx(kTileRows));
+        auto ifTwo = scf::IfOp::create(b, loc, two, /*withElse=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(ifTwo.thenBlock()->getTerminator());
+          emitAmxTiles(2, sub(g0, s0), p);
+          b.setInsertionPoint(ifTwo.elseBlock()->getTerminator());
+          emitAmxTiles(1, sub(g0, s0), p);
+        }
+        emitEpilogue(m0, g0, rows, p, amxOutput);
+      });
+    });
+  });
+}
+
+void GemmEmitter::emitAmxTiles(int64_t rowTiles, Value tileRow, Value p) {
+  MLIRContext *ctx = b.getContext();
+  Type tile = LLVM::LLVMX86AMXType::get(ctx);
+  auto i16 = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, b.getI16Type(),
+                                    b.getI16IntegerAttr(v));
+  };
+  auto i64 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  };
+  Value rows = i16(kTileRows), width = i16(kTileBytes);
+  int64_t inputStride = amxRowBytes(amxPackedK);
+  // A packed row of a panel: 32 columns of g values (128 bytes).
+  int64_t weightStride = 128;
+  Value inputStrideValue = i64(idx(inputStride));
+  Value weightStrideValue = i64(idx(weightStride));
+  Value inputBase = add(amxInputAddress, mul(tileRow, idx(inputStride)));
+  Value weightBase = add(packedAddress, mul(p, idx(amxPackedK * weightStride)));
+  auto load = [&](Value address, Value stride) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, tile, b.getStringAttr("llvm.x86.tileloadd64.internal"),
+               ValueRange{rows, width, pointerAt(address), stride})
+        .getResult(0);
+  };
+  StringRef dot = kind == GemmKind::BF16 ? "llvm.x86.tdpbf16ps.internal"
+                                         : "llvm.x86.tdpbusd.internal";
+  // One K step: A tiles of 16 rows x 64 bytes, B tiles of 16 packed rows x
+  // 16 columns (the panel's halves), onto C[r][c].
+  auto step = [&](SmallVector<Value> acc, Value inputAt, Value weightAt,
+                  Value weightStride) {
+    SmallVector<Value> inputs, weights;
+    for (int64_t r = 0; r < rowTiles; ++r)
+      inputs.push_back(load(add(inputAt, idx(r * kTileRows * inputStride)),
+                            inputStrideValue));
+    for (int64_t c = 0; c < 2; ++c)
+      weights.push_back(load(add(weightAt, idx(c * kTileBytes)), weightStride));
+    for (int64_t r = 0; r < rowTiles; ++r)
+      for (int64_t c = 0; c < 2; ++c)
+        acc[r * 2 + c] = LLVM::CallIntrinsicOp::create(
+                             b, loc, tile, b.getStringAttr(dot),
+                             ValueRange{rows, width, width, acc[r * 2 + c],
+                                        inputs[r], weights[c]})
+                             .getResult(0);
+    return acc;
+  };
+  SmallVector<Value> zeros;
+  for (int64_t t = 0; t < rowTiles * 2; ++t)
+    zeros.push_back(LLVM::CallIntrinsicOp::create(
+                        b, loc, tile,
+                        b.getStringAttr("llvm.x86.tilezero.internal"),
+                        ValueRange{rows, width})
+                        .getResult(0));
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(amxKTiles), idx(1), zeros,
+      [&](OpBuilder &nested, Location, Value kt, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getBlock());
+        scf::YieldOp::create(
+            b, loc,
+            step(SmallVector<Value>(acc),
+                 add(inputBase, mul(kt, idx(kTileBytes))),
+                 add(weightBase, mul(kt, idx(kTileRows * weightStride))),
+                 weightStrideValue));
+      });
+  SmallVector<Value> acc(loop.getResults());
+  if (amxWeightTail)
+    acc = step(acc, add(inputBase, idx(amxKTiles * kTileBytes)),
+               amxWeightTailAddress, weightStrideValue);
+  Value outputStride = i64(idx(32 * 4));
+  for (int64_t r = 0; r < rowTiles; ++r)
+    for (int64_t c = 0; c < 2; ++c)
+      LLVM::CallIntrinsicOp::create(
+          b, loc, b.getStringAttr("llvm.x86.tilestored64.internal"),
+          ValueRange{rows, width,
+                     pointerAt(add(amxOutputAddress,
+                                   idx(r * kTileRows * 128 + c * kTileBytes))),
+                     outputStride, acc[r * 2 + c]});
 }
 
 void GemmEmitter::emitRowQuantization(Value m0, Value mEnd) {
@@ -455,7 +696,7 @@ Value GemmEmitter::convertInput(Value x, Value taskRow) {
 }
 
 void GemmEmitter::emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0,
-                                Value kc) {
+                                Value kc, Value tile) {
   // Chunks are whole vectors unless K is not (blockK is a multiple of the
   // lanes).
   std::optional<int64_t> staticK = getConstantIntValue(k);
@@ -478,16 +719,16 @@ void GemmEmitter::emitChunkCopy(Value m0, Value s0, Value sEnd, Value k0,
       if (kind == GemmKind::F32) {
         SmallVector<Value> to{chunkRow, kk};
         if (mask)
-          vector::MaskedStoreOp::create(b, loc, aTile, to, mask, x);
+          vector::MaskedStoreOp::create(b, loc, tile, to, mask, x);
         else
-          vector::StoreOp::create(b, loc, x, aTile, to);
+          vector::StoreOp::create(b, loc, x, tile, to);
         return;
       }
       // Whole lanes of g values (past K, weights are zero: what A holds
       // there does not count).
       Value lanes = convertInput(x, sub(row, m0));
       vector::StoreOp::create(
-          b, loc, lanes, aTile,
+          b, loc, lanes, tile,
           ValueRange{chunkRow, arith::DivUIOp::create(b, loc, kk, idx(group))});
     });
   });
@@ -847,7 +1088,8 @@ void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {
   });
 }
 
-void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
+void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p,
+                               Value source) {
   // Once per tile, after its last K chunk, over the tile just stored (still
   // in L1): one copy of the epilogue per task function instead of one per
   // micro-kernel variant keeps compile time low (erf is a long polynomial).
@@ -869,7 +1111,10 @@ void GemmEmitter::emitEpilogue(Value m0, Value i, Value rows, Value p) {
     }
     for (int64_t v = 0; v < tiling.panelVectors; ++v) {
       Value column = columnOf(p, v);
-      Value x = loadTile(c, row, column, masks[v]);
+      Value x = source ? vector::LoadOp::create(
+                             b, loc, f32Vector, source,
+                             ValueRange{sub(row, i), idx(v * tiling.lanes)})
+                       : loadTile(c, row, column, masks[v]);
       if (intAccumulator) {
         // y = row scale * column scale * (sum(q_a q_w) - zero * sum(q_w)):
         // the zero point's share removed in i32, exactly.
@@ -980,6 +1225,11 @@ GemmTiling mlir::tfm::getGemmTiling(int64_t vectorBits, int64_t panelWidth,
   }
   t.subPanels = panelWidth / t.kernelWidth;
   return t;
+}
+
+bool mlir::tfm::gemmSupportsAmx(PackedLinearOp op) {
+  std::optional<int64_t> depth = amxDepth(op);
+  return depth && amxRowBytes(*depth) * 2 * kTileRows <= kAmxInputBytes;
 }
 
 void mlir::tfm::emitGemmTaskBody(PackedLinearOp op, const GemmTiling &tiling,

@@ -36,6 +36,10 @@ GemmTiling getGemmTiling(int64_t vectorBits, int64_t panelWidth,
                          int64_t packedBytes, int64_t microRows,
                          int64_t blockK);
 
+/// Whether the AMX variant can run `op`: bf16 or per-column i8 weights in
+/// panels of 32 columns, K static and at most 256 KB for 32 rows of it.
+bool gemmSupportsAmx(PackedLinearOp op);
+
 /// Fills the entry block of `task`, whose arguments are the op's operands,
 /// then the stored panels per task, the rows per row block (at most
 /// `maxTaskRows`) and a [begin, end) task range, with the variant's loops.

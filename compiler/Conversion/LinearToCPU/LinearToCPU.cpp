@@ -6,7 +6,8 @@
 // column block) pairs, sized here by the caller's thread count; the task is
 // emitted per CPU variant, and for bf16 and i8 weights (per column or in
 // GGUF Q8_0 blocks) also with the variant that has the element type's dot
-// product (AVX512-BF16, VNNI).
+// product (AVX512-BF16, VNNI), and for bf16 and per-column i8 with AMX
+// tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,7 +162,8 @@ struct ConvertLinearToCPUPass
                                                         : DotProduct::FMA;
       SmallVector<KernelVariant> variants =
           getKernelVariants(vectorBits, multiversion, dotProduct,
-                            TargetDotProducts{targetBF16Dot, targetInt8Dot});
+                            TargetDotProducts{targetBF16Dot, targetInt8Dot},
+                            /*amx=*/multiversion && gemmSupportsAmx(op));
       int64_t panelWidth = op.getPanelWidth();
       int64_t packedBytes = packedType.getIntOrFloatBitWidth() / 8;
       // Block-quantized i8 keeps a block's i32 sums beside the f32

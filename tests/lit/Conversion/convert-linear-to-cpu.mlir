@@ -5,6 +5,8 @@
 // RUN:   | FileCheck %s --check-prefix=MULTI
 // RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="multiversion=true" \
 // RUN:   | FileCheck %s --check-prefixes=BF16,I8
+// RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="multiversion=true" \
+// RUN:   | FileCheck %s --check-prefix=AMX
 // RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512 target-bf16-dot=true target-int8-dot=true" \
 // RUN:   | FileCheck %s --check-prefix=ONE-DOT
 // RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512" \
@@ -170,7 +172,8 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // BF16-NOT:      vector.fma
 // BF16:          {{^    return$}}
 // The dispatcher: the last variant whose level the CPU's reaches (>=):
-// levels 2, 3 and 5 (none for 4: VNNI alone does not help bf16), SSE below.
+// levels 2, 3, 5 (none for 4: VNNI alone does not help bf16) and 6 (AMX),
+// SSE below.
 // BF16-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
 // BF16:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
 // BF16:          %[[FIVE:.*]] = arith.constant 5 : i32
@@ -184,10 +187,44 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // BF16-NOT:      case 4
 // BF16:          case 5 {
 // BF16-NEXT:       func.call @__tfm_task_linear_0_avx512bf16(
+// BF16:          case 6 {
+// BF16-NEXT:       func.call @__tfm_task_linear_0_amx(
 // BF16:          default {
 // BF16-NEXT:       func.call @__tfm_task_linear_0_sse(
 // BF16-LABEL: func.func @bf16_variants(
 // BF16:          call @__tfm_task_linear_0(
+
+// The AMX variant (level 6): the task's rows of A rounded to bf16 into a
+// stack buffer of whole 64-byte tile rows per row (K = 3: 2 pairs, zeros
+// from the copied vector's 8 lanes to 16), the packed weights' last partial
+// K tile (here all 2 packed rows) copied into 16 zeroed rows, then per
+// panel and 32 rows 2 x 2 C tiles over the K tiles: A tiles read with the
+// buffer's stride, B tiles (16 packed rows of 16 columns, the panel's
+// halves) straight from the packed weight with its 128-byte stride; the C
+// tiles stored to a 32 x 32 f32 scratch, which the epilogue reads.
+// AMX-LABEL: func.func private @__tfm_task_linear_0_amx(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
+// AMX-SAME:     "+avx512bf16", "+amx-tile", "+amx-bf16", "+amx-int8"]>, tfm.task}
+// AMX:          %[[A:.*]] = memref.alloca() {alignment = 64 : i64} : memref<288x16xi32>
+// AMX:          %[[C:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x32xf32>
+// AMX:          scf.for %{{.*}} = %c8 to %c16 step %c1 {
+// AMX-NEXT:       memref.store %c0_i32, %[[A]]
+// AMX:          %[[TAIL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xbf16>
+// AMX:          vector.store %{{.*}}, %[[TAIL]][%{{.*}}, %c0] : memref<16x64xbf16>, vector<64xbf16>
+// AMX:          arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// AMX:          vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] : memref<288x16xi32>, vector<8xi32>
+// AMX:          %[[W:.*]] = vector.load %arg1[%{{.*}}, %c0, %c0] : memref<1x2x64xbf16>, vector<64xbf16>
+// AMX-NEXT:     vector.store %[[W]], %[[TAIL]][%c0, %c0]
+// AMX:          %[[Z:.*]] = llvm.call_intrinsic "llvm.x86.tilezero.internal"
+// AMX:          scf.for %{{.*}} = %c0 to %c0 step %c1 iter_args(%{{.*}} = %[[Z]], {{.*}}) -> (!llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx) {
+// AMX-COUNT-2:    llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i64)
+// AMX-COUNT-2:    llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c128_i64)
+// AMX-COUNT-4:    llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX:          llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX:          llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// AMX-NOT:      vector.fma
+// AMX-NOT:      llvm.x86.avx512bf16.dpbf16ps
+// AMX:          vector.load %[[C]]
+// AMX:          {{^    return$}}
 
 // Built for one CPU, the one task has vdpbf16ps where the target has
 // AVX512-BF16, the widening FMAs where it does not; no CPU level either way.
@@ -267,7 +304,7 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // I8:          vector.load %arg3[%{{.*}}] : memref<32xi32>, vector<16xi32>
 // I8:          arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // I8:          {{^    return$}}
-// The dispatcher: levels 2, 3 and 4; a CPU at 5 runs the VNNI variant.
+// The dispatcher: levels 2, 3, 4 and 6; a CPU at 5 runs the VNNI variant.
 // I8-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
 // I8:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
 // I8:          %[[FOUR:.*]] = arith.constant 4 : i32
@@ -281,10 +318,28 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // I8:          case 4 {
 // I8-NEXT:       func.call @__tfm_task_linear_0_avx512vnni(
 // I8-NOT:      case 5
+// I8:          case 6 {
+// I8-NEXT:       func.call @__tfm_task_linear_0_amx(
 // I8:          default {
 // I8-NEXT:       func.call @__tfm_task_linear_0_sse(
 // I8-LABEL: func.func @i8_variants(
 // I8:          call @__tfm_task_linear_0(
+
+// The AMX variant with u8 rows of A (quantized per row as everywhere) and
+// s8 quads of weights: tdpbusd onto i32 C tiles, dequantized by the same
+// epilogue (zero point x column sums off in i32, then the scales).
+// AMX-LABEL: func.func private @__tfm_task_linear_0_amx(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
+// AMX:          memref.alloca() {alignment = 64 : i64} : memref<288x16xi32>
+// AMX:          memref.alloca() {alignment = 64 : i64} : memref<16x128xi8>
+// AMX:          vector.reduction <minnumf>
+// AMX:          arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi32>
+// AMX:          llvm.call_intrinsic "llvm.x86.tdpbusd.internal"
+// AMX:          llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// AMX-NOT:      llvm.x86.avx512.vpdpbusd
+// AMX:          %[[SUMS:.*]] = vector.load %arg3[%{{.*}}] : memref<32xi32>, vector<16xi32>
+// AMX:          arith.subi %{{.*}}, %{{.*}} : vector<16xi32>
+// AMX:          arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// AMX:          {{^    return$}}
 
 // ONE-DOT-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
 // ONE-DOT-NOT:     __tfm_cpu_level
