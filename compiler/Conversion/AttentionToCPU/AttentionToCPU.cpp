@@ -64,6 +64,16 @@ struct ConvertAttentionToCPUPass
       SmallVector<KernelVariant> variants = getKernelVariants(
           vectorBits, multiversion, bf16 ? DotProduct::BF16 : DotProduct::FMA,
           TargetDotProducts{targetBF16Dot, false});
+      // Intel runs vdpbf16ps at half its f32 FMA rate (one port against
+      // two), so the bf16 kernel only pays on AMD's Zen 4: a CPU with AMX,
+      // Intel's, runs the f32 kernel (operands not rounded: no less
+      // accurate).
+      if (bf16 && multiversion) {
+        KernelVariant f32 = variants[2];
+        f32.level = 6;
+        f32.suffix = "_avx512amx";
+        variants.push_back(f32);
+      }
       // Over a cache, a decode step has one query per sequence: with a
       // block of one vector of queries instead of blockQ, the scores and the
       // softmax leave 16x fewer lanes idle.

@@ -161,7 +161,9 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // bf16=true: the AVX512-BF16 variant (level 5) computes QK^T and PV with
 // vdpbf16ps over bf16 pairs: the query block's pairs of head dims
 // (interleaved), the key rows rounded, the probabilities' and the values'
-// pairs of keys; the other variants stay f32 (FMA, no rounding).
+// pairs of keys; the other variants stay f32 (FMA, no rounding), and a CPU
+// with AMX (Intel's, whose vdpbf16ps runs at half its FMA rate) takes the
+// f32 AVX-512 kernel again at level 6.
 // BF16-LABEL: func.func private @__tfm_task_attention_0_avx2(%{{.*}}: memref<1x2x9x16xf32>
 // BF16-NOT:     arith.truncf
 // BF16:         vector.fma
@@ -175,9 +177,17 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // BF16:         llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 // BF16-NOT:     vector.fma
 // BF16:         return
+// BF16-LABEL: func.func private @__tfm_task_attention_0_avx512amx(%{{.*}}: memref<1x2x9x16xf32>
+// BF16-NOT:     "+avx512bf16"
+// BF16-NOT:     arith.truncf
+// BF16:         vector.fma
+// BF16-NOT:     dpbf16ps
+// BF16:         return
 // BF16-LABEL: func.func private @__tfm_task_attention_0(%{{.*}}: memref<1x2x9x16xf32>
 // BF16:         case 5 {
 // BF16-NEXT:      func.call @__tfm_task_attention_0_avx512bf16(
+// BF16:         case 6 {
+// BF16-NEXT:      func.call @__tfm_task_attention_0_avx512amx(
 func.func @bf16_attention(%q: memref<1x2x9x16xf32>, %o: memref<1x2x9x16xf32>) {
   tfm.attention ins(%q, %q, %q : memref<1x2x9x16xf32>, memref<1x2x9x16xf32>, memref<1x2x9x16xf32>) outs(%o : memref<1x2x9x16xf32>) scale 0.25
   return
