@@ -18,7 +18,7 @@ import struct
 
 ALIGN = 32
 F32, Q4_0, Q8_0 = 0, 2, 8
-KV_U32, KV_F32, KV_STRING = 4, 6, 8
+KV_U32, KV_I32, KV_F32, KV_STRING, KV_ARRAY = 4, 5, 6, 8, 9
 
 
 def blocks_of(kind, rows, cols):
@@ -46,6 +46,12 @@ def write_gguf(path, metadata, tensors):
         out += gguf_string(key) + struct.pack("<I", kind)
         if kind == KV_STRING:
             out += gguf_string(value)
+        elif kind == KV_ARRAY:
+            element, items = value
+            out += struct.pack("<IQ", element, len(items))
+            for item in items:
+                out += (gguf_string(item) if element == KV_STRING else
+                        struct.pack("<i" if element == KV_I32 else "<f", item))
         elif kind == KV_U32:
             out += struct.pack("<I", value)
         else:
@@ -85,6 +91,11 @@ def main():
     p.add_argument("--vocab", type=int, default=49152)
     p.add_argument("--position", type=int, default=128)
     p.add_argument("--type", choices=["Q8_0", "Q4_0"], default="Q8_0")
+    p.add_argument("--llama-cpp", action="store_true",
+                   help="also the keys llama.cpp requires: context length, "
+                        "rope dims and a SentencePiece-style vocabulary of "
+                        "placeholder tokens (<unk>, <s>, </s>, the 256 byte "
+                        "tokens, then t3.. )")
     a = p.parse_args()
     Q = Q8_0 if a.type == "Q8_0" else Q4_0
 
@@ -104,6 +115,19 @@ def main():
         "llama.rope.freq_base": (KV_F32, 100000.0),
         "llama.attention.layer_norm_rms_epsilon": (KV_F32, 1e-5),
     }
+    if a.llama_cpp:
+        tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+        tokens += [f"t{i}" for i in range(len(tokens), a.vocab)]
+        types = [2, 3, 3] + [6] * 256 + [1] * (a.vocab - 259)
+        metadata.update({
+            "llama.context_length": (KV_U32, 2048),
+            "llama.rope.dimension_count": (KV_U32, d),
+            "llama.vocab_size": (KV_U32, a.vocab),
+            "tokenizer.ggml.model": (KV_STRING, "llama"),
+            "tokenizer.ggml.tokens": (KV_ARRAY, (KV_STRING, tokens)),
+            "tokenizer.ggml.scores": (KV_ARRAY, (KV_F32, [0.0] * a.vocab)),
+            "tokenizer.ggml.token_type": (KV_ARRAY, (KV_I32, types)),
+        })
     # GGUF dims run fastest first: a [out, in] matrix is (in, out).
     tensors = [("token_embd.weight", Q, (h, a.vocab), q8_0(a.vocab, h)),
                ("output_norm.weight", F32, (h,), ones(h))]

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""bench/decode/vs_llama_cpp.py: tfm against llama.cpp on the same GGUF file.
+
+    bench/decode/vs_llama_cpp.py --python VENV/bin/python [--types Q8_0,Q4_0]
+        [--threads 1,2] [--position 64] [--prefill 32] [--runs 30]
+        [--tfm-bin build/bin] [--work DIR] [make_gguf_q8.py size options]
+
+Writes a random SmolLM2-135M-shaped Llama GGUF per type with make_gguf_q8.py
+(--llama-cpp: the keys and placeholder vocabulary llama.cpp needs), compiles
+examples/llama/llama.tfm against it, and times, on each thread count:
+  decode   one token at --position (tfm-run --bench; llama.cpp: a prompt of
+           --position tokens evaluated, then single-token evals, the
+           position growing by one a run), min and median ms;
+  prefill  --prefill tokens from an empty cache (tfm-run --bench; llama.cpp:
+           eval after reset), min ms;
+and prints a markdown table with the weights' bytes read per decoded token
+(every matrix and the tied head: the GGUF's tensor data) and the GB/s that
+makes. VENV's python must have llama-cpp-python (pip install
+llama-cpp-python builds llama.cpp from source, ~10 minutes); the benchmark,
+never the tests, uses it.
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+LLAMA_CPP = r"""
+import sys, time, llama_cpp
+path, threads, position, prefill, runs = sys.argv[1], *map(int, sys.argv[2:6])
+llm = llama_cpp.Llama(model_path=path, n_ctx=2048, n_threads=threads,
+                      n_threads_batch=threads, n_batch=512, verbose=False)
+prompt = [300 + i % 1000 for i in range(prefill)]
+best = None
+for _ in range(3):
+    llm.reset()
+    t = time.perf_counter(); llm.eval(prompt); t = time.perf_counter() - t
+    best = t if best is None else min(best, t)
+llm.reset()
+llm.eval([300 + i % 1000 for i in range(position)])
+times = []
+for i in range(runs):
+    t = time.perf_counter(); llm.eval([400 + i]); times.append(time.perf_counter() - t)
+times.sort()
+print(f"{times[0] * 1e3:.3f} {times[len(times) // 2] * 1e3:.3f} {best * 1e3:.3f}")
+"""
+
+
+def write_npy_i64(path, shape, values):
+    header = "{'descr': '<i8', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join(f"{d}, " for d in shape))
+    header += " " * (-(len(header) + 11) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        f.write(header.encode())
+        f.write(struct.pack(f"<{len(values)}q", *values))
+
+
+def tfm_bench(tfm_bin, so, inputs, threads, runs):
+    cmd = [os.path.join(tfm_bin, "tfm-run"), so, "--quiet", "--threads",
+           str(threads), "--bench", str(runs)]
+    for name, path in inputs.items():
+        cmd += ["--input", f"{name}={path}"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", out)
+    return float(m.group(1)), float(m.group(2))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--python", required=True)
+    p.add_argument("--types", default="Q8_0,Q4_0")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--position", type=int, default=64)
+    p.add_argument("--prefill", type=int, default=32)
+    p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--tfm-bin", default=os.path.join(ROOT, "build", "bin"))
+    p.add_argument("--work", default="/tmp/tfm-vs-llama-cpp")
+    a, size_args = p.parse_known_args()
+    rows = []
+    for kind in a.types.split(","):
+        work = os.path.join(a.work, kind)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_gguf_q8.py"),
+                        work, "--type", kind, "--llama-cpp", "--position",
+                        str(a.position)] + size_args, check=True,
+                       stdout=subprocess.DEVNULL)
+        gguf = os.path.join(work, "model.gguf")
+        so = os.path.join(work, "tfm.so")
+        subprocess.run([os.path.join(a.tfm_bin, "tfm-compile"),
+                        os.path.join(ROOT, "examples", "llama", "llama.tfm"),
+                        "--weights", gguf, "-o", so], check=True)
+        ids = os.path.join(work, f"prompt_{a.prefill}.npy")
+        zero = os.path.join(work, "zero.npy")
+        write_npy_i64(ids, (1, a.prefill), [300 + i for i in range(a.prefill)])
+        write_npy_i64(zero, (1,), [0])
+        cache = os.path.join(work, "cache.npy")
+        weight_bytes = os.path.getsize(gguf)
+        for threads in map(int, a.threads.split(",")):
+            decode = tfm_bench(a.tfm_bin, so, {
+                "input_ids": os.path.join(work, "input_ids.npy"),
+                "past": os.path.join(work, "past.npy"),
+                "k_cache": cache, "v_cache": cache}, threads, a.runs)
+            prefill = tfm_bench(a.tfm_bin, so, {
+                "input_ids": ids, "past": zero, "k_cache": cache,
+                "v_cache": cache}, threads, max(3, a.runs // 10))
+            out = subprocess.run(
+                [a.python, "-c", LLAMA_CPP, gguf, str(threads),
+                 str(a.position), str(a.prefill), str(a.runs)],
+                capture_output=True, text=True)
+            if out.returncode != 0:
+                ref = None
+                print(f"llama.cpp failed: {out.stderr[-500:]}", file=sys.stderr)
+            else:
+                ref = [float(x) for x in out.stdout.split()[-3:]]
+            rows.append((kind, threads, weight_bytes, decode, prefill, ref))
+            print(rows[-1], file=sys.stderr)
+    print(f"| type | thr | weights MB | tfm decode ms (min / median) | "
+          f"llama.cpp decode ms | tfm GB/s | llama.cpp GB/s | tfm prefill "
+          f"{a.prefill} ms | llama.cpp prefill ms |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for kind, threads, size, decode, prefill, ref in rows:
+        gbs = lambda ms: f"{size / ms / 1e6:.1f}"
+        llama = (f"{ref[0]:.2f} / {ref[1]:.2f}", gbs(ref[0]), f"{ref[2]:.1f}") \
+            if ref else ("error", "-", "error")
+        print(f"| {kind} | {threads} | {size / 1e6:.0f} | {decode[0]:.2f} / "
+              f"{decode[1]:.2f} | {llama[0]} | {gbs(decode[0])} | {llama[1]} | "
+              f"{prefill[0]:.1f} | {llama[2]} |")
+
+
+if __name__ == "__main__":
+    main()
