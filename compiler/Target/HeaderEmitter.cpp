@@ -299,12 +299,10 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
   os << "int32_t " << prefix << "_run_with_exec(" << llvm::join(withExec, ", ")
      << ");\n\n";
   // The order of the arrays, spelled out: the app builds them by hand.
-  SmallVector<std::string> bufferOrder, symbolOrder;
+  SmallVector<std::string> bufferOrder;
   for (const auto *list : {&sig.inputs, &sig.outputs})
     for (const SignatureTensor &t : *list)
       bufferOrder.push_back(t.name);
-  for (const std::string &s : sig.symbols)
-    symbolOrder.push_back(s);
   auto indexed = [](ArrayRef<std::string> names) {
     std::string s;
     for (auto [i, n] : llvm::enumerate(names))
@@ -318,7 +316,7 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
      << commentText(indexed(bufferOrder))
      << "\n"
         " *   symbols: "
-     << commentText(indexed(symbolOrder)) << " */\n";
+     << commentText(indexed(sig.symbols)) << " */\n";
   os << "int32_t " << prefix
      << "_run_packed(void *const *buffers, const int64_t *symbols, "
         "const tfm_exec *exec);\n\n";

@@ -494,10 +494,11 @@ struct PackedTables {
 
   /// Points every `tfm.embedding` over a recorded table at its packed
   /// panels (`packed_rows`); the unpacked constant then has no user left.
-  void redirectEmbeddings(Operation *root) {
+  void redirectEmbeddings(func::FuncOp func) {
     if (byData.empty())
       return;
-    root->walk([&](EmbeddingOp op) {
+    Block &entry = func.getBody().front();
+    func.walk([&](EmbeddingOp op) {
       if (op.getPackedRows())
         return;
       std::optional<ConstantView> table = getConstantView(op.getWeight());
@@ -507,15 +508,12 @@ struct PackedTables {
       auto it = byData.find(table->raw.data());
       if (it == byData.end() || it->second.shape != table->shape)
         return;
-      Operation *packed = it->second.packed.getDefiningOp();
       // The LM head comes after the embedding: its constant moves up to
       // where both see it.
-      Block *entry = &op->getParentOfType<func::FuncOp>().getBody().front();
-      if (packed->getBlock() != entry ||
-          op->getParentOfType<func::FuncOp>() !=
-              packed->getParentOfType<func::FuncOp>())
+      Operation *packed = it->second.packed.getDefiningOp();
+      if (packed->getBlock() != &entry)
         return;
-      packed->moveBefore(entry, entry->begin());
+      packed->moveBefore(&entry, entry.begin());
       Operation *oldTable = op.getWeight().getDefiningOp();
       op.getWeightMutable().assign(it->second.packed);
       op.setPackedRows(table->shape[0]);

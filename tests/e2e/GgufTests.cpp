@@ -16,6 +16,7 @@
 // GEMMs themselves to f32 rounding on the quantized operands.
 //
 //===----------------------------------------------------------------------===//
+#include "GgufWriter.h"
 #include "Harness.h"
 #include "Reference.h"
 #include "ReferenceDecoder.h"
@@ -86,45 +87,6 @@ referenceLogits(const tfm::GgufFile &file, const std::vector<int64_t> &ids) {
     throw std::logic_error("unknown Llama weight");
   };
   return ref::llamaLogits(config, weight, ids);
-}
-
-/// A GGUF v3 file of raw tensors and no metadata, for the error cases.
-struct RawTensor {
-  std::string name;
-  uint32_t type;
-  std::vector<uint64_t> dims; ///< fastest first, as GGUF stores them
-  std::vector<unsigned char> bytes;
-};
-void writeGguf(const std::string &path, const std::vector<RawTensor> &tensors,
-               size_t truncateTo = SIZE_MAX) {
-  std::string out;
-  auto put = [&](const void *p, size_t n) {
-    out.append(static_cast<const char *>(p), n);
-  };
-  auto u32 = [&](uint32_t v) { put(&v, 4); };
-  auto u64 = [&](uint64_t v) { put(&v, 8); };
-  put("GGUF", 4);
-  u32(3);
-  u64(tensors.size());
-  u64(0);
-  uint64_t offset = 0;
-  for (const RawTensor &t : tensors) {
-    u64(t.name.size());
-    put(t.name.data(), t.name.size());
-    u32(uint32_t(t.dims.size()));
-    for (uint64_t d : t.dims)
-      u64(d);
-    u32(t.type);
-    u64(offset);
-    offset += (t.bytes.size() + 31) / 32 * 32;
-  }
-  out.resize((out.size() + 31) / 32 * 32, '\0');
-  for (const RawTensor &t : tensors) {
-    put(t.bytes.data(), t.bytes.size());
-    out.resize((out.size() + 31) / 32 * 32, '\0');
-  }
-  out.resize(std::min(out.size(), truncateTo));
-  std::ofstream(path, std::ios::binary) << out;
 }
 
 constexpr const char *kLinearSource = R"(

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GgufWriter.h"
 #include "Harness.h"
 #include "Reference.h"
 #include "ReferenceLayers.h"
@@ -977,45 +978,6 @@ Q8Weight makeQ8Weight(Random &rng, int64_t n, int64_t k, bool q4 = false) {
   return w;
 }
 
-/// A GGUF v3 file of `tensors` (name, ggml type, dims fastest first, raw
-/// bytes) and no metadata.
-struct GgufTensorBytes {
-  std::string name;
-  uint32_t type;
-  std::vector<uint64_t> dims;
-  std::vector<unsigned char> bytes;
-};
-void writeGgufFile(const std::string &path,
-                   const std::vector<GgufTensorBytes> &tensors) {
-  std::string out;
-  auto put = [&](const void *p, size_t n) {
-    out.append(static_cast<const char *>(p), n);
-  };
-  auto u32 = [&](uint32_t v) { put(&v, 4); };
-  auto u64 = [&](uint64_t v) { put(&v, 8); };
-  put("GGUF", 4);
-  u32(3);
-  u64(tensors.size());
-  u64(0);
-  uint64_t offset = 0;
-  for (const GgufTensorBytes &t : tensors) {
-    u64(t.name.size());
-    put(t.name.data(), t.name.size());
-    u32(uint32_t(t.dims.size()));
-    for (uint64_t d : t.dims)
-      u64(d);
-    u32(t.type);
-    u64(offset);
-    offset += (t.bytes.size() + 31) / 32 * 32;
-  }
-  out.resize((out.size() + 31) / 32 * 32, '\0');
-  for (const GgufTensorBytes &t : tensors) {
-    put(t.bytes.data(), t.bytes.size());
-    out.resize((out.size() + 31) / 32 * 32, '\0');
-  }
-  std::ofstream(path, std::ios::binary) << out;
-}
-
 std::vector<unsigned char> f32Bytes(const std::vector<float> &v) {
   std::vector<unsigned char> bytes(v.size() * 4);
   std::memcpy(bytes.data(), v.data(), bytes.size());
@@ -1082,7 +1044,7 @@ std::shared_ptr<Model> buildQ8Model(const std::string &dir, const Q8Weight &w,
                                     const std::vector<float> &b, int64_t k,
                                     int64_t n, const BuildOptions &options,
                                     bool q4 = false) {
-  writeGgufFile(
+  writeGguf(
       dir + "/w.gguf",
       {{"W", q4 ? kGgufQ4_0 : kGgufQ8_0, {uint64_t(k), uint64_t(n)}, w.bytes},
        {"b", kGgufF32, {uint64_t(n)}, f32Bytes(b)}});

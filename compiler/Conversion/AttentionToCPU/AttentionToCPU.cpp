@@ -69,7 +69,8 @@ struct ConvertAttentionToCPUPass
       // Intel's, runs the f32 kernel (operands not rounded: no less
       // accurate).
       if (bf16 && multiversion) {
-        KernelVariant f32 = variants[2];
+        KernelVariant f32 = *llvm::find_if(
+            variants, [](const KernelVariant &v) { return v.level == 3; });
         f32.level = 6;
         f32.suffix = "_avx512amx";
         variants.push_back(f32);
