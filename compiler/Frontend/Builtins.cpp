@@ -431,7 +431,7 @@ template <BinaryFn F> FailureOr<ExprValue> buildBinary(BoundCall &c) {
   return c.result(c.builder.binary(F, (*t)[0], (*t)[1], c.loc));
 }
 
-template <CompareFn F> FailureOr<ExprValue> buildCompare(BoundCall &c) {
+template <ComparePredicate F> FailureOr<ExprValue> buildCompare(BoundCall &c) {
   FailureOr<SmallVector<Tensor>> t = elementwiseOperands(c, {"a", "b"});
   if (failed(t))
     return failure();
@@ -500,7 +500,7 @@ FailureOr<ExprValue> buildWhere(BoundCall &c) {
       c.builder.where(c.tensor("condition"), (*t)[0], (*t)[1], c.loc));
 }
 
-template <ReduceFn F> FailureOr<ExprValue> buildReduce(BoundCall &c) {
+template <ReduceKind F> FailureOr<ExprValue> buildReduce(BoundCall &c) {
   ArrayRef<int64_t> dims;
   if (c.has("dim"))
     dims = c.integers("dim");
@@ -677,8 +677,14 @@ std::vector<Builtin> layerBuiltins() {
       {"gelu",
        {input(), string("approximate", "none")},
        [](BoundCall &c) -> R {
-         return c.result(
-             c.builder.gelu(c.tensor("x"), c.string("approximate"), c.loc));
+         std::string spelled = c.string("approximate");
+         std::optional<GeluApproximation> approximate =
+             symbolizeGeluApproximation(spelled);
+         if (!approximate)
+           return emitError(c.loc)
+                  << "gelu: approximate must be \"none\" or \"tanh\", got \""
+                  << spelled << "\"";
+         return c.result(c.builder.gelu(c.tensor("x"), *approximate, c.loc));
        }},
       {"sigmoid",
        {input()},
@@ -766,12 +772,12 @@ std::vector<Builtin> mathBuiltins() {
       {"logical_or",
        {operand("a"), operand("b")},
        buildBinary<BinaryFn::logicalOr>},
-      {"lt", {operand("a"), operand("b")}, buildCompare<CompareFn::lt>},
-      {"le", {operand("a"), operand("b")}, buildCompare<CompareFn::le>},
-      {"gt", {operand("a"), operand("b")}, buildCompare<CompareFn::gt>},
-      {"ge", {operand("a"), operand("b")}, buildCompare<CompareFn::ge>},
-      {"eq", {operand("a"), operand("b")}, buildCompare<CompareFn::eq>},
-      {"ne", {operand("a"), operand("b")}, buildCompare<CompareFn::ne>},
+      {"lt", {operand("a"), operand("b")}, buildCompare<ComparePredicate::lt>},
+      {"le", {operand("a"), operand("b")}, buildCompare<ComparePredicate::le>},
+      {"gt", {operand("a"), operand("b")}, buildCompare<ComparePredicate::gt>},
+      {"ge", {operand("a"), operand("b")}, buildCompare<ComparePredicate::ge>},
+      {"eq", {operand("a"), operand("b")}, buildCompare<ComparePredicate::eq>},
+      {"ne", {operand("a"), operand("b")}, buildCompare<ComparePredicate::ne>},
       {"exp", {operand("x", kPositional)}, buildUnary<UnaryFn::exp>},
       {"log", {operand("x", kPositional)}, buildUnary<UnaryFn::log>},
       {"sqrt", {operand("x", kPositional)}, buildUnary<UnaryFn::sqrt>},
@@ -793,10 +799,10 @@ std::vector<Builtin> mathBuiltins() {
          return c.result(
              c.builder.castTo(c.tensor("x"), c.dtype("dtype"), c.loc));
        }},
-      {"sum", reduction(), buildReduce<ReduceFn::sum>},
-      {"mean", reduction(), buildReduce<ReduceFn::mean>},
-      {"max", reduction(), buildReduce<ReduceFn::max>},
-      {"min", reduction(), buildReduce<ReduceFn::min>},
+      {"sum", reduction(), buildReduce<ReduceKind::sum>},
+      {"mean", reduction(), buildReduce<ReduceKind::mean>},
+      {"max", reduction(), buildReduce<ReduceKind::max>},
+      {"min", reduction(), buildReduce<ReduceKind::min>},
   };
 }
 

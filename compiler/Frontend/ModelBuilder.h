@@ -12,6 +12,8 @@
 #ifndef TFM_COMPILER_FRONTEND_MODELBUILDER_H
 #define TFM_COMPILER_FRONTEND_MODELBUILDER_H
 
+#include "dialects/Tfm/IR/TfmDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -220,7 +222,6 @@ enum class UnaryFn {
   abs,
   logicalNot
 };
-enum class CompareFn { lt, le, gt, ge, eq, ne };
 
 /// One item of `x[...]`: a single integer index (drops the dim), a slice
 /// `start:stop` (either may be absent; negative counts from the end, bounds
@@ -231,7 +232,6 @@ struct IndexItem {
   int64_t index = 0;
   std::optional<int64_t> start, stop;
 };
-enum class ReduceFn { sum, mean, max, min };
 
 /// Which dims of a head a rotary embedding pairs: `half` is transformers'
 /// rotate_half (i with i + d/2), `pairs` llama.cpp's GGUF convention (2i
@@ -313,7 +313,8 @@ public:
                               Location loc);
   FailureOr<Tensor> relu(const Tensor &x, Location loc);
   /// `approximate` is "none" (erf) or "tanh", as in F.gelu.
-  FailureOr<Tensor> gelu(const Tensor &x, StringRef approximate, Location loc);
+  FailureOr<Tensor> gelu(const Tensor &x, GeluApproximation approximate,
+                         Location loc);
   /// 1 / (1 + exp(-x)) and x * sigmoid(x) (F.silu).
   FailureOr<Tensor> sigmoid(const Tensor &x, Location loc);
   FailureOr<Tensor> silu(const Tensor &x, Location loc);
@@ -358,16 +359,16 @@ public:
                            Location loc);
   FailureOr<Tensor> unary(UnaryFn fn, const Tensor &x, Location loc);
   /// A bool tensor: `lhs <fn> rhs` with broadcasting.
-  FailureOr<Tensor> compare(CompareFn fn, const Tensor &lhs, const Tensor &rhs,
-                            Location loc);
+  FailureOr<Tensor> compare(ComparePredicate fn, const Tensor &lhs,
+                            const Tensor &rhs, Location loc);
   /// `condition ? lhs : rhs`, all three broadcast together (torch.where).
   FailureOr<Tensor> where(const Tensor &condition, const Tensor &lhs,
                           const Tensor &rhs, Location loc);
   FailureOr<Tensor> castTo(const Tensor &x, Type elementType, Location loc);
   /// torch.sum/mean/amax/amin over `dims` (negative count from the end;
   /// empty means all).
-  FailureOr<Tensor> reduce(ReduceFn fn, const Tensor &x, ArrayRef<int64_t> dims,
-                           bool keepdim, Location loc);
+  FailureOr<Tensor> reduce(ReduceKind fn, const Tensor &x,
+                           ArrayRef<int64_t> dims, bool keepdim, Location loc);
   /// torch.reshape: each target dim is a size, a named dimension, or
   /// Dim::of(-1) (at most one), inferred from the element count.
   FailureOr<Tensor> reshape(const Tensor &x, ArrayRef<Dim> shape, Location loc);

@@ -504,7 +504,8 @@ FailureOr<Tensor> ModelBuilder::transformerEncoderLayer(
     FailureOr<Tensor> h = linear(t, *w1, *b1, loc);
     if (failed(h))
       return failure();
-    h = options.activation == "relu" ? relu(*h, loc) : gelu(*h, "none", loc);
+    h = options.activation == "relu" ? relu(*h, loc)
+                                     : gelu(*h, GeluApproximation::none, loc);
     if (failed(h))
       return failure();
     return linear(*h, *w2, *b2, loc);

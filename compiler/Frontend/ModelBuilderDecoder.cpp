@@ -85,7 +85,7 @@ FailureOr<Tensor> ModelBuilder::rmsNorm(const Tensor &x,
   if (failed(squares))
     return failure();
   FailureOr<Tensor> meanSquare =
-      reduce(ReduceFn::mean, *squares, {-1}, /*keepdim=*/true, loc);
+      reduce(ReduceKind::mean, *squares, {-1}, /*keepdim=*/true, loc);
   FailureOr<Tensor> epsilon = constant(eps, x.elementType(), loc);
   if (failed(meanSquare) || failed(epsilon))
     return failure();

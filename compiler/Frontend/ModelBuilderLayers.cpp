@@ -193,16 +193,13 @@ FailureOr<Tensor> ModelBuilder::relu(const Tensor &x, Location loc) {
   return Tensor{v, x.shape};
 }
 
-FailureOr<Tensor> ModelBuilder::gelu(const Tensor &x, StringRef approximate,
+FailureOr<Tensor> ModelBuilder::gelu(const Tensor &x,
+                                     GeluApproximation approximate,
                                      Location loc) {
   if (!isa<FloatType>(x.elementType()))
     return emitError(loc) << "gelu needs a float tensor";
-  if (approximate != "none" && approximate != "tanh")
-    return emitError(loc) << "gelu: approximate must be \"none\" or "
-                             "\"tanh\", got \""
-                          << approximate << "\"";
-  Value v = GeluOp::create(builder, loc, x.value.getType(), x.value,
-                           builder.getStringAttr(approximate));
+  Value v =
+      GeluOp::create(builder, loc, x.value.getType(), x.value, approximate);
   return Tensor{v, x.shape};
 }
 

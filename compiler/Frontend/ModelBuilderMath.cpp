@@ -43,11 +43,6 @@ StringRef spelling(BinaryFn fn) {
   llvm_unreachable("unknown binary function");
 }
 
-StringRef spelling(CompareFn fn) {
-  static constexpr StringRef kNames[] = {"lt", "le", "gt", "ge", "eq", "ne"};
-  return kNames[static_cast<int>(fn)];
-}
-
 bool isBool(Type t) { return t.isInteger(1); }
 
 /// A reshape's dims as a product: a static factor times named dims. Named
@@ -252,7 +247,7 @@ FailureOr<Tensor> ModelBuilder::unary(UnaryFn fn, const Tensor &x,
   return Tensor{v, x.shape};
 }
 
-FailureOr<Tensor> ModelBuilder::compare(CompareFn fn, const Tensor &lhs,
+FailureOr<Tensor> ModelBuilder::compare(ComparePredicate fn, const Tensor &lhs,
                                         const Tensor &rhs, Location loc) {
   if (lhs.elementType() != rhs.elementType())
     return emitError(loc) << "comparison of " << lhs.elementType() << " and "
@@ -260,8 +255,7 @@ FailureOr<Tensor> ModelBuilder::compare(CompareFn fn, const Tensor &lhs,
   FailureOr<Shape> shape = broadcastAll({&lhs, &rhs}, loc, "comparison");
   if (failed(shape))
     return failure();
-  Value v = CompareOp::create(builder, loc, lhs.value, rhs.value,
-                              builder.getStringAttr(spelling(fn)));
+  Value v = CompareOp::create(builder, loc, lhs.value, rhs.value, fn);
   return Tensor{v, *shape};
 }
 
@@ -304,18 +298,17 @@ FailureOr<Tensor> ModelBuilder::castTo(const Tensor &x, Type elementType,
   return Tensor{v, x.shape};
 }
 
-FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
+FailureOr<Tensor> ModelBuilder::reduce(ReduceKind fn, const Tensor &x,
                                        ArrayRef<int64_t> dims, bool keepdim,
                                        Location loc) {
-  static constexpr StringRef kNames[] = {"sum", "mean", "max", "min"};
-  StringRef name = kNames[static_cast<int>(fn)];
+  StringRef name = stringifyReduceKind(fn);
   Type type = x.elementType();
-  if (isBool(type) || (fn == ReduceFn::mean && !isa<FloatType>(type)))
+  if (isBool(type) || (fn == ReduceKind::mean && !isa<FloatType>(type)))
     return emitError(loc) << name << " needs a "
-                          << (fn == ReduceFn::mean ? "float" : "numeric")
+                          << (fn == ReduceKind::mean ? "float" : "numeric")
                           << " tensor, got " << type;
   // torch.sum of int8 is int64: the bytes would overflow at once.
-  if (fn == ReduceFn::sum && type.isInteger(8)) {
+  if (fn == ReduceKind::sum && type.isInteger(8)) {
     FailureOr<Tensor> wide = castTo(x, builder.getI64Type(), loc);
     if (failed(wide))
       return failure();
@@ -343,7 +336,7 @@ FailureOr<Tensor> ModelBuilder::reduce(ReduceFn fn, const Tensor &x,
       shape.push_back(Dim::of(1));
   }
   Value v = ReduceOp::create(builder, loc, typeOf(shape, type), x.value,
-                             builder.getStringAttr(name),
+                             ReduceKindAttr::get(builder.getContext(), fn),
                              builder.getDenseI64ArrayAttr(normalized),
                              keepdim ? builder.getUnitAttr() : UnitAttr());
   return Tensor{v, shape};

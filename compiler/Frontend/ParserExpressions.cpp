@@ -433,17 +433,17 @@ FailureOr<Tensor> Parser::applyOperator(const Token &op, const Tensor &a,
   case Token::pipe:
     return builder->binary(BinaryFn::logicalOr, a, b, l);
   case Token::less:
-    return builder->compare(CompareFn::lt, a, b, l);
+    return builder->compare(ComparePredicate::lt, a, b, l);
   case Token::less_equal:
-    return builder->compare(CompareFn::le, a, b, l);
+    return builder->compare(ComparePredicate::le, a, b, l);
   case Token::greater:
-    return builder->compare(CompareFn::gt, a, b, l);
+    return builder->compare(ComparePredicate::gt, a, b, l);
   case Token::greater_equal:
-    return builder->compare(CompareFn::ge, a, b, l);
+    return builder->compare(ComparePredicate::ge, a, b, l);
   case Token::equal_equal:
-    return builder->compare(CompareFn::eq, a, b, l);
+    return builder->compare(ComparePredicate::eq, a, b, l);
   case Token::not_equal:
-    return builder->compare(CompareFn::ne, a, b, l);
+    return builder->compare(ComparePredicate::ne, a, b, l);
   default:
     llvm_unreachable("not a binary operator");
   }

@@ -144,12 +144,14 @@ std::optional<ConstantView> getConstantView(Value value) {
 }
 
 /// The activation of a single-use tfm.relu / tfm.gelu user, if any.
-StringRef activationOf(Operation *user) {
+std::optional<Activation> activationOf(Operation *user) {
   if (isa<ReluOp>(user))
-    return "relu";
+    return Activation::relu;
   if (auto gelu = dyn_cast<GeluOp>(user))
-    return gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
-  return {};
+    return gelu.getApproximate() == GeluApproximation::tanh
+               ? Activation::gelu_tanh
+               : Activation::gelu;
+  return std::nullopt;
 }
 
 /// The constant weight of a GEMM as the micro-kernel reads it: element
@@ -402,11 +404,11 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Operation *last = op;
   if (biasIsAdd)
     last = *op->getUsers().begin();
-  StringRef activation = "none";
+  Activation activation = Activation::none;
   if (last->hasOneUse()) {
     Operation *user = *last->getUsers().begin();
-    if (StringRef a = activationOf(user); !a.empty()) {
-      activation = a;
+    if (std::optional<Activation> a = activationOf(user)) {
+      activation = *a;
       last = user;
     }
   }
@@ -466,7 +468,7 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
   auto packedLinear = PackedLinearOp::create(
       rewriter, loc, TypeRange{resultType}, input, packedWeight, scales, sums,
-      biasValue, residual, init, rewriter.getStringAttr(activation));
+      biasValue, residual, init, activation);
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());

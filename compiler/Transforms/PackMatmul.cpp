@@ -234,8 +234,7 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
     return PackedLinearOp::create(rewriter, loc, TypeRange{dest.getType()}, a,
                                   packed, /*weightScales=*/Value(),
                                   /*weightSums=*/Value(), /*bias=*/Value(),
-                                  /*residual=*/Value(), dest,
-                                  rewriter.getStringAttr("none"))
+                                  /*residual=*/Value(), dest, Activation::none)
         .getResult()[0];
   }
 
@@ -265,7 +264,7 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           Value product =
               PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
                                      aSlice, bSlice, Value(), Value(), Value(),
-                                     Value(), cSlice, b.getStringAttr("none"))
+                                     Value(), cSlice, Activation::none)
                   .getResult()[0];
           return SmallVector<Value>{
               insertBatch(b, loc, product, iter[0], outBatch, ivs)};

@@ -448,7 +448,7 @@ void GemmEmitter::emitVectorBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
             fill(dispatch.getCaseRegions()[caseIndex], r);
           fill(dispatch.getDefaultRegion(), tiling.microRows);
           if (op.getBias() || op.getResidual() ||
-              op.getActivation() != "none" || intAccumulator) {
+              op.getActivation() != Activation::none || intAccumulator) {
             auto ifLast = scf::IfOp::create(b, loc, last, false);
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
@@ -1165,17 +1165,22 @@ Value GemmEmitter::applyEpilogue(Value x, Value row, Value column, Value mask) {
     x = arith::AddFOp::create(
         b, loc, x,
         vector::LoadOp::create(b, loc, f32Vector, bias, ValueRange{column}));
-  StringRef activation = op.getActivation();
-  if (activation == "relu") {
+  switch (op.getActivation()) {
+  case Activation::none:
+    break;
+  case Activation::relu:
     x = arith::MaximumFOp::create(b, loc, x, splat(0.0));
-  } else if (activation == "gelu") {
+    break;
+  case Activation::gelu: {
     // 0.5 x (1 + erf(x / sqrt(2)))
     Value erf = math::ErfOp::create(
         b, loc, arith::MulFOp::create(b, loc, x, splat(M_SQRT1_2)));
     Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
     x = arith::MulFOp::create(b, loc, half,
                               arith::AddFOp::create(b, loc, erf, splat(1.0)));
-  } else if (activation == "gelu_tanh") {
+    break;
+  }
+  case Activation::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Value cube =
         arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
@@ -1187,6 +1192,8 @@ Value GemmEmitter::applyEpilogue(Value x, Value row, Value column, Value mask) {
     Value half = arith::MulFOp::create(b, loc, x, splat(0.5));
     x = arith::MulFOp::create(b, loc, half,
                               arith::AddFOp::create(b, loc, tanh, splat(1.0)));
+    break;
+  }
   }
   if (residual)
     x = arith::AddFOp::create(b, loc, x, loadTile(residual, row, column, mask));

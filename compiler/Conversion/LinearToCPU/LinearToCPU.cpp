@@ -72,7 +72,7 @@ std::string taskKey(PackedLinearOp op) {
   llvm::raw_string_ostream os(key);
   for (Value v : op->getOperands())
     os << v.getType() << ";";
-  os << op.getActivation() << ";" << (op.getBias() ? 1 : 0)
+  os << stringifyActivation(op.getActivation()) << ";" << (op.getBias() ? 1 : 0)
      << (op.getResidual() ? 1 : 0);
   return key;
 }

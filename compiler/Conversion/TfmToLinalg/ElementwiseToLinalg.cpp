@@ -96,7 +96,7 @@ struct GeluToLinalg : OpRewritePattern<GeluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GeluOp op,
                                 PatternRewriter &rewriter) const override {
-    bool tanh = op.getApproximate() == "tanh";
+    bool tanh = op.getApproximate() == GeluApproximation::tanh;
     Value result = mapElements(
         rewriter, op.getLoc(), op.getInput(),
         [&](OpBuilder &b, Location l, Value x) -> Value {

@@ -13,46 +13,64 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-Value comparePayload(OpBuilder &b, Location l, StringRef predicate, Value x,
-                     Value y) {
-  Type type = x.getType();
-  if (isa<FloatType>(type)) {
-    auto p = llvm::StringSwitch<arith::CmpFPredicate>(predicate)
-                 .Case("lt", arith::CmpFPredicate::OLT)
-                 .Case("le", arith::CmpFPredicate::OLE)
-                 .Case("gt", arith::CmpFPredicate::OGT)
-                 .Case("ge", arith::CmpFPredicate::OGE)
-                 .Case("eq", arith::CmpFPredicate::OEQ)
-                 .Default(arith::CmpFPredicate::UNE);
-    return arith::CmpFOp::create(b, l, p, x, y);
+arith::CmpFPredicate floatPredicate(ComparePredicate predicate) {
+  switch (predicate) {
+  case ComparePredicate::lt:
+    return arith::CmpFPredicate::OLT;
+  case ComparePredicate::le:
+    return arith::CmpFPredicate::OLE;
+  case ComparePredicate::gt:
+    return arith::CmpFPredicate::OGT;
+  case ComparePredicate::ge:
+    return arith::CmpFPredicate::OGE;
+  case ComparePredicate::eq:
+    return arith::CmpFPredicate::OEQ;
+  case ComparePredicate::ne:
+    // True for NaN, as PyTorch's `!=`.
+    return arith::CmpFPredicate::UNE;
   }
-  // Booleans order false < true, hence unsigned.
-  bool isBool = type.isInteger(1);
-  auto p = llvm::StringSwitch<arith::CmpIPredicate>(predicate)
-               .Case("lt", isBool ? arith::CmpIPredicate::ult
-                                  : arith::CmpIPredicate::slt)
-               .Case("le", isBool ? arith::CmpIPredicate::ule
-                                  : arith::CmpIPredicate::sle)
-               .Case("gt", isBool ? arith::CmpIPredicate::ugt
-                                  : arith::CmpIPredicate::sgt)
-               .Case("ge", isBool ? arith::CmpIPredicate::uge
-                                  : arith::CmpIPredicate::sge)
-               .Case("eq", arith::CmpIPredicate::eq)
-               .Default(arith::CmpIPredicate::ne);
-  return arith::CmpIOp::create(b, l, p, x, y);
+  llvm_unreachable("unknown predicate");
+}
+
+/// Booleans order false < true, hence unsigned for them.
+arith::CmpIPredicate integerPredicate(ComparePredicate predicate, bool isBool) {
+  switch (predicate) {
+  case ComparePredicate::lt:
+    return isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  case ComparePredicate::le:
+    return isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case ComparePredicate::gt:
+    return isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case ComparePredicate::ge:
+    return isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  case ComparePredicate::eq:
+    return arith::CmpIPredicate::eq;
+  case ComparePredicate::ne:
+    return arith::CmpIPredicate::ne;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+Value comparePayload(OpBuilder &b, Location l, ComparePredicate predicate,
+                     Value x, Value y) {
+  Type type = x.getType();
+  if (isa<FloatType>(type))
+    return arith::CmpFOp::create(b, l, floatPredicate(predicate), x, y);
+  return arith::CmpIOp::create(
+      b, l, integerPredicate(predicate, type.isInteger(1)), x, y);
 }
 
 struct CompareToLinalg : OpRewritePattern<CompareOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CompareOp op,
                                 PatternRewriter &rewriter) const override {
-    StringRef predicate = op.getPredicate();
+    ComparePredicate predicate = op.getPredicate();
     Value result = createBroadcastGeneric(
         rewriter, op.getLoc(), op.getResult().getType(),
         ValueRange{op.getLhs(), op.getRhs()},

@@ -23,8 +23,8 @@ using namespace mlir::tfm;
 namespace {
 /// The value a reduction starts from: 0, or the lowest (highest) value of
 /// the type for max (min), so that an empty reduction yields it.
-TypedAttr identity(OpBuilder &b, StringRef kind, Type type) {
-  bool isMax = kind == "max", isMin = kind == "min";
+TypedAttr identity(OpBuilder &b, ReduceKind kind, Type type) {
+  bool isMax = kind == ReduceKind::max, isMin = kind == ReduceKind::min;
   if (auto f = dyn_cast<FloatType>(type)) {
     double inf = std::numeric_limits<double>::infinity();
     return b.getFloatAttr(f, isMax ? -inf : isMin ? inf : 0.0);
@@ -36,12 +36,12 @@ TypedAttr identity(OpBuilder &b, StringRef kind, Type type) {
   return b.getIntegerAttr(type, value);
 }
 
-Value combine(OpBuilder &b, Location l, StringRef kind, Value acc, Value x) {
+Value combine(OpBuilder &b, Location l, ReduceKind kind, Value acc, Value x) {
   bool isFloat = isa<FloatType>(x.getType());
-  if (kind == "max")
+  if (kind == ReduceKind::max)
     return isFloat ? Value(arith::MaximumFOp::create(b, l, acc, x))
                    : Value(arith::MaxSIOp::create(b, l, acc, x));
-  if (kind == "min")
+  if (kind == ReduceKind::min)
     return isFloat ? Value(arith::MinimumFOp::create(b, l, acc, x))
                    : Value(arith::MinSIOp::create(b, l, acc, x));
   return isFloat ? Value(arith::AddFOp::create(b, l, acc, x))
@@ -59,7 +59,7 @@ struct ReduceToLinalg : OpRewritePattern<ReduceOp> {
     Type element = inputType.getElementType();
     unsigned rank = inputType.getRank();
     ArrayRef<int64_t> dims = op.getDims();
-    StringRef kind = op.getKind();
+    ReduceKind kind = op.getKind();
 
     // The result without keepdim's 1s.
     SmallVector<int64_t> keptShape;
@@ -92,7 +92,7 @@ struct ReduceToLinalg : OpRewritePattern<ReduceOp> {
                                       combine(b, l, kind, args[1], args[0]));
             })
             .getResult(0);
-    if (kind == "mean")
+    if (kind == ReduceKind::mean)
       reduced = divideByCount(rewriter, loc, x, dims, reduced);
     if (op.getKeepdim())
       reduced = reinsertUnitDims(rewriter, loc, op, reduced);

@@ -15,6 +15,8 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+#include "dialects/Tfm/IR/TfmEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Tfm/IR/TfmAttrs.cpp.inc"
 

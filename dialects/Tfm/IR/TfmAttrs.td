@@ -10,6 +10,7 @@
 #define TFM_ATTRS_TD
 
 include "dialects/Tfm/IR/TfmBase.td"
+include "dialects/Tfm/IR/TfmEnums.td"
 include "mlir/IR/AttrTypeBase.td"
 
 class Tfm_Attr<string name, string attrMnemonic>

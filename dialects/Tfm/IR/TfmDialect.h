@@ -6,6 +6,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
 
+#include "dialects/Tfm/IR/TfmEnums.h.inc"
+
 // The dialect's discardable-attribute helpers name SignatureAttr.
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Tfm/IR/TfmAttrs.h.inc"

@@ -10,6 +10,7 @@
 #define TFM_KERNEL_OPS_TD
 
 include "dialects/Tfm/IR/TfmBase.td"
+include "dialects/Tfm/IR/TfmEnums.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -198,13 +199,13 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     ```mlir
     %y = tfm.packed_linear ins(%x, %wp : tensor<?x512xf32>, tensor<128x512x16xf32>)
            bias(%b : tensor<2048xf32>) outs(%init : tensor<?x2048xf32>)
-           activation "gelu" -> tensor<?x2048xf32>
+           activation gelu -> tensor<?x2048xf32>
     %q = tfm.packed_linear ins(%x, %wq : tensor<?x512xf32>, tensor<64x128x128xi8>)
            dequant(%scales, %sums : tensor<2048xf32>, tensor<2048xi32>)
-           outs(%init : tensor<?x2048xf32>) activation "none" -> tensor<?x2048xf32>
+           outs(%init : tensor<?x2048xf32>) activation none -> tensor<?x2048xf32>
     %b = tfm.packed_linear ins(%x, %wb : tensor<?x512xf32>, tensor<64x128x128xi8>)
            dequant(%block_scales : tensor<16x2048xf32>)
-           outs(%init : tensor<?x2048xf32>) activation "none" -> tensor<?x2048xf32>
+           outs(%init : tensor<?x2048xf32>) activation none -> tensor<?x2048xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$input,
@@ -214,7 +215,8 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
                        Optional<Tfm_RankedTensorOrMemRef>:$bias,
                        Optional<Tfm_RankedTensorOrMemRef>:$residual,
                        Tfm_RankedTensorOrMemRef:$init,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedAttr<Tfm_ActivationAttr,
+                           "::mlir::tfm::Activation::none">:$activation);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $input `,` $packed_weight `:` type($input) `,`

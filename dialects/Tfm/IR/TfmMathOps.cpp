@@ -164,11 +164,6 @@ LogicalResult LogicalAndOp::verify() { return verifyBinary(*this); }
 LogicalResult LogicalOrOp::verify() { return verifyBinary(*this); }
 
 LogicalResult CompareOp::verify() {
-  static constexpr StringRef kPredicates[] = {"lt", "le", "gt",
-                                              "ge", "eq", "ne"};
-  if (!llvm::is_contained(kPredicates, getPredicate()))
-    return emitOpError("predicate must be lt, le, gt, ge, eq or ne, got \"")
-           << getPredicate() << "\"";
   if (failed(verifyElementTypes(*this, {getRhs()}, elementTypeOf(getLhs()))))
     return failure();
   return verifyBroadcastResult(*this);
@@ -186,12 +181,8 @@ LogicalResult CastOp::verify() {
 }
 
 LogicalResult ReduceOp::verify() {
-  StringRef kind = getKind();
-  if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min")
-    return emitOpError("kind must be sum, mean, max or min, got \"")
-           << kind << "\"";
   Type element = elementTypeOf(getInput());
-  if (kind == "mean" && !isa<FloatType>(element))
+  if (getKind() == ReduceKind::mean && !isa<FloatType>(element))
     return emitOpError("mean needs a float input, got ") << element;
   if (elementTypeOf(getResult()) != element)
     return emitOpError("result element type differs from the input's");

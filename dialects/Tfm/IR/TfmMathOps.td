@@ -10,6 +10,7 @@
 #define TFM_MATH_OPS_TD
 
 include "dialects/Tfm/IR/TfmBase.td"
+include "dialects/Tfm/IR/TfmEnums.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -161,11 +162,11 @@ def Tfm_CompareOp : Tfm_Op<"compare", [Pure,
     Example:
 
     ```mlir
-    %pad = tfm.compare "eq" %mask, %zero : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
+    %pad = tfm.compare eq %mask, %zero : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
     ```
   }];
   let arguments = (ins Tfm_AnyDtypeTensor:$lhs, Tfm_AnyDtypeTensor:$rhs,
-                       StrAttr:$predicate);
+                       Tfm_ComparePredicateAttr:$predicate);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = [{
     $predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->`
@@ -292,11 +293,11 @@ def Tfm_ReduceOp : Tfm_Op<"reduce", [Pure]> {
     Example:
 
     ```mlir
-    %m = tfm.reduce "mean" %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
-    %s = tfm.reduce "sum" %x dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
+    %m = tfm.reduce mean %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+    %s = tfm.reduce sum %x dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
     ```
   }];
-  let arguments = (ins Tfm_NumericTensor:$input, StrAttr:$kind,
+  let arguments = (ins Tfm_NumericTensor:$input, Tfm_ReduceKindAttr:$kind,
                        DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
   let results = (outs Tfm_NumericTensor:$result);
   let assemblyFormat = [{

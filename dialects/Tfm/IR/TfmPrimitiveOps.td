@@ -9,6 +9,7 @@
 #define TFM_PRIMITIVE_OPS_TD
 
 include "dialects/Tfm/IR/TfmBase.td"
+include "dialects/Tfm/IR/TfmEnums.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -230,14 +231,16 @@ def Tfm_GeluOp : Tfm_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 
     ```mlir
     %h = tfm.gelu %x : tensor<?x64xf32>
-    %t = tfm.gelu %x {approximate = "tanh"} : tensor<?x64xf32>
+    %t = tfm.gelu %x approximate tanh : tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Tfm_FloatTensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<Tfm_GeluApproximationAttr,
+                           "::mlir::tfm::GeluApproximation::none">:$approximate);
   let results = (outs Tfm_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
-  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input (`approximate` $approximate^)? attr-dict `:` type($input)
+  }];
 }
 
 #endif // TFM_PRIMITIVE_OPS_TD

@@ -16,6 +16,6 @@
 // DYN-LABEL: func.func @run_time_packed
 // DYN:         call @__tfm_task_linear_0
 func.func @run_time_packed(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %w: memref<?x?x8xf32, strided<[?, 8, 1], offset: ?>>, %y: memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-  tfm.packed_linear ins(%x, %w : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?x8xf32, strided<[?, 8, 1], offset: ?>>) outs(%y : memref<?x?xf32, strided<[?, 1], offset: ?>>) activation "none"
+  tfm.packed_linear ins(%x, %w : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?x8xf32, strided<[?, 8, 1], offset: ?>>) outs(%y : memref<?x?xf32, strided<[?, 1], offset: ?>>) activation none
   return
 }

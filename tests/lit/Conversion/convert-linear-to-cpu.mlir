@@ -105,8 +105,8 @@
 // MULTI-NOT:     __tfm_cpu_level
 // MULTI:         return
 func.func @shares_task(%x: memref<?x3xf32>, %w: memref<2x3x8xf32>, %b: memref<16xf32>, %r: memref<?x13xf32>, %y: memref<?x13xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation "gelu"
-  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation "gelu"
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation gelu
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<2x3x8xf32>) bias(%b : memref<16xf32>) residual(%r : memref<?x13xf32>) outs(%y : memref<?x13xf32>) activation gelu
   return
 }
 
@@ -126,7 +126,7 @@ func.func @shares_task(%x: memref<?x3xf32>, %w: memref<2x3x8xf32>, %b: memref<16
 // TASK-NOT:     vector.masked
 // TASK:         {{^    return$}}
 func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: memref<2x?x8xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<2x?x8xf32>, memref<1x8x8xf32>) outs(%y : memref<2x?x8xf32>) activation "relu"
+  tfm.packed_linear ins(%x, %w : memref<2x?x8xf32>, memref<1x8x8xf32>) outs(%y : memref<2x?x8xf32>) activation relu
   return
 }
 
@@ -242,7 +242,7 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // ONE-WIDE-NOT:     llvm.call_intrinsic
 // ONE-WIDE:         {{^    return$}}
 func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memref<?x13xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x2x64xbf16>) outs(%y : memref<?x13xf32>) activation "none"
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x2x64xbf16>) outs(%y : memref<?x13xf32>) activation none
   return
 }
 
@@ -352,7 +352,7 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // ONE-WIDE-NOT:     llvm.call_intrinsic
 // ONE-WIDE:         {{^    return$}}
 func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<32xf32>, %u: memref<32xi32>, %b: memref<32xf32>, %y: memref<?x13xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x1x128xi8>) dequant(%s, %u : memref<32xf32>, memref<32xi32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation "relu"
+  tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x1x128xi8>) dequant(%s, %u : memref<32xf32>, memref<32xi32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation relu
   return
 }
 
@@ -382,7 +382,7 @@ func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<3
 // ONE-WIDE-NOT:     llvm.call_intrinsic
 // ONE-WIDE:         {{^    return$}}
 func.func @q8_0_blocks(%x: memref<?x64xf32>, %w: memref<1x16x128xi8>, %s: memref<2x32xf32>, %y: memref<?x13xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x16x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation "relu"
+  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x16x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation relu
   return
 }
 
@@ -410,6 +410,6 @@ func.func @q8_0_blocks(%x: memref<?x64xf32>, %w: memref<1x16x128xi8>, %s: memref
 // ONE-WIDE-NOT:     llvm.call_intrinsic
 // ONE-WIDE:         {{^    return$}}
 func.func @q4_0_blocks(%x: memref<?x64xf32>, %w: memref<1x8x128xi8>, %s: memref<2x32xf32>, %y: memref<?x13xf32>) {
-  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x8x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation "none"
+  tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x8x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation none
   return
 }

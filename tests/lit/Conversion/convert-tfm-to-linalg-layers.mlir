@@ -47,7 +47,7 @@ func.func @relu(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // CHECK-NEXT:    linalg.yield %[[G]] : f32
 func.func @gelu(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
   %0 = tfm.gelu %x : tensor<?x8xf32>
-  %1 = tfm.gelu %x {approximate = "tanh"} : tensor<?x8xf32>
+  %1 = tfm.gelu %x approximate tanh : tensor<?x8xf32>
   return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
 }
 

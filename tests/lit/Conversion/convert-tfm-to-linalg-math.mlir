@@ -83,7 +83,7 @@ func.func @unary(%x: tensor<?x4xf32>, %i: tensor<3xi32>, %b: tensor<2xi1>)
 // CHECK-SAME:   ins(%[[P]], %{{.*}}, %{{.*}} : tensor<?x?xi1>, tensor<f32>, tensor<f32>)
 // CHECK:        arith.select
 func.func @mask_bias(%m: tensor<?x?xi64>, %z: tensor<i64>, %a: tensor<f32>, %b: tensor<f32>) -> tensor<?x?xf32> {
-  %p = tfm.compare "eq" %m, %z : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
+  %p = tfm.compare eq %m, %z : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
   %w = tfm.where %p, %a, %b : tensor<?x?xi1>, tensor<f32>, tensor<f32> -> tensor<?x?xf32>
   return %w : tensor<?x?xf32>
 }
@@ -101,8 +101,8 @@ func.func @mask_bias(%m: tensor<?x?xi64>, %z: tensor<i64>, %a: tensor<f32>, %b: 
 // CHECK:      arith.fptosi %{{.*}} : f32 to i32
 func.func @compare_and_cast(%x: tensor<4xf32>, %i: tensor<4xi64>, %b: tensor<4xi1>)
     -> (tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xi32>) {
-  %0 = tfm.compare "lt" %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
-  %1 = tfm.compare "ne" %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  %0 = tfm.compare lt %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  %1 = tfm.compare ne %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
   %2 = tfm.cast %i : tensor<4xi64> -> tensor<4xf32>
   %3 = tfm.cast %b : tensor<4xi1> -> tensor<4xf32>
   %4 = tfm.cast %x : tensor<4xf32> -> tensor<4xi1>
@@ -127,7 +127,7 @@ func.func @compare_and_cast(%x: tensor<4xf32>, %i: tensor<4xi64>, %b: tensor<4xi
 // CHECK:        arith.divf
 // CHECK:      tensor.expand_shape %[[MEAN]] {{\[\[}}0], [1, 2]] output_shape [%{{.*}}, %{{.*}}, 1] : tensor<?x?xf32> into tensor<?x?x1xf32>
 func.func @mean_keepdim(%x: tensor<?x?x64xf32>) -> tensor<?x?x1xf32> {
-  %0 = tfm.reduce "mean" %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+  %0 = tfm.reduce mean %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
   return %0 : tensor<?x?x1xf32>
 }
 
@@ -144,8 +144,8 @@ func.func @mean_keepdim(%x: tensor<?x?x64xf32>) -> tensor<?x?x1xf32> {
 // CHECK:      linalg.fill ins(%[[IMAX]] : i64)
 // CHECK:        arith.minsi
 func.func @max_min(%x: tensor<2x?x4xf32>, %i: tensor<5xi64>) -> (tensor<?xf32>, tensor<i64>) {
-  %0 = tfm.reduce "max" %x dims [0, 2] : tensor<2x?x4xf32> -> tensor<?xf32>
-  %1 = tfm.reduce "min" %i dims [0] : tensor<5xi64> -> tensor<i64>
+  %0 = tfm.reduce max %x dims [0, 2] : tensor<2x?x4xf32> -> tensor<?xf32>
+  %1 = tfm.reduce min %i dims [0] : tensor<5xi64> -> tensor<i64>
   return %0, %1 : tensor<?xf32>, tensor<i64>
 }
 

@@ -39,10 +39,10 @@ func.func @chain(%x: tensor<8xf16>) -> tensor<8xf16> {
 // CHECK-LABEL: func.func @compare
 // CHECK:      %[[A:.*]] = tfm.cast %{{.*}} : tensor<3xbf16> -> tensor<3xf32>
 // CHECK:      %[[B:.*]] = tfm.cast %{{.*}} : tensor<3xbf16> -> tensor<3xf32>
-// CHECK:      %[[P:.*]] = tfm.compare "gt" %[[A]], %[[B]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
+// CHECK:      %[[P:.*]] = tfm.compare gt %[[A]], %[[B]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
 // CHECK-NEXT: return %[[P]]
 func.func @compare(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xi1> {
-  %0 = tfm.compare "gt" %a, %b : tensor<3xbf16>, tensor<3xbf16> -> tensor<3xi1>
+  %0 = tfm.compare gt %a, %b : tensor<3xbf16>, tensor<3xbf16> -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
 
@@ -50,7 +50,7 @@ func.func @compare(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xi1> {
 
 // Reductions, softmax and layers accumulate in f32 and round once.
 // CHECK-LABEL: func.func @reductions_and_layers
-// CHECK:      tfm.reduce "sum" %{{.*}} dims [1] : tensor<2x?xf32> -> tensor<2xf32>
+// CHECK:      tfm.reduce sum %{{.*}} dims [1] : tensor<2x?xf32> -> tensor<2xf32>
 // CHECK-NEXT: tfm.cast %{{.*}} : tensor<2xf32> -> tensor<2xbf16>
 // CHECK:      tfm.softmax %{{.*}}, -1 : tensor<2x?xf32>
 // CHECK-NEXT: tfm.cast %{{.*}} : tensor<2x?xf32> -> tensor<2x?xbf16>
@@ -65,7 +65,7 @@ func.func @compare(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xi1> {
 // CHECK:      return
 func.func @reductions_and_layers(%x: tensor<2x?xbf16>, %w: tensor<3x?xbf16>)
     -> (tensor<2xbf16>, tensor<2x?xbf16>, tensor<2x3xbf16>, tensor<2x?xbf16>, tensor<2x?xbf16>) {
-  %0 = tfm.reduce "sum" %x dims [1] : tensor<2x?xbf16> -> tensor<2xbf16>
+  %0 = tfm.reduce sum %x dims [1] : tensor<2x?xbf16> -> tensor<2xbf16>
   %1 = tfm.softmax %x, -1 : tensor<2x?xbf16>
   %2 = tfm.linear %x, %w : tensor<2x?xbf16>, tensor<3x?xbf16> -> tensor<2x3xbf16>
   %3 = tfm.layer_norm %x eps 1.0e-05 : (tensor<2x?xbf16>) -> tensor<2x?xbf16>

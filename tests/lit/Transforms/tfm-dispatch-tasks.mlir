@@ -1,4 +1,8 @@
 // RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-dispatch-tasks | FileCheck %s
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics -tfm-dispatch-tasks | FileCheck %s --check-prefix=ALL-REPLACED
+
+// Every call of the thread-count declaration is replaced, in every case.
+// ALL-REPLACED-NOT: @__tfm_exec_threads
 
 // A call of an outlined task (operands, then the range [begin, end)) becomes:
 // the plain call when exec or exec->parallel_for is NULL, otherwise
@@ -126,7 +130,6 @@ module {
 // CHECK:         llvm.return %[[COUNT]]
 // CHECK:       ^[[NONE]]:
 // CHECK:         llvm.return %[[ONE]]
-// CHECK-NOT:   @__tfm_exec_threads
 // CHECK-LABEL: llvm.func @in_task(
 // CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
 // CHECK:         llvm.call @sink(%[[ONE]])

@@ -21,7 +21,7 @@
 // CHECK-DAG:     %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf32>
 // CHECK:         %[[DIM:.*]] = tensor.dim %[[X]], %c0
 // CHECK:         %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<?x7x5xf32>
-// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %[[W]] : tensor<?x7x2xf32>, tensor<2x2x4xf32>) bias(%[[B]] : tensor<8xf32>) outs(%[[INIT]] : tensor<?x7x5xf32>) activation "none" -> tensor<?x7x5xf32>
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %[[W]] : tensor<?x7x2xf32>, tensor<2x2x4xf32>) bias(%[[B]] : tensor<8xf32>) outs(%[[INIT]] : tensor<?x7x5xf32>) activation none -> tensor<?x7x5xf32>
 // CHECK:         return %[[Y]]
 func.func @packs_two_panels(%x: tensor<?x7x2xf32>) -> tensor<?x7x5xf32> {
   %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]> : tensor<5x2xf32>
@@ -37,7 +37,7 @@ func.func @packs_two_panels(%x: tensor<?x7x2xf32>) -> tensor<?x7x5xf32> {
 
 // CHECK-LABEL: func.func @packs_a_slice(
 // CHECK:         arith.constant dense<{{\[\[\[}}4.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00], [5.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<1x2x4xf32>
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) outs(%{{.*}} : tensor<3x2xf32>) activation "none"
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) outs(%{{.*}} : tensor<3x2xf32>) activation none
 // CHECK-NOT:     tfm.linear
 func.func @packs_a_slice(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]> : tensor<4x2xf32>
@@ -52,13 +52,13 @@ func.func @packs_a_slice(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
 
 // CHECK-LABEL: func.func @fuses_gelu_and_residual(
 // CHECK-SAME:    %[[X:[^:]*]]: tensor<3x2xf32>, %[[R:[^:]*]]: tensor<3x4xf32>)
-// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) bias(%{{.*}} : tensor<4xf32>) residual(%[[R]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf32>) activation "gelu_tanh"
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) bias(%{{.*}} : tensor<4xf32>) residual(%[[R]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf32>) activation gelu_tanh
 // CHECK-NEXT:    return %[[Y]]
 func.func @fuses_gelu_and_residual(%x: tensor<3x2xf32>, %r: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %w = arith.constant dense<1.0> : tensor<4x2xf32>
   %b = arith.constant dense<0.5> : tensor<4xf32>
   %h = tfm.linear %x, %w, %b : tensor<3x2xf32>, tensor<4x2xf32>, tensor<4xf32> -> tensor<3x4xf32>
-  %g = tfm.gelu %h {approximate = "tanh"} : tensor<3x4xf32>
+  %g = tfm.gelu %h approximate tanh : tensor<3x4xf32>
   %y = tfm.add %r, %g : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
@@ -66,7 +66,7 @@ func.func @fuses_gelu_and_residual(%x: tensor<3x2xf32>, %r: tensor<3x4xf32>) -> 
 // -----
 
 // CHECK-LABEL: func.func @fuses_relu(
-// CHECK:         tfm.packed_linear {{.*}} activation "relu"
+// CHECK:         tfm.packed_linear {{.*}} activation relu
 // CHECK-NOT:     tfm.relu
 func.func @fuses_relu(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
   %w = arith.constant dense<1.0> : tensor<4x2xf32>
@@ -82,9 +82,9 @@ func.func @fuses_relu(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
 // result's shape).
 
 // CHECK-LABEL: func.func @keeps_shared_and_broadcast(
-// CHECK:         %[[H:.*]] = tfm.packed_linear {{.*}} activation "none"
+// CHECK:         %[[H:.*]] = tfm.packed_linear {{.*}} activation none
 // CHECK:         %[[G:.*]] = tfm.gelu %[[H]]
-// CHECK:         %[[P:.*]] = tfm.packed_linear {{.*}} activation "none"
+// CHECK:         %[[P:.*]] = tfm.packed_linear {{.*}} activation none
 // CHECK:         tfm.add %[[P]], %{{.*}} : tensor<3x4xf32>, tensor<4xf32>
 func.func @keeps_shared_and_broadcast(%x: tensor<3x2xf32>, %v: tensor<4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
   %w = arith.constant dense<1.0> : tensor<4x2xf32>
@@ -120,7 +120,7 @@ func.func @keeps_dynamic_weight(%x: tensor<3x2xf32>, %w: tensor<4x2xf32>) -> ten
 // CHECK-DAG:     %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf32>
 // CHECK:         %[[DIM:.*]] = tensor.dim %[[X]], %c0
 // CHECK:         %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<?x7x5xf32>
-// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %[[W]] : tensor<?x7x2xf32>, tensor<2x2x4xf32>) bias(%[[B]] : tensor<8xf32>) outs(%[[INIT]] : tensor<?x7x5xf32>) activation "none" -> tensor<?x7x5xf32>
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[X]], %[[W]] : tensor<?x7x2xf32>, tensor<2x2x4xf32>) bias(%[[B]] : tensor<8xf32>) outs(%[[INIT]] : tensor<?x7x5xf32>) activation none -> tensor<?x7x5xf32>
 // CHECK-NOT:     tfm.matmul
 // CHECK-NOT:     tfm.add
 // CHECK:         return %[[Y]]
@@ -139,8 +139,8 @@ func.func @packs_matmul_weight(%x: tensor<?x7x2xf32>) -> tensor<?x7x5xf32> {
 
 // CHECK-LABEL: func.func @packs_matmul_mlp(
 // CHECK-SAME:    %[[X:.*]]: tensor<3x2xf32>)
-// CHECK:         %[[H:.*]] = tfm.packed_linear ins(%[[X]], %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) bias(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<3x4xf32>) activation "gelu_tanh"
-// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[H]], %{{.*}} : tensor<3x4xf32>, tensor<1x4x4xf32>) bias(%{{.*}} : tensor<4xf32>) residual(%[[X]] : tensor<3x2xf32>) outs(%{{.*}} : tensor<3x2xf32>) activation "none"
+// CHECK:         %[[H:.*]] = tfm.packed_linear ins(%[[X]], %{{.*}} : tensor<3x2xf32>, tensor<1x2x4xf32>) bias(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<3x4xf32>) activation gelu_tanh
+// CHECK:         %[[Y:.*]] = tfm.packed_linear ins(%[[H]], %{{.*}} : tensor<3x4xf32>, tensor<1x4x4xf32>) bias(%{{.*}} : tensor<4xf32>) residual(%[[X]] : tensor<3x2xf32>) outs(%{{.*}} : tensor<3x2xf32>) activation none
 // CHECK-NEXT:    return %[[Y]]
 func.func @packs_matmul_mlp(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %w1 = arith.constant dense<0.5> : tensor<2x4xf32>
@@ -149,7 +149,7 @@ func.func @packs_matmul_mlp(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %b2 = arith.constant dense<1.0> : tensor<1x2xf32>
   %m1 = tfm.matmul %x, %w1 : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
   %a1 = tfm.add %m1, %b1 : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>
-  %g = tfm.gelu %a1 {approximate = "tanh"} : tensor<3x4xf32>
+  %g = tfm.gelu %a1 approximate tanh : tensor<3x4xf32>
   %m2 = tfm.matmul %g, %w2 : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>
   %a2 = tfm.add %m2, %b2 : tensor<3x2xf32>, tensor<1x2xf32> -> tensor<3x2xf32>
   %y = tfm.add %x, %a2 : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
@@ -167,7 +167,7 @@ func.func @packs_matmul_mlp(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
 // CHECK:         tfm.matmul %{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<5x2x4xf32>
 // CHECK:         %[[P:.*]] = tfm.packed_linear
 // CHECK-NOT:     bias
-// CHECK-SAME:    activation "none"
+// CHECK-SAME:    activation none
 // CHECK:         tfm.add %[[P]], %{{.*}} : tensor<3x4xf32>, tensor<3x1xf32>
 func.func @keeps_other_matmuls(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>) -> (tensor<3x4xf32>, tensor<5x3x4xf32>, tensor<3x4xf32>) {
   %a = tfm.matmul %x, %w : tensor<3x2xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
@@ -192,7 +192,7 @@ func.func @keeps_other_matmuls(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>) -> (ten
 
 // BF16-LABEL: func.func @packs_bf16(
 // BF16:         %[[W:.*]] = arith.constant dense<{{\[\[\[}}1.000980e-01, 1.000000e+00, 1.015630e+00, 1.000000e+00, -0.000000e+00, 0x7FC0, 4.000000e+00, 5.000000e+00], [-2.500000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 6.000000e+00, 0.000000e+00]], {{\[\[}}7.000000e+00, 8.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<2x2x8xbf16>
-// BF16:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x2x8xbf16>) outs(%{{.*}} : tensor<?x5xf32>) activation "none"
+// BF16:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x2x8xbf16>) outs(%{{.*}} : tensor<?x5xf32>) activation none
 // BF16-NOT:     dequant
 // BF16-SAME:    -> tensor<?x5xf32>
 func.func @packs_bf16(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
@@ -217,7 +217,7 @@ func.func @packs_bf16(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
 // I8-DAG:       %[[SCALES:.*]] = arith.constant dense<[0.00999999977, 1.000000e+00, 1.000000e+00, 0.0236220472, 0.0314960629, 1.000000e+00, 1.000000e+00, 1.000000e+00]> : tensor<8xf32>
 // I8-DAG:       %[[SUMS:.*]] = arith.constant dense<[-52, 125, 0, 254, 0, 0, 0, 0]> : tensor<8xi32>
 // I8-DAG:       %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf32>
-// I8:           tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x1x16xi8>) dequant(%[[SCALES]], %[[SUMS]] : tensor<8xf32>, tensor<8xi32>) bias(%[[B]] : tensor<8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation "relu"
+// I8:           tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x3xf32>, tensor<2x1x16xi8>) dequant(%[[SCALES]], %[[SUMS]] : tensor<8xf32>, tensor<8xi32>) bias(%[[B]] : tensor<8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation relu
 func.func @packs_i8(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
   %w = arith.constant dense<[[0.5, -1.27, 0.25], [127.0, 2.5, -3.5], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-4.0, 0.01, 4.0]]> : tensor<5x3xf32>
   %b = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
@@ -295,7 +295,7 @@ func.func @tied_embedding(%ids: tensor<?xi64>) -> tensor<?x5xf32> {
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<"0x01020304FFFEFDFC000000000000000005060708FBFAF9F80000000000000000090A0B0C{{.*}}1D1E1F20E3E2E1E00000000000000000"> : tensor<1x8x16xi8>
 // CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
 // CHECK-NOT:     tfm.q8_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation "none"
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q8_0_blocks
 // CHECK:         return
 func.func @packs_q8_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
@@ -357,7 +357,7 @@ func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120], [64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120]]]> : tensor<1x4x16xi8>
 // CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
 // CHECK-NOT:     tfm.q4_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation "none"
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q4_0_blocks
 // CHECK:         return
 func.func @packs_q4_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {

@@ -32,7 +32,7 @@
 // CHECK-NOT:  linalg.generic
 // CHECK:        %[[CB:.*]] = tensor.extract_slice %[[ACC]][%[[B]], 0, 0]
 // CHECK-NOT:  linalg.generic
-// CHECK:        %[[G:.*]] = tfm.packed_linear ins(%[[QB]], %[[KB]] : tensor<?x64xf32>, tensor<?x64x32xf32>) outs(%[[CB]] : tensor<?x?xf32>) activation "none"
+// CHECK:        %[[G:.*]] = tfm.packed_linear ins(%[[QB]], %[[KB]] : tensor<?x64xf32>, tensor<?x64x32xf32>) outs(%[[CB]] : tensor<?x?xf32>) activation none
 // CHECK-NOT:  linalg.generic
 // CHECK:        %[[NEXT:.*]] = tensor.insert_slice %[[G]] into %[[ACC]][%[[B]], 0, 0]
 // CHECK-NOT:  linalg.generic

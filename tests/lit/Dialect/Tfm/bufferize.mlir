@@ -12,7 +12,7 @@
 // CHECK:         tfm.packed_linear ins(%[[ROW]], %[[W]] : memref<2x4xf32, strided<[28, 1]{{.*}}>>, {{.*}}) outs(%[[Y]] : {{.*}})
 func.func @reads_row_slice_in_place(%x: tensor<2x7x4xf32>, %w: tensor<1x4x8xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %row = tensor.extract_slice %x[0, 0, 0] [2, 1, 4] [1, 1, 1] : tensor<2x7x4xf32> to tensor<2x4xf32>
-  %r = tfm.packed_linear ins(%row, %w : tensor<2x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<2x3xf32>) activation "none" -> tensor<2x3xf32>
+  %r = tfm.packed_linear ins(%row, %w : tensor<2x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<2x3xf32>) activation none -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
 
@@ -29,7 +29,7 @@ func.func @reads_row_slice_in_place(%x: tensor<2x7x4xf32>, %w: tensor<1x4x8xf32>
 // CHECK:         tfm.packed_linear ins(%[[DENSE]], %[[W]] : memref<2x3x4xf32>, {{.*}}) outs(%[[Y]] : {{.*}})
 func.func @copies_strided_rank3_input(%x: tensor<2x7x4xf32>, %w: tensor<1x4x8xf32>, %y: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
   %rows = tensor.extract_slice %x[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x7x4xf32> to tensor<2x3x4xf32>
-  %r = tfm.packed_linear ins(%rows, %w : tensor<2x3x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<2x3x3xf32>) activation "none" -> tensor<2x3x3xf32>
+  %r = tfm.packed_linear ins(%rows, %w : tensor<2x3x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<2x3x3xf32>) activation none -> tensor<2x3x3xf32>
   return %r : tensor<2x3x3xf32>
 }
 
@@ -47,7 +47,7 @@ func.func @copies_strided_rank3_input(%x: tensor<2x7x4xf32>, %w: tensor<1x4x8xf3
 // CHECK:         memref.copy %[[DENSE]], %[[VIEW]]
 func.func @copies_strided_init(%x: tensor<3x4xf32>, %w: tensor<1x4x8xf32>, %out: tensor<3x6xf32>) -> tensor<3x6xf32> {
   %slot = tensor.extract_slice %out[0, 0] [3, 3] [1, 2] : tensor<3x6xf32> to tensor<3x3xf32>
-  %r = tfm.packed_linear ins(%x, %w : tensor<3x4xf32>, tensor<1x4x8xf32>) outs(%slot : tensor<3x3xf32>) activation "none" -> tensor<3x3xf32>
+  %r = tfm.packed_linear ins(%x, %w : tensor<3x4xf32>, tensor<1x4x8xf32>) outs(%slot : tensor<3x3xf32>) activation none -> tensor<3x3xf32>
   %y = tensor.insert_slice %r into %out[0, 0] [3, 3] [1, 2] : tensor<3x3xf32> into tensor<3x6xf32>
   return %y : tensor<3x6xf32>
 }
@@ -91,6 +91,6 @@ func.func @attention_copies_strided_head(%qkv: tensor<2x3x12xf32>, %o: tensor<2x
 // CHECK-NOT:     memref.copy
 // CHECK:         tfm.packed_linear
 func.func @keeps_contiguous(%x: tensor<3x4xf32>, %w: tensor<1x4x8xf32>, %y: tensor<3x3xf32>) -> tensor<3x3xf32> {
-  %r = tfm.packed_linear ins(%x, %w : tensor<3x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<3x3xf32>) activation "none" -> tensor<3x3xf32>
+  %r = tfm.packed_linear ins(%x, %w : tensor<3x4xf32>, tensor<1x4x8xf32>) outs(%y : tensor<3x3xf32>) activation none -> tensor<3x3xf32>
   return %r : tensor<3x3xf32>
 }

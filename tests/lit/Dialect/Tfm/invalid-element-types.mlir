@@ -34,7 +34,7 @@ func.func @linear_mixed(%x: tensor<?x4xbf16>, %w: tensor<3x4xf32>) -> tensor<?x3
 
 func.func @mean_i8(%q: tensor<3xi8>) -> tensor<i8> {
   // expected-error @+1 {{'tfm.reduce' op mean needs a float input, got 'i8'}}
-  %0 = tfm.reduce "mean" %q dims [0] : tensor<3xi8> -> tensor<i8>
+  %0 = tfm.reduce mean %q dims [0] : tensor<3xi8> -> tensor<i8>
   return %0 : tensor<i8>
 }
 

@@ -52,8 +52,9 @@ func.func @logical_and_floats(%a: tensor<3xf32>) -> tensor<3xf32> {
 // -----
 
 func.func @compare_predicate(%a: tensor<3xf32>) -> tensor<3xi1> {
-  // expected-error @+1 {{'tfm.compare' op predicate must be lt, le, gt, ge, eq or ne, got "less"}}
-  %0 = tfm.compare "less" %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
+  // expected-error @+2 {{expected ::mlir::tfm::ComparePredicate to be one of: lt, le, gt, ge, eq, ne}}
+  // expected-error @+1 {{failed to parse Tfm_ComparePredicateAttr parameter 'value'}}
+  %0 = tfm.compare less %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
 
@@ -61,7 +62,7 @@ func.func @compare_predicate(%a: tensor<3xf32>) -> tensor<3xi1> {
 
 func.func @compare_mixed_types(%a: tensor<3xf32>, %b: tensor<3xi64>) -> tensor<3xi1> {
   // expected-error @+1 {{'tfm.compare' op mixes the element types 'i64' and 'f32'}}
-  %0 = tfm.compare "lt" %a, %b : tensor<3xf32>, tensor<3xi64> -> tensor<3xi1>
+  %0 = tfm.compare lt %a, %b : tensor<3xf32>, tensor<3xi64> -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
 
@@ -84,8 +85,9 @@ func.func @cast_shape(%a: tensor<2x3xi64>) -> tensor<3x2xf32> {
 // -----
 
 func.func @reduce_kind(%a: tensor<2x3xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'tfm.reduce' op kind must be sum, mean, max or min, got "prod"}}
-  %0 = tfm.reduce "prod" %a dims [1] : tensor<2x3xf32> -> tensor<2xf32>
+  // expected-error @+2 {{expected ::mlir::tfm::ReduceKind to be one of: sum, mean, max, min}}
+  // expected-error @+1 {{failed to parse Tfm_ReduceKindAttr parameter 'value'}}
+  %0 = tfm.reduce prod %a dims [1] : tensor<2x3xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
@@ -93,7 +95,7 @@ func.func @reduce_kind(%a: tensor<2x3xf32>) -> tensor<2xf32> {
 
 func.func @reduce_mean_integers(%a: tensor<2x3xi64>) -> tensor<2xi64> {
   // expected-error @+1 {{'tfm.reduce' op mean needs a float input, got 'i64'}}
-  %0 = tfm.reduce "mean" %a dims [1] : tensor<2x3xi64> -> tensor<2xi64>
+  %0 = tfm.reduce mean %a dims [1] : tensor<2x3xi64> -> tensor<2xi64>
   return %0 : tensor<2xi64>
 }
 
@@ -101,7 +103,7 @@ func.func @reduce_mean_integers(%a: tensor<2x3xi64>) -> tensor<2xi64> {
 
 func.func @reduce_dims_unsorted(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{'tfm.reduce' op dims must be distinct, sorted and within rank 3}}
-  %0 = tfm.reduce "sum" %a dims [2, 0] : tensor<2x3x4xf32> -> tensor<3xf32>
+  %0 = tfm.reduce sum %a dims [2, 0] : tensor<2x3x4xf32> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
 
@@ -109,7 +111,7 @@ func.func @reduce_dims_unsorted(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
 
 func.func @reduce_keepdim_shape(%a: tensor<2x3xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{'tfm.reduce' op result shape [2] does not match the inferred shape [2, 1]}}
-  %0 = tfm.reduce "max" %a dims [1] keepdim : tensor<2x3xf32> -> tensor<2xf32>
+  %0 = tfm.reduce max %a dims [1] keepdim : tensor<2x3xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 

@@ -747,8 +747,9 @@ func.func @sdpa_dynamic_head_dim_default_scale(%q: tensor<?x?xf32>) -> tensor<?x
 // -----
 
 func.func @gelu_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'tfm.gelu' op approximate must be "none" or "tanh", got "sigmoid"}}
-  %0 = tfm.gelu %x {approximate = "sigmoid"} : tensor<4xf32>
+  // expected-error @+2 {{expected ::mlir::tfm::GeluApproximation to be one of: none, tanh}}
+  // expected-error @+1 {{failed to parse Tfm_GeluApproximationAttr parameter 'value'}}
+  %0 = tfm.gelu %x approximate sigmoid : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -882,7 +883,7 @@ func.func @sdpa_mask_rank_0(%q: tensor<?x8xf32>, %m: tensor<i1>) -> tensor<?x8xf
 
 func.func @packed_linear_mixed(%x: tensor<?x3xf32>, %w: memref<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op operands must all be ranked tensors or all memrefs}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, memref<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, memref<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -890,7 +891,7 @@ func.func @packed_linear_mixed(%x: tensor<?x3xf32>, %w: memref<1x3x8xf32>, %y: t
 
 func.func @packed_linear_features(%x: tensor<?x4xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 4] does not have the packed weight's 3 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -898,7 +899,7 @@ func.func @packed_linear_features(%x: tensor<?x4xf32>, %w: tensor<1x3x8xf32>, %y
 
 func.func @packed_linear_panels(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x9xf32>) -> tensor<?x9xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op init [?, 9] needs 1 to 8 static output features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x9xf32>) activation "none" -> tensor<?x9xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x9xf32>) activation none -> tensor<?x9xf32>
   return %0 : tensor<?x9xf32>
 }
 
@@ -906,7 +907,7 @@ func.func @packed_linear_panels(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: 
 
 func.func @packed_linear_bias(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %b: tensor<2xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op bias must be [8] (padded)}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) bias(%b : tensor<2xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) bias(%b : tensor<2xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -914,7 +915,7 @@ func.func @packed_linear_bias(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %b: te
 
 func.func @packed_linear_dynamic_width(%x: tensor<?x3xf32>, %w: tensor<1x3x?xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K, width] with a static width}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x?xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x?xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -924,7 +925,7 @@ func.func @packed_linear_dynamic_width(%x: tensor<?x3xf32>, %w: tensor<1x3x?xf32
 // its K must still agree with the input's where both are static.
 func.func @packed_linear_dynamic_depth(%x: tensor<?x4xf32>, %w: tensor<?x3x8xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 4] does not have the packed weight's 3 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<?x3x8xf32>) outs(%y : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x4xf32>, tensor<?x3x8xf32>) outs(%y : tensor<?x?xf32>) activation none -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
@@ -932,15 +933,16 @@ func.func @packed_linear_dynamic_depth(%x: tensor<?x4xf32>, %w: tensor<?x3x8xf32
 
 func.func @packed_linear_dynamic_bias(%x: tensor<?x?xf32>, %w: tensor<?x?x8xf32>, %b: tensor<8xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op a bias needs a packed weight of static shape}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x?xf32>, tensor<?x?x8xf32>) bias(%b : tensor<8xf32>) outs(%y : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x?xf32>, tensor<?x?x8xf32>) bias(%b : tensor<8xf32>) outs(%y : tensor<?x?xf32>) activation none -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
 // -----
 
 func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op unknown activation 'swish'}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation "swish" -> tensor<?x2xf32>
+  // expected-error @+2 {{expected ::mlir::tfm::Activation to be one of: none, relu, gelu, gelu_tanh}}
+  // expected-error @+1 {{failed to parse Tfm_ActivationAttr parameter 'value'}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) outs(%y : tensor<?x2xf32>) activation swish -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -951,7 +953,7 @@ func.func @packed_linear_activation(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, 
 
 func.func @packed_linear_i8_without_dequant(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -959,7 +961,7 @@ func.func @packed_linear_i8_without_dequant(%x: tensor<?x3xf32>, %w: tensor<1x1x
 
 func.func @packed_linear_f32_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x3x8xf32>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x3x8xf32>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -967,7 +969,7 @@ func.func @packed_linear_f32_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x3x8x
 
 func.func @packed_linear_bf16_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x2x16xbf16>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xbf16>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xbf16>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -975,7 +977,7 @@ func.func @packed_linear_bf16_with_dequant(%x: tensor<?x3xf32>, %w: tensor<1x2x1
 
 func.func @packed_linear_f16(%x: tensor<?x3xf32>, %w: tensor<1x2x16xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op packed weight must be f32, bf16 or i8}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x16xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -983,7 +985,7 @@ func.func @packed_linear_f16(%x: tensor<?x3xf32>, %w: tensor<1x2x16xf16>, %y: te
 
 func.func @packed_linear_sums_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf32>, %u: tensor<8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op weight_sums has the wrong element type}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -991,7 +993,7 @@ func.func @packed_linear_sums_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %
 
 func.func @packed_linear_scales_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf16>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op weight_scales has the wrong element type}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf16>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf16>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -999,7 +1001,7 @@ func.func @packed_linear_scales_type(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>,
 
 func.func @packed_linear_scales_shape(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>, %s: tensor<2xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op weight_scales must be [8] (padded)}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<2xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<2xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1007,7 +1009,7 @@ func.func @packed_linear_scales_shape(%x: tensor<?x3xf32>, %w: tensor<1x1x32xi8>
 
 func.func @packed_linear_bf16_width(%x: tensor<?x3xf32>, %w: tensor<1x2x15xbf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K / 2, width * 2] with a static width}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x15xbf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x2x15xbf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1015,7 +1017,7 @@ func.func @packed_linear_bf16_width(%x: tensor<?x3xf32>, %w: tensor<1x2x15xbf16>
 
 func.func @packed_linear_i8_width(%x: tensor<?x3xf32>, %w: tensor<1x1x30xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op packed weight must be [panels, K / 4, width * 4] with a static width}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x30xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x3xf32>, tensor<1x1x30xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1024,7 +1026,7 @@ func.func @packed_linear_i8_width(%x: tensor<?x3xf32>, %w: tensor<1x1x30xi8>, %s
 // K = 5 in pairs is 3 deep, in quads 2.
 func.func @packed_linear_bf16_depth(%x: tensor<?x5xf32>, %w: tensor<1x2x16xbf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 5] does not have the packed weight's about 4 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x2x16xbf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x2x16xbf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1032,7 +1034,7 @@ func.func @packed_linear_bf16_depth(%x: tensor<?x5xf32>, %w: tensor<1x2x16xbf16>
 
 func.func @packed_linear_i8_depth(%x: tensor<?x5xf32>, %w: tensor<1x1x32xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 5] does not have the packed weight's about 4 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x5xf32>, tensor<1x1x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1145,7 +1147,7 @@ func.func @attention_map_shapes(%q: tensor<2x4x3x8xf32>, %k: tensor<2x3x5x8xf32>
 
 func.func @packed_linear_blocks_with_sums(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op block scales take no weight_sums}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s, %u : tensor<1x8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s, %u : tensor<1x8xf32>, tensor<8xi32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1153,7 +1155,7 @@ func.func @packed_linear_blocks_with_sums(%x: tensor<?x32xf32>, %w: tensor<1x8x3
 
 func.func @packed_linear_blocks_k(%x: tensor<?x36xf32>, %w: tensor<1x9x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op block scales need a static K that is a multiple of 32, not [?, 36]}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x36xf32>, tensor<1x9x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x36xf32>, tensor<1x9x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1161,7 +1163,7 @@ func.func @packed_linear_blocks_k(%x: tensor<?x36xf32>, %w: tensor<1x9x32xi8>, %
 
 func.func @packed_linear_blocks_shape(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op block weight_scales must be [2, 8] (K / 32, padded N)}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1169,7 +1171,7 @@ func.func @packed_linear_blocks_shape(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi
 
 func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op weight_scales has the wrong element type}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1177,7 +1179,7 @@ func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>
 
 func.func @packed_linear_blocks_f32(%x: tensor<?x32xf32>, %w: tensor<1x32x8xf32>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op an i8 packed weight, and only it, takes weight_scales and weight_sums}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x32x8xf32>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x32x8xf32>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1195,6 +1197,6 @@ func.func @q8_0_blocks_not_bytes() -> tensor<2x32xf32> {
 // values per byte, Q4_0): nothing else.
 func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 48 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }

@@ -13,12 +13,12 @@ func.func @low_precision_math(%x: tensor<?x4xbf16>, %c: tensor<bf16>,
   %1 = tfm.div %x, %x : tensor<?x4xbf16>, tensor<?x4xbf16> -> tensor<?x4xbf16>
   // CHECK: tfm.exp %{{.*}} : tensor<2x?xf16>
   %2 = tfm.exp %h : tensor<2x?xf16>
-  // CHECK: tfm.compare "lt" %{{.*}}, %{{.*}} : tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xi1>
-  %3 = tfm.compare "lt" %x, %c : tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xi1>
+  // CHECK: tfm.compare lt %{{.*}}, %{{.*}} : tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xi1>
+  %3 = tfm.compare lt %x, %c : tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xi1>
   // CHECK: tfm.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xi1>, tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xbf16>
   %4 = tfm.where %3, %x, %c : tensor<?x4xi1>, tensor<?x4xbf16>, tensor<bf16> -> tensor<?x4xbf16>
-  // CHECK: tfm.reduce "mean" %{{.*}} dims [1] : tensor<2x?xf16> -> tensor<2xf16>
-  %5 = tfm.reduce "mean" %h dims [1] : tensor<2x?xf16> -> tensor<2xf16>
+  // CHECK: tfm.reduce mean %{{.*}} dims [1] : tensor<2x?xf16> -> tensor<2xf16>
+  %5 = tfm.reduce mean %h dims [1] : tensor<2x?xf16> -> tensor<2xf16>
   // CHECK: tfm.softmax %{{.*}}, -1 : tensor<?x4xbf16>
   %6 = tfm.softmax %x, -1 : tensor<?x4xbf16>
   // CHECK: tfm.scale %{{.*}}, 5.000000e-01 {divide} : tensor<2x?xf16>
@@ -56,8 +56,8 @@ func.func @bytes(%q: tensor<?x3xi8>, %c: tensor<i8>) {
   %1 = tfm.mul %q, %q : tensor<?x3xi8>, tensor<?x3xi8> -> tensor<?x3xi8>
   // CHECK: tfm.neg %{{.*}} : tensor<?x3xi8>
   %2 = tfm.neg %q : tensor<?x3xi8>
-  // CHECK: tfm.reduce "max" %{{.*}} dims [0] : tensor<?x3xi8> -> tensor<3xi8>
-  %3 = tfm.reduce "max" %q dims [0] : tensor<?x3xi8> -> tensor<3xi8>
+  // CHECK: tfm.reduce max %{{.*}} dims [0] : tensor<?x3xi8> -> tensor<3xi8>
+  %3 = tfm.reduce max %q dims [0] : tensor<?x3xi8> -> tensor<3xi8>
   // CHECK: tfm.concat %{{.*}}, %{{.*}} dim 1 : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x6xi8>
   %4 = tfm.concat %q, %q dim 1 : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x6xi8>
   // CHECK: tfm.permute %{{.*}} [1, 0] : tensor<?x3xi8> -> tensor<3x?xi8>

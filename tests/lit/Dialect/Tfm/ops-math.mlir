@@ -58,8 +58,8 @@ func.func @unary(%x: tensor<?x4xf32>, %i: tensor<3xi32>, %b: tensor<2x?xi1>) {
 // CHECK-SAME: (%[[M:.*]]: tensor<?x?xi64>, %[[Z:.*]]: tensor<i64>, %[[X:.*]]: tensor<?x?xf32>, %[[B:.*]]: tensor<?xi1>)
 func.func @predicates(%m: tensor<?x?xi64>, %z: tensor<i64>, %x: tensor<?x?xf32>,
                       %b: tensor<?xi1>) {
-  // CHECK: %[[P:.*]] = tfm.compare "eq" %[[M]], %[[Z]] : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
-  %p = tfm.compare "eq" %m, %z : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
+  // CHECK: %[[P:.*]] = tfm.compare eq %[[M]], %[[Z]] : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
+  %p = tfm.compare eq %m, %z : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
   // CHECK: %[[Q:.*]] = tfm.logical_and %[[P]], %[[B]] : tensor<?x?xi1>, tensor<?xi1> -> tensor<?x?xi1>
   %q = tfm.logical_and %p, %b : tensor<?x?xi1>, tensor<?xi1> -> tensor<?x?xi1>
   // CHECK: tfm.logical_or %[[Q]], %[[B]]
@@ -74,10 +74,10 @@ func.func @predicates(%m: tensor<?x?xi64>, %z: tensor<i64>, %x: tensor<?x?xf32>,
 // CHECK-LABEL: func.func @shapes
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[B:.*]]: index, %[[S:.*]]: index)
 func.func @shapes(%x: tensor<?x?x64xf32>, %b: index, %s: index) {
-  // CHECK: tfm.reduce "mean" %[[X]] dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
-  %0 = tfm.reduce "mean" %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
-  // CHECK: tfm.reduce "sum" %[[X]] dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
-  %1 = tfm.reduce "sum" %x dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
+  // CHECK: tfm.reduce mean %[[X]] dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+  %0 = tfm.reduce mean %x dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+  // CHECK: tfm.reduce sum %[[X]] dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
+  %1 = tfm.reduce sum %x dims [0, 2] : tensor<?x?x64xf32> -> tensor<?xf32>
   // CHECK: tfm.reshape %[[X]][%[[B]], %[[S]]] : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
   %2 = tfm.reshape %x [%b, %s] : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
   // CHECK: tfm.permute %{{.*}} [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>

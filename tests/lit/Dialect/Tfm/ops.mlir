@@ -246,9 +246,9 @@ func.func @activations(%x: tensor<?x8xf32>)
   %0 = tfm.relu %x : tensor<?x8xf32>
   // The default approximation is not printed.
   // CHECK: tfm.gelu %[[X]] : tensor<?x8xf32>
-  %1 = tfm.gelu %x {approximate = "none"} : tensor<?x8xf32>
-  // CHECK: tfm.gelu %[[X]] {approximate = "tanh"} : tensor<?x8xf32>
-  %2 = tfm.gelu %x {approximate = "tanh"} : tensor<?x8xf32>
+  %1 = tfm.gelu %x approximate none : tensor<?x8xf32>
+  // CHECK: tfm.gelu %[[X]] approximate tanh : tensor<?x8xf32>
+  %2 = tfm.gelu %x approximate tanh : tensor<?x8xf32>
   return %0, %1, %2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }
 
@@ -320,21 +320,21 @@ func.func @multi_head_attention_options(%x: tensor<2x5x8xf32>, %m: tensor<2x7x8x
 }
 
 // CHECK-LABEL: func.func @packed_linear(
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%{{.*}} : tensor<16xf32>) residual(%{{.*}} : tensor<?x7x13xf32>) outs(%{{.*}} : tensor<?x7x13xf32>) activation "gelu" -> tensor<?x7x13xf32>
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : memref<?x3xf32>, memref<2x3x8xf32>) outs(%{{.*}} : memref<?x13xf32>) activation "relu"
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%{{.*}} : tensor<16xf32>) residual(%{{.*}} : tensor<?x7x13xf32>) outs(%{{.*}} : tensor<?x7x13xf32>) activation gelu -> tensor<?x7x13xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : memref<?x3xf32>, memref<2x3x8xf32>) outs(%{{.*}} : memref<?x13xf32>) activation relu
 func.func @packed_linear(%x: tensor<?x7x3xf32>, %w: tensor<2x3x8xf32>, %b: tensor<16xf32>, %r: tensor<?x7x13xf32>, %i: tensor<?x7x13xf32>,
                          %mx: memref<?x3xf32>, %mw: memref<2x3x8xf32>, %my: memref<?x13xf32>) -> tensor<?x7x13xf32> {
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%b : tensor<16xf32>) residual(%r : tensor<?x7x13xf32>) outs(%i : tensor<?x7x13xf32>) activation "gelu" -> tensor<?x7x13xf32>
-  tfm.packed_linear ins(%mx, %mw : memref<?x3xf32>, memref<2x3x8xf32>) outs(%my : memref<?x13xf32>) activation "relu"
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x7x3xf32>, tensor<2x3x8xf32>) bias(%b : tensor<16xf32>) residual(%r : tensor<?x7x13xf32>) outs(%i : tensor<?x7x13xf32>) activation gelu -> tensor<?x7x13xf32>
+  tfm.packed_linear ins(%mx, %mw : memref<?x3xf32>, memref<2x3x8xf32>) outs(%my : memref<?x13xf32>) activation relu
   return %0 : tensor<?x7x13xf32>
 }
 
 // The i8 forms: per-column scales and sums, or block scales alone (Q8_0).
 // CHECK-LABEL: func.func @packed_linear_i8(
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xi32>) outs(%{{.*}} : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}} : tensor<2x8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xi32>) outs(%{{.*}} : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%{{.*}} : tensor<2x8xf32>) outs(%{{.*}} : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
 func.func @packed_linear_i8(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %bs: tensor<2x8xf32>, %i: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%i : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
-  %1 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%bs : tensor<2x8xf32>) outs(%i : tensor<?x5xf32>) activation "none" -> tensor<?x5xf32>
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) outs(%i : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+  %1 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%bs : tensor<2x8xf32>) outs(%i : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
   return %0, %1 : tensor<?x5xf32>, tensor<?x5xf32>
 }
