@@ -1,5 +1,6 @@
 //===- Checkpoint.cpp - A weights file, safetensors or GGUF ---------------===//
 #include "compiler/Checkpoint/Checkpoint.h"
+#include "compiler/Checkpoint/LlamaCppNames.h"
 #include "tfm/gguf.h"
 #include "tfm/safetensors.h"
 
@@ -153,6 +154,8 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const std::string &path,
     return nullptr;
   for (const ::tfm::SafeTensorEntry &entry : result->safetensors->entries())
     result->tensors.emplace(entry.name, fromSafeTensors(entry));
+  result->readConfigJson();
+  result->addLlamaCppNames();
   return result;
 }
 
@@ -252,6 +255,169 @@ std::string Checkpoint::configSource() const {
   return configJsonPath(filePath);
 }
 
+namespace {
+/// `key` in `json`: a member, or with dots a member of a member
+/// ("rope_scaling.factor"); a whole key with dots is tried first.
+const llvm::json::Value *lookupJson(const llvm::json::Value &json,
+                                    llvm::StringRef key) {
+  const llvm::json::Value *value =
+      json.getAsObject() ? json.getAsObject()->get(key) : nullptr;
+  if (value)
+    return value;
+  value = &json;
+  llvm::StringRef rest = key;
+  while (value && !rest.empty()) {
+    auto [head, tail] = rest.split('.');
+    const llvm::json::Object *object = value->getAsObject();
+    value = object ? object->get(head) : nullptr;
+    rest = tail;
+  }
+  return value;
+}
+} // namespace
+
+void Checkpoint::readConfigJson() {
+  std::string path = configJsonPath(filePath);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    if (buffer.getError() != std::errc::no_such_file_or_directory)
+      configError = path + ": " + buffer.getError().message();
+    return;
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    configError = path + ": " + llvm::toString(json.takeError());
+    return;
+  }
+  configJson = std::make_unique<llvm::json::Value>(std::move(*json));
+}
+
+void Checkpoint::addLlamaCppNames() {
+  if (!configJson)
+    return;
+  const llvm::json::Value *modelType = lookupJson(*configJson, "model_type");
+  std::optional<llvm::StringRef> type =
+      modelType ? modelType->getAsString() : std::nullopt;
+  if (!type)
+    return;
+  llamaCppArch = mlir::tfm::llamaCppArchitecture(std::string_view(*type));
+  if (llamaCppArch.empty())
+    return;
+  auto integer = [&](llvm::StringRef key) -> int64_t {
+    const llvm::json::Value *v = lookupJson(*configJson, key);
+    return v ? v->getAsInteger().value_or(0) : 0;
+  };
+  int64_t heads = integer("num_attention_heads");
+  int64_t kvHeads = integer("num_key_value_heads");
+  if (kvHeads == 0)
+    kvHeads = heads;
+  std::vector<CheckpointTensor> added;
+  for (const auto &[name, tensor] : tensors) {
+    std::optional<LlamaCppTensor> mapped =
+        llamaCppTensorName(llamaCppArch, name);
+    // A file that already holds the llama.cpp name keeps its own tensor.
+    if (!mapped || tensors.count(mapped->name))
+      continue;
+    CheckpointTensor alias = tensor;
+    alias.name = mapped->name;
+    switch (mapped->transform) {
+    case LlamaCppTransform::None:
+      break;
+    case LlamaCppTransform::PermuteQueryHeads:
+    case LlamaCppTransform::PermuteKeyHeads: {
+      // LlamaModel.permute: rows [head, 2, half] -> [head, half, 2]. The
+      // rows move as they are stored (any dtype), unconverted.
+      int64_t n = mapped->transform == LlamaCppTransform::PermuteQueryHeads
+                      ? heads
+                      : kvHeads;
+      int64_t rows = tensor.shape.empty() ? 0 : tensor.shape[0];
+      if (n <= 0 || rows % (2 * n) != 0 || tensor.byteSize % rows != 0)
+        continue; // Not a projection of these heads: no llama.cpp name.
+      size_t rowBytes = tensor.byteSize / size_t(rows);
+      int64_t half = rows / n / 2;
+      auto &bytes = transformed.emplace_back(tensor.byteSize);
+      auto *from = static_cast<const unsigned char *>(tensor.data);
+      for (int64_t h = 0; h < n; ++h)
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t i = 0; i < half; ++i)
+            std::memcpy(
+                bytes.data() + size_t((h * half + i) * 2 + j) * rowBytes,
+                from + size_t((h * 2 + j) * half + i) * rowBytes, rowBytes);
+      alias.data = bytes.data();
+      break;
+    }
+    case LlamaCppTransform::AddOne: {
+      // Gemma's norms multiply by 1 + w in f32; the file stores w + 1 (in
+      // f32, whatever the checkpoint's type).
+      if (tensor.element != CheckpointElement::F32)
+        continue;
+      int64_t count = tensor.elementCount();
+      auto &bytes = transformed.emplace_back(size_t(count) * sizeof(float));
+      auto *values = reinterpret_cast<float *>(bytes.data());
+      if (tensor.converts)
+        toF32(tensor, values);
+      else
+        std::memcpy(values, tensor.data, bytes.size());
+      for (int64_t i = 0; i < count; ++i)
+        values[i] += 1.0f;
+      alias.data = bytes.data();
+      alias.byteSize = bytes.size();
+      alias.dtype = "F32";
+      alias.converts = false;
+      break;
+    }
+    }
+    added.push_back(std::move(alias));
+  }
+  for (CheckpointTensor &t : added) {
+    std::string name = t.name;
+    tensors.emplace(std::move(name), std::move(t));
+  }
+}
+
+std::optional<CheckpointConfig>
+Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
+  if (key == "general.architecture") {
+    CheckpointConfig c;
+    c.kind = CheckpointConfig::Kind::String;
+    c.text = llamaCppArch;
+    return c;
+  }
+  llvm::StringRef suffix = key;
+  if (!suffix.consume_front(llamaCppArch + "."))
+    return std::nullopt;
+  // Gemma 3: transformers 5 states which layers are local as a list;
+  // llama.cpp's key is the period of that list.
+  if (suffix == "attention.sliding_window_pattern") {
+    if (const llvm::json::Value *types =
+            lookupJson(*configJson, "layer_types")) {
+      std::vector<std::string> list;
+      if (const llvm::json::Array *array = types->getAsArray())
+        for (const llvm::json::Value &v : *array)
+          list.push_back(v.getAsString().value_or("").str());
+      std::optional<int64_t> pattern = slidingWindowPattern(list);
+      if (!pattern) {
+        error = configJsonPath(filePath) +
+                ": 'layer_types' is not a pattern of sliding_attention "
+                "layers with every P-th full_attention, which " +
+                key + " describes";
+        return std::nullopt;
+      }
+      CheckpointConfig c;
+      c.number = double(*pattern);
+      c.isInteger = true;
+      return c;
+    }
+  }
+  for (const std::string &hfKey : hfConfigKeys(llamaCppArch, suffix.str()))
+    if (const llvm::json::Value *value = lookupJson(*configJson, hfKey))
+      if (value->kind() != llvm::json::Value::Null)
+        return fromJsonValue(*value);
+  return std::nullopt;
+}
+
 std::optional<CheckpointConfig> Checkpoint::config(const std::string &key,
                                                    std::string &error) const {
   if (gguf) {
@@ -260,35 +426,23 @@ std::optional<CheckpointConfig> Checkpoint::config(const std::string &key,
       return std::nullopt;
     return fromGgufValue(*value);
   }
-  std::string path = configJsonPath(filePath);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    if (buffer.getError() == std::errc::no_such_file_or_directory)
+  if (!configError.empty()) {
+    error = configError;
+    return std::nullopt;
+  }
+  if (!configJson)
+    return std::nullopt;
+  // llama.cpp's keys, for a decoder that answers to them; any other key is
+  // config.json's own.
+  if (!llamaCppArch.empty()) {
+    std::optional<CheckpointConfig> mapped = llamaCppConfig(key, error);
+    if (mapped || !error.empty())
+      return mapped;
+    if (key == "general.architecture" ||
+        llvm::StringRef(key).starts_with(llamaCppArch + "."))
       return std::nullopt;
-    error = path + ": " + buffer.getError().message();
-    return std::nullopt;
   }
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json) {
-    error = path + ": " + llvm::toString(json.takeError());
-    return std::nullopt;
-  }
-  // A key names a member, or with dots a member of a member
-  // ("rope_scaling.factor"); a whole key with dots is tried first.
-  const llvm::json::Value *value =
-      json->getAsObject() ? json->getAsObject()->get(key) : nullptr;
-  if (!value) {
-    value = &*json;
-    llvm::StringRef rest = key;
-    while (value && !rest.empty()) {
-      auto [head, tail] = rest.split('.');
-      const llvm::json::Object *object = value->getAsObject();
-      value = object ? object->get(head) : nullptr;
-      rest = tail;
-    }
-  }
+  const llvm::json::Value *value = lookupJson(*configJson, key);
   if (!value)
     return std::nullopt;
   return fromJsonValue(*value);

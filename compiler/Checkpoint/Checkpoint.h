@@ -7,18 +7,28 @@
 // tfm-bind-weights (weight values) share, so that the two can never
 // disagree on what a tensor's element type is.
 //
+// A transformers checkpoint of a decoder architecture llama.cpp knows
+// (config.json's model_type llama, qwen2, gemma3_text) also answers to
+// llama.cpp's tensor names and metadata keys, with the values its converter
+// would write (LlamaCppNames.h): one .tfm file serves both formats.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_COMPILER_CHECKPOINT_CHECKPOINT_H
 #define TFM_COMPILER_CHECKPOINT_CHECKPOINT_H
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace llvm::json {
+class Value;
+} // namespace llvm::json
 
 namespace tfm {
 class GgufFile;
@@ -98,14 +108,31 @@ public:
                                          std::string &error) const;
   /// Where config() looks: "PATH's metadata" or the config.json's path.
   std::string configSource() const;
+  /// The llama.cpp architecture a transformers checkpoint answers as
+  /// ("llama", "qwen2", "gemma3"), or empty.
+  const std::string &llamaCppArchitecture() const { return llamaCppArch; }
 
 private:
   Checkpoint() = default;
+  /// Reads the config.json beside a .safetensors file (once: config()
+  /// answers from it).
+  void readConfigJson();
+  /// Adds the llama.cpp names of a transformers decoder's tensors.
+  void addLlamaCppNames();
+  std::optional<CheckpointConfig> llamaCppConfig(const std::string &key,
+                                                 std::string &error) const;
 
   std::string filePath;
   std::unique_ptr<::tfm::SafeTensorsFile> safetensors;
   std::unique_ptr<::tfm::GgufFile> gguf;
   std::map<std::string, CheckpointTensor, std::less<>> tensors;
+  /// A .safetensors file's config.json, parsed; or why it could not be.
+  std::unique_ptr<llvm::json::Value> configJson;
+  std::string configError;
+  std::string llamaCppArch;
+  /// The values of tensors that a llama.cpp name sees transformed (permuted
+  /// rows, Gemma's norm + 1), which the mapping cannot hold.
+  std::deque<std::vector<unsigned char>> transformed;
 };
 
 } // namespace mlir::tfm

@@ -537,6 +537,7 @@ LogicalResult Compilation::run() {
     if (!weights)
       return fail(error);
     weightShapes = std::make_unique<CheckpointWeightShapes>(*weights);
+    weightShapes->remarks = options.remarks;
   }
 
   FailureOr<OwningOpRef<ModuleOp>> parsed =

@@ -8,6 +8,7 @@
 #include "compiler/Frontend/Builtins.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -99,6 +100,21 @@ FailureOr<ExprValue> buildConfig(BoundCall &c) {
                   "true/false";
       ExprValue result = *fallback;
       result.loc = c.nameLocation();
+      if (source && source->remarksOnDefaults()) {
+        InFlightDiagnostic remark = emitRemark(c.loc);
+        remark << "config(): '" << key << "' is not in " << where
+               << ": using the default ";
+        if (fallback->kind == ExprValue::string)
+          remark << "\"" << fallback->str << "\"";
+        else if (fallback->kind == ExprValue::boolean)
+          remark << (fallback->flag ? "true" : "false");
+        else if (fallback->isInteger)
+          remark << int64_t(fallback->num);
+        else
+          remark << (llvm::formatv("{0}", fallback->num).str());
+        if (c.has("note"))
+          remark << " (" << c.string("note") << ")";
+      }
       return result;
     }
     if (where.empty())
@@ -127,6 +143,22 @@ FailureOr<ExprValue> buildConfig(BoundCall &c) {
   case WeightShapes::ConfigValue::unsupported:
     return c.errorAt("key") << "config(): " << value->str;
   }
+  return result;
+}
+
+/// has_weight("name"): whether the weights file (or a `param`) holds the
+/// weight, for the compile-time `if` of a layer a checkpoint may or may not
+/// have (Qwen2's q/k/v biases).
+FailureOr<ExprValue> buildHasWeight(BoundCall &c) {
+  const ExprValue *name = c.value("name");
+  if (!name || name->kind != ExprValue::string)
+    return c.errorAt("name")
+           << "has_weight(): 'name' must be a weight's name (a string)";
+  WeightShapes *source = c.builder.weightSource();
+  ExprValue result;
+  result.kind = ExprValue::boolean;
+  result.loc = c.nameLocation();
+  result.flag = source && source->lookup(c.builder.getContext(), name->str);
   return result;
 }
 
@@ -816,9 +848,11 @@ std::vector<Builtin> shapeBuiltins() {
        buildSplit},
       {"arange", {operand("a"), any("b"), integer("step", 1)}, buildArange},
       {"config",
-       {string("key", std::nullopt, kEither), any("default", kKeyword)},
+       {string("key", std::nullopt, kEither), any("default", kKeyword),
+        string("note")},
        buildConfig},
       {"first_weight", {any("names", kPositional)}, buildFirstWeight},
+      {"has_weight", {any("name", kPositional)}, buildHasWeight},
       {"unsqueeze",
        {input(), integer("dim")},
        [](BoundCall &c) -> R {

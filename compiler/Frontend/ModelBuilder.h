@@ -116,6 +116,10 @@ public:
   /// Where config() looks, for messages ("model.gguf's metadata"); empty
   /// without a weights file.
   virtual std::string configSource() const { return ""; }
+  /// Whether config() reports each default it takes as a remark
+  /// (tfm-compile --remarks): a value the checkpoint leaves out is the
+  /// .tfm's assumption, which users should see.
+  virtual bool remarksOnDefaults() const { return false; }
 };
 
 /// Names of the weights of a multi-head attention layer.

@@ -80,7 +80,7 @@ bool Parser::isConstantName(StringRef name) {
 
 bool Parser::isKeyword(StringRef name) {
   return name == "def" || name == "end" || name == "for" || name == "in" ||
-         name == "return";
+         name == "return" || name == "if" || name == "elif" || name == "else";
 }
 
 FailureOr<OwningOpRef<ModuleOp>> Parser::parse() {
@@ -141,10 +141,14 @@ LogicalResult Parser::parseStatement() {
     return parseDef();
   if (t.spelling == "for")
     return parseFor();
+  if (t.spelling == "if")
+    return parseIf();
+  if (t.spelling == "elif" || t.spelling == "else")
+    return error() << "'" << t.spelling << "' without an open 'if'";
   if (t.spelling == "return")
     return parseReturn();
   if (t.spelling == "end")
-    return error() << "'end' without an open 'def' or 'for'";
+    return error() << "'end' without an open 'def', 'for' or 'if'";
   if (peek(1).is(Token::equal))
     return parseAssignment();
   if (peek(1).is(Token::comma))
@@ -163,11 +167,11 @@ LogicalResult Parser::parseStatement() {
 }
 
 LogicalResult Parser::requireTopLevel(const Token &keyword) {
-  if (frames.size() == 1 && frame().loops == 0)
+  if (frames.size() == 1 && frame().loops == 0 && frame().conditionals == 0)
     return success();
   return error(keyword.loc) << "'" << keyword.spelling
                             << "' stands only at the top level of the model, "
-                               "not inside 'def' or 'for'";
+                               "not inside 'def', 'for' or 'if'";
 }
 
 FailureOr<Type> Parser::parseDtype() {

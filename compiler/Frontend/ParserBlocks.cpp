@@ -26,7 +26,12 @@ void Parser::indexBlocks() {
     if (!tokens[i].is(Token::identifier) || !isStatementHead(i))
       continue;
     StringRef word = tokens[i].spelling;
-    if (word == "def" || word == "for") {
+    if ((word == "elif" || word == "else") && !open.empty() &&
+        tokens[open.back()].spelling == "if") {
+      branchHeads[open.back()].push_back(i);
+      continue;
+    }
+    if (word == "def" || word == "for" || word == "if") {
       open.push_back(i);
       if (word == "def" && i + 1 < tokens.size() &&
           tokens[i + 1].is(Token::identifier))
@@ -165,15 +170,16 @@ LogicalResult Parser::checkFunctionBody(const FunctionDef &fn) {
       return error(tokens[i].loc)
              << "functions are defined at the top level, not inside "
                 "another function";
-    if (isWord(tokens[i], "for")) {
+    if (isWord(tokens[i], "for") || isWord(tokens[i], "if")) {
+      StringRef word = tokens[i].spelling;
       auto end = blockEnds.find(i);
       if (end == blockEnds.end())
-        return error(tokens[i].loc) << "'for' has no matching 'end'";
+        return error(tokens[i].loc) << "'" << word << "' has no matching 'end'";
       for (size_t j = i + 1; j < end->second; ++j)
         if (isStatementHead(j) && isWord(tokens[j], "return"))
           return error(tokens[j].loc)
-                 << "'return' inside a loop: a function returns once, as "
-                    "its last statement";
+                 << "'return' inside " << (word == "for" ? "a loop" : "'if'")
+                 << ": a function returns once, as its last statement";
       i = end->second;
       continue;
     }
@@ -396,6 +402,66 @@ LogicalResult Parser::parseFor() {
       return failure();
   }
   index = bodyEnd + 1;
+  return endOfStatement();
+}
+
+//===----------------------------------------------------------------------===//
+// if
+//===----------------------------------------------------------------------===//
+
+LogicalResult Parser::parseIf() {
+  size_t start = index;
+  Token kw = consume();
+  auto end = blockEnds.find(start);
+  if (end == blockEnds.end())
+    return error(kw.loc) << "'if' has no matching 'end'";
+  // Where each branch stops: at the next `elif`/`else`, the last at `end`.
+  std::vector<size_t> stops = branchHeads.lookup(start);
+  for (size_t k = 0; k + 1 < stops.size(); ++k)
+    if (isWord(tokens[stops[k]], "else"))
+      return error(tokens[stops[k + 1]].loc)
+             << "'" << tokens[stops[k + 1]].spelling
+             << "' after 'else': 'else' is the last branch of an 'if'";
+  stops.push_back(end->second);
+  if (blockDepth >= kMaxBlockDepth)
+    return error(kw.loc) << "loops, conditionals and function calls nest "
+                            "more than "
+                         << kMaxBlockDepth << " levels deep";
+
+  Frame &f = frame();
+  for (size_t branch = 0;; ++branch) {
+    bool taken = true;
+    if (branch == 0 || !isWord(tokens[stops[branch - 1]], "else")) {
+      llvm::SMLoc at = peek().loc;
+      FailureOr<ExprValue> cond = parseExpr();
+      if (failed(cond))
+        return failure();
+      if (cond->kind != ExprValue::boolean)
+        return error(at) << "a condition must be true or false known at "
+                            "compile time (a comparison of numbers or "
+                            "strings, has_weight(...), config(...)), not "
+                         << (cond->kind == ExprValue::tensor ? "a tensor"
+                                                             : "this value");
+      taken = cond->flag;
+    }
+    if (failed(expect(Token::colon, "':'")) || failed(endOfStatement()))
+      return failure();
+    if (taken) {
+      ++blockDepth;
+      ++f.conditionals;
+      llvm::scope_exit leave([&] {
+        --blockDepth;
+        --f.conditionals;
+      });
+      if (failed(runBlock(index, stops[branch])))
+        return failure();
+      break;
+    }
+    if (stops[branch] == end->second)
+      break;
+    index = stops[branch] + 1; // after `elif` or `else`
+  }
+  index = end->second + 1;
   return endOfStatement();
 }
 

@@ -385,6 +385,15 @@ FailureOr<ExprValue> Parser::stringOperator(const Token &op,
     joined.str += rhs.str;
     return joined;
   }
+  // Compile-time conditions compare strings (`arch == "llama"`).
+  if ((op.is(Token::equal_equal) || op.is(Token::not_equal)) &&
+      lhs.kind == ExprValue::string && rhs.kind == ExprValue::string) {
+    ExprValue result;
+    result.loc = lhs.loc;
+    result.kind = ExprValue::boolean;
+    result.flag = (lhs.str == rhs.str) == op.is(Token::equal_equal);
+    return result;
+  }
   const ExprValue &other = lhs.kind == ExprValue::string ? rhs : lhs;
   InFlightDiagnostic diag = error(op.loc);
   diag << "'" << op.spelling << "' does not apply to a string";

@@ -70,6 +70,9 @@ public:
   std::string configSource() const override {
     return file ? file->configSource() : "";
   }
+  bool remarksOnDefaults() const override {
+    return file && file->remarksOnDefaults();
+  }
   llvm::StringMap<Info> declared;
   WeightShapes *file;
 };
@@ -100,6 +103,8 @@ struct Frame {
   /// The loops open in this frame, and their variables.
   unsigned loops = 0;
   llvm::StringSet<> loopVariables;
+  /// The `if` branches open in this frame.
+  unsigned conditionals = 0;
   /// What `return` gave, once it ran.
   std::optional<std::vector<ExprValue>> returned;
 };
@@ -206,6 +211,11 @@ private:
   LogicalResult checkFunctionBody(const FunctionDef &fn);
   LogicalResult parseFor();
   FailureOr<int64_t> parseLoopBound();
+  /// `if COND:` ... [`elif COND:` ...] [`else:` ...] `end`: the first branch
+  /// whose condition (true/false, known at compile time) holds is parsed;
+  /// the others are skipped unparsed, so they may name weights the file
+  /// does not hold.
+  LogicalResult parseIf();
   LogicalResult parseReturn();
   /// Parses the statements of tokens [begin, end) in the current frame.
   LogicalResult runBlock(size_t begin, size_t end);
@@ -231,7 +241,8 @@ private:
   /// Whether assigning an existing name rebinds it (in a function or a
   /// loop) rather than being an error.
   bool mayRebind() const {
-    return frames.back()->function || frames.back()->loops > 0;
+    return frames.back()->function || frames.back()->loops > 0 ||
+           frames.back()->conditionals > 0;
   }
 
   MLIRContext *ctx;
@@ -248,9 +259,11 @@ private:
   /// frames.back() is the frame being parsed; frames[0] the top level.
   std::vector<std::unique_ptr<Frame>> frames;
   llvm::StringMap<FunctionDef> functions;
-  /// The token index of the `end` of each `def` and `for`, by the index of
-  /// its keyword.
+  /// The token index of the `end` of each `def`, `for` and `if`, by the
+  /// index of its keyword.
   llvm::DenseMap<size_t, size_t> blockEnds;
+  /// The token indices of each `if`'s `elif`s and `else`, in order.
+  llvm::DenseMap<size_t, std::vector<size_t>> branchHeads;
   /// Every `def NAME` of the file, with where it stands.
   llvm::StringMap<llvm::SMLoc> definitions;
   /// The calls and loop iterations in progress, as a location chain.

@@ -15,6 +15,8 @@ public:
   std::optional<Info> lookup(MLIRContext *ctx, StringRef name) override;
   std::optional<ConfigValue> config(StringRef key) override;
   std::string configSource() const override;
+  bool remarksOnDefaults() const override { return remarks; }
+  bool remarks = false;
 
 private:
   const Checkpoint &file;

@@ -1,0 +1,142 @@
+//===- DecoderCheckpointTests.cpp - One llama.tfm, every format -----------===//
+//
+// examples/llama/llama.tfm, unedited, compiled against each checkpoint of
+// tests/reference/decoders: tiny random transformers decoders (Llama with
+// grouped-query attention, Qwen2 with q/k/v biases), each as transformers
+// saves it (model.safetensors + config.json) and as llama.cpp's converter
+// writes it (model.gguf). Checked against what transformers computed: the
+// logits of a batch, and greedy generation run as a prefill then one
+// decode step per token over the K/V caches, each step's logits against
+// transformers' own cached decode step, and its tokens against
+// `generate`'s.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+using namespace e2e;
+
+namespace {
+constexpr int64_t kCapacity = 1024;
+
+std::string fixtureDir(const std::string &arch) {
+  return sourceDir() + "/tests/reference/decoders/" + arch;
+}
+
+HostTensor fixture(const std::string &arch, const std::string &name) {
+  return HostTensor::readNpy(fixtureDir(arch) + "/" + name + ".npy");
+}
+
+std::vector<int64_t> ids(const HostTensor &t) {
+  std::vector<int64_t> out;
+  for (double v : t.toDoubles())
+    out.push_back(int64_t(v));
+  return out;
+}
+
+/// The cache shape [L, batch, G, CAPACITY, D] the config.json implies.
+std::vector<int64_t> cacheShape(const std::string &arch, int64_t batch) {
+  std::ifstream in(fixtureDir(arch) + "/config.json");
+  REQUIRE(in.good());
+  nlohmann::json c = nlohmann::json::parse(in);
+  int64_t heads = c.at("num_attention_heads");
+  int64_t headDim = c.value("head_dim", int64_t(c.at("hidden_size")) / heads);
+  return {c.at("num_hidden_layers"), batch, c.at("num_key_value_heads"),
+          kCapacity, headDim};
+}
+
+/// Caches full of NaN: attention that read a row never written would show.
+HostTensor nanCache(const std::vector<int64_t> &shape) {
+  return HostTensor::f32(
+      shape, std::vector<float>(size_t(elementCount(shape)), std::nanf("")));
+}
+
+std::shared_ptr<Model> example(const std::string &arch,
+                               const std::string &file) {
+  static std::map<std::string, std::shared_ptr<Model>> cache;
+  std::shared_ptr<Model> &model = cache[arch + "/" + file];
+  if (!model)
+    model = Model::buildFiles(sourceDir() + "/examples/llama/llama.tfm",
+                              fixtureDir(arch) + "/" + file);
+  return model;
+}
+
+void checkClose(const std::vector<double> &got, const std::vector<double> &want,
+                const std::string &what) {
+  Comparison c = allClose(got, want, 1e-4, 1e-4);
+  INFO(what << ": " << c.message);
+  CHECK(c.ok);
+}
+
+/// Prefill of the batch [2, 7] at past 0: transformers' logits.
+std::vector<double> batchLogits(const std::string &arch,
+                                const std::string &file) {
+  HostTensor input = fixture(arch, "input_ids");
+  int64_t batch = input.shape[0];
+  std::vector<int64_t> shape = cacheShape(arch, batch);
+  RunResult r =
+      example(arch, file)
+          ->runOk(
+              {input,
+               HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
+               nanCache(shape), nanCache(shape)});
+  HostTensor want = fixture(arch, "logits");
+  REQUIRE(r["logits"].shape == want.shape);
+  std::vector<double> got = r["logits"].toDoubles();
+  checkClose(got, want.toDoubles(), arch + " " + file + " logits");
+  return got;
+}
+
+/// Greedy decoding over the caches: the prompt's prefill, then one token a
+/// step at past = the tokens so far.
+void checkGenerate(const std::string &arch, const std::string &file) {
+  std::shared_ptr<Model> model = example(arch, file);
+  std::vector<int64_t> tokens = ids(fixture(arch, "generate_prompt"));
+  std::vector<int64_t> expected = ids(fixture(arch, "generate_tokens"));
+  HostTensor decode = fixture(arch, "decode_logits");
+  int64_t steps = decode.shape[0], vocab = decode.shape[1];
+  REQUIRE(int64_t(expected.size()) == int64_t(tokens.size()) + steps);
+  std::vector<double> want = decode.toDoubles();
+  std::vector<int64_t> shape = cacheShape(arch, 1);
+  std::vector<HostTensor> inputs = {
+      HostTensor::i64({1, int64_t(tokens.size())}, tokens),
+      HostTensor::i64({1}, {0}), nanCache(shape), nanCache(shape)};
+  for (int64_t step = 0; step < steps; ++step) {
+    RunResult r = model->runOk(inputs);
+    std::vector<double> all = r["logits"].toDoubles();
+    std::vector<double> last(all.end() - vocab, all.end());
+    checkClose(last,
+               std::vector<double>(want.begin() + step * vocab,
+                                   want.begin() + (step + 1) * vocab),
+               arch + " " + file + " decode step " + std::to_string(step));
+    int64_t next =
+        int64_t(std::max_element(last.begin(), last.end()) - last.begin());
+    inputs[0] = HostTensor::i64({1, 1}, {next});
+    inputs[1] = HostTensor::i64({1}, {int64_t(tokens.size())});
+    tokens.push_back(next);
+  }
+  CHECK(tokens == expected);
+}
+} // namespace
+
+TEST_CASE("decoders: one llama.tfm compiles transformers and GGUF "
+          "checkpoints and matches transformers",
+          "[decoders]") {
+  for (const char *arch : {"llama", "qwen2"}) {
+    DYNAMIC_SECTION(arch) {
+      std::vector<double> hf = batchLogits(arch, "model.safetensors");
+      std::vector<double> gguf = batchLogits(arch, "model.gguf");
+      // The same f32 weights under the same names, the Q/K rows permuted
+      // alike: the two artifacts compute the same operations.
+      CHECK(hf == gguf);
+      checkGenerate(arch, "model.safetensors");
+      checkGenerate(arch, "model.gguf");
+    }
+  }
+}

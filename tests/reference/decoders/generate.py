@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Generate the decoder fixtures of tests/reference/decoders/.
+
+Tiny randomly initialised `transformers` decoders, one per architecture that
+examples/llama/llama.tfm compiles (LlamaForCausalLM with grouped-query
+attention, Qwen2ForCausalLM with q/k/v biases, Gemma3ForCausalLM with
+local/global layers), each saved twice:
+
+  <arch>/model.safetensors + config.json   `save_pretrained`, as a user's
+                                           checkpoint is
+  <arch>/model.gguf                        the same weights as llama.cpp's
+                                           convert_hf_to_gguf.py writes
+                                           them (F32): its tensor names (the
+                                           gguf package's own name map),
+                                           its metadata keys, the Q/K row
+                                           permutation of `llama` files and
+                                           Gemma's +1 on norm weights
+
+with what `transformers` computes from them (eager attention, float32):
+
+  input_ids [2, 7], logits            a batch of two sequences
+  generate_prompt [1, 5], generate_tokens [1, 13], decode_logits [8, vocab]
+                                      greedy `generate` of 8 tokens, and each
+                                      step's logits through the KV cache
+                                      (checked here against recomputing the
+                                      whole sequence)
+
+    python3 tests/reference/decoders/generate.py             # make a venv, install, run
+    python3 tests/reference/decoders/generate.py --python P  # use interpreter P instead
+    python3 tests/reference/decoders/generate.py --check     # fail unless a fresh run
+                                                             # is byte-identical
+"""
+
+import argparse
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VENV = os.path.join(HERE, ".venv")
+PACKAGES = ["torch", "transformers", "safetensors", "numpy", "gguf==0.19.0"]
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+ATTN_IMPLEMENTATION = "eager"
+
+COMMON = dict(vocab_size=64, hidden_size=32, num_attention_heads=4,
+              num_key_value_heads=2, intermediate_size=48,
+              max_position_embeddings=64)
+# rope_theta other than every default, so that a key read wrongly shows.
+LLAMA = dict(COMMON, num_hidden_layers=2, head_dim=8, rms_norm_eps=1e-5,
+             rope_theta=20000.0, tie_word_embeddings=False)
+QWEN2 = dict(COMMON, num_hidden_layers=2, rms_norm_eps=1e-6,
+             rope_theta=50000.0, tie_word_embeddings=True)
+# Six layers: five local (sliding window 4) and one global, Gemma 3's
+# pattern; head_dim 16 is not hidden / heads, and the scalar is head_dim
+# (what llama.cpp assumes for every Gemma 3 but the 27B).
+GEMMA3 = dict(COMMON, num_hidden_layers=6, head_dim=16, rms_norm_eps=1e-6,
+              sliding_window=4, query_pre_attn_scalar=16,
+              hidden_activation="gelu_pytorch_tanh",
+              rope_theta=1000000.0, rope_local_base_freq=10000.0,
+              tie_word_embeddings=True)
+BATCH, SEQ = 2, 7
+PROMPT_LEN, NEW_TOKENS = 5, 8
+
+
+def ensure_venv():
+    python = os.path.join(VENV, "bin", "python")
+    done = os.path.join(VENV, "installed")
+    if not os.path.exists(done):
+        subprocess.check_call([sys.executable, "-m", "venv", VENV])
+        pip = [python, "-m", "pip", "install", "--quiet"]
+        subprocess.check_call(pip + ["--index-url", TORCH_CPU_INDEX, "torch"])
+        subprocess.check_call(pip + PACKAGES[1:])
+        open(done, "w").close()
+    return python
+
+
+def perturb(model, seed, gemma):
+    """Seeded random parameters of a useful size: norms away from 1, biases
+    away from 0, attention far from uniform. The embedding is small (std
+    0.02, as trained ones are), so that the first norm's eps matters."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+            if name.endswith("norm.weight"):
+                # Gemma's RMSNorm multiplies by (1 + w).
+                p.copy_(0.2 * noise if gemma else 1.0 + 0.2 * noise)
+            elif p.dim() == 1:
+                p.copy_(0.3 * noise)
+            elif "embed_tokens" in name:
+                p.copy_(0.02 * noise)
+            else:
+                p.copy_(noise * (1.5 / p.shape[1] ** 0.5))
+
+
+def check_close(name, got, want):
+    import numpy as np
+    if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
+        raise SystemExit(f"{name}: differs by {np.max(np.abs(got - want))}")
+
+
+def save(folder, **arrays):
+    import numpy as np
+    for key, value in arrays.items():
+        np.save(os.path.join(folder, key + ".npy"), np.ascontiguousarray(value))
+
+
+def permute_rows(w, n_head):
+    """convert_hf_to_gguf.py's LlamaModel.permute: rows of each head
+    reordered so that rotating adjacent pairs is rotate_half."""
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def write_gguf(path, arch, config, state):
+    """The checkpoint as convert_hf_to_gguf.py writes it, in F32."""
+    import gguf
+    import numpy as np
+    c = config
+    writer = gguf.GGUFWriter(path, arch=arch)
+    writer.add_context_length(c["max_position_embeddings"])
+    writer.add_embedding_length(c["hidden_size"])
+    writer.add_block_count(c["num_hidden_layers"])
+    writer.add_feed_forward_length(c["intermediate_size"])
+    writer.add_head_count(c["num_attention_heads"])
+    writer.add_head_count_kv(c["num_key_value_heads"])
+    writer.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    writer.add_rope_freq_base(c["rope_theta"])
+    if "head_dim" in c:
+        writer.add_key_length(c["head_dim"])
+        writer.add_value_length(c["head_dim"])
+    if arch == "llama":
+        writer.add_rope_dimension_count(c["head_dim"])
+    if arch == "gemma3":
+        # Gemma3Model writes the window but neither the local layers' RoPE
+        # base nor their pattern: llama.cpp assumes 10000 and every sixth
+        # layer global.
+        writer.add_sliding_window(c["sliding_window"])
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()],
+                                     c["num_hidden_layers"])
+    for name in sorted(state):
+        data = state[name].numpy().astype(np.float32)
+        if arch == "llama" and ".q_proj." in name:
+            data = permute_rows(data, c["num_attention_heads"])
+        elif arch == "llama" and ".k_proj." in name:
+            data = permute_rows(data, c["num_key_value_heads"])
+        if arch == "gemma3" and name.endswith("norm.weight"):
+            data = data + np.float32(1.0)
+        mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
+        if mapped is None:
+            raise SystemExit(f"{arch}: the gguf package does not map {name}")
+        writer.add_tensor(mapped, np.ascontiguousarray(data))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def make(out, arch, config_class, model_class, config, seed):
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file
+
+    torch.manual_seed(seed)
+    cfg = config_class(**config, bos_token_id=0, eos_token_id=None,
+                       pad_token_id=0, attn_implementation=ATTN_IMPLEMENTATION)
+    model = model_class(cfg).eval()
+    perturb(model, seed + 1, gemma=arch == "gemma3")
+    model.save_pretrained(out, safe_serialization=True)
+    write_gguf(os.path.join(out, "model.gguf"), arch, config,
+               load_file(os.path.join(out, "model.safetensors")))
+
+    rng = np.random.RandomState(seed + 2)
+    ids = rng.randint(0, config["vocab_size"], size=(BATCH, SEQ)).astype(np.int64)
+    with torch.no_grad():
+        logits = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+        ref = model_class.from_pretrained(out).double().eval()
+        check_close(arch + " logits f32 vs f64", logits,
+                    ref(input_ids=torch.from_numpy(ids)).logits.numpy())
+
+    prompt = rng.randint(0, config["vocab_size"], size=(1, PROMPT_LEN)).astype(np.int64)
+    with torch.no_grad():
+        tokens = model.generate(torch.from_numpy(prompt), do_sample=False,
+                                max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+                                eos_token_id=None, pad_token_id=0,
+                                attention_mask=torch.ones_like(torch.from_numpy(prompt)))
+    tokens = tokens.numpy()
+    assert tokens.shape == (1, PROMPT_LEN + NEW_TOKENS), tokens.shape
+    steps = []
+    with torch.no_grad():
+        o = model(input_ids=torch.from_numpy(prompt), use_cache=True)
+        for i in range(NEW_TOKENS):
+            step = o.logits[:, -1, :]
+            steps.append(step[0].numpy().copy())
+            nxt = step.argmax(-1, keepdim=True)
+            assert int(nxt) == tokens[0, PROMPT_LEN + i], (i, int(nxt))
+            if i + 1 < NEW_TOKENS:
+                o = model(input_ids=nxt, past_key_values=o.past_key_values, use_cache=True)
+        decode = np.stack(steps)
+        full = model(input_ids=torch.from_numpy(tokens[:, :-1])).logits[0, PROMPT_LEN - 1:]
+        check_close(arch + " decode vs recompute", decode, full.numpy())
+    save(out, input_ids=ids, logits=logits, generate_prompt=prompt,
+         generate_tokens=tokens, decode_logits=decode)
+
+
+def generate(root):
+    import numpy as np
+    import torch
+    import transformers
+    import gguf
+    from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig,
+                              LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    models = (("llama", LlamaConfig, LlamaForCausalLM, LLAMA, 30),
+              ("qwen2", Qwen2Config, Qwen2ForCausalLM, QWEN2, 40),
+              ("gemma3", Gemma3TextConfig, Gemma3ForCausalLM, GEMMA3, 50))
+    for arch, config_class, model_class, config, seed in models:
+        folder = os.path.join(root, arch)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        make(folder, arch, config_class, model_class, config, seed)
+    with open(os.path.join(root, "provenance.json"), "w") as fh:
+        json.dump({"torch": torch.__version__.split("+")[0],
+                   "transformers": transformers.__version__,
+                   "gguf": gguf.__version__ if hasattr(gguf, "__version__") else "0.19.0",
+                   "numpy": np.__version__,
+                   "attn_implementation": ATTN_IMPLEMENTATION,
+                   "llama": LLAMA, "qwen2": QWEN2, "gemma3": GEMMA3},
+                  fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def same_file(a, b):
+    return os.path.exists(b) and filecmp.cmp(a, b, shallow=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--python", help="an interpreter that has " + ", ".join(PACKAGES))
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate into a temporary folder and compare")
+    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not args.inside:
+        python = args.python or ensure_venv()
+        cmd = [python, os.path.abspath(__file__), "--inside"] + (["--check"] if args.check else [])
+        return subprocess.call(cmd)
+    if not args.check:
+        generate(HERE)
+        return 0
+    tmp = tempfile.mkdtemp(prefix="tfm-decoders-")
+    try:
+        generate(tmp)
+        bad = [os.path.relpath(os.path.join(d, f), tmp)
+               for d, _, files in os.walk(tmp) for f in files
+               if not same_file(os.path.join(d, f),
+                                os.path.join(HERE, os.path.relpath(os.path.join(d, f), tmp)))]
+        if bad:
+            print("differs from a fresh run:\n  " + "\n  ".join(sorted(bad)))
+            return 1
+        print("every file is byte-identical to a fresh run")
+        return 0
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
