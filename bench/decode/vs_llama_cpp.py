@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/decode/vs_llama_cpp.py: tfm against llama.cpp on the same GGUF file.
 
-    bench/decode/vs_llama_cpp.py --python VENV/bin/python [--types Q8_0,Q4_0]
+    bench/decode/vs_llama_cpp.py (--llama-bench PATH | --python VENV/bin/python)
+        [--types Q8_0,Q4_0]
         [--threads 1,2] [--position 64] [--prefill 32] [--runs 30]
         [--tfm-bin build/bin] [--work DIR] [make_gguf_q8.py size options]
 
@@ -15,10 +16,17 @@ examples/llama/llama.tfm against it, and times, on each thread count:
            eval after reset), min ms;
 and prints a markdown table with the weights' bytes read per decoded token
 (every matrix and the tied head: the GGUF's tensor data) and the GB/s that
-makes. VENV's python must have llama-cpp-python (pip install
-llama-cpp-python builds llama.cpp from source, ~10 minutes); the benchmark,
-never the tests, uses it.
+makes. llama.cpp runs either as its own `llama-bench` (--llama-bench PATH:
+tg of --runs tokens at depth --position, pp of --prefill tokens, per-token
+minimum over llama-bench's repetitions) or through llama-cpp-python (--python:
+VENV's python must have it; pip install llama-cpp-python builds llama.cpp
+from source, ~10 minutes). llama-bench from the same source tree:
+    pip download --no-deps --no-binary :all: llama-cpp-python -d DIR
+    (untar; in vendor/llama.cpp) cmake -B build -G Ninja -DGGML_NATIVE=ON \
+        -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF && ninja -C build llama-bench
+The benchmark, never the tests, uses it.
 """
+import json
 import argparse
 import os
 import re
@@ -70,9 +78,31 @@ def tfm_bench(tfm_bin, so, inputs, threads, runs):
     return float(m.group(1)), float(m.group(2))
 
 
+def llama_bench(binary, gguf, threads, position, prefill, runs):
+    """min and median ms per decoded token at depth `position`, and the min
+    ms of a `prefill`-token prompt, from llama.cpp's own llama-bench."""
+    def run(*args):
+        # --repack 0: llama.cpp 0c1e570's AMX repacked matmul dies with a
+        # general protection fault in ggml_backend_amx_mul_mat on a
+        # Sapphire Rapids VM (any batch > 1); its AVX-512/VNNI kernels run.
+        out = subprocess.run([binary, "-m", gguf, "-t", str(threads), "-o",
+                              "json", "-r", "5", "--repack", "0", *args],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr[-500:])
+        return json.loads(out.stdout)[0]
+    tg = run("-p", "0", "-n", str(runs), "-d", str(position))
+    per_token = sorted(ns / 1e6 / runs for ns in tg["samples_ns"])
+    pp = run("-p", str(prefill), "-n", "0")
+    return [per_token[0], per_token[len(per_token) // 2],
+            min(pp["samples_ns"]) / 1e6]
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--python", required=True)
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--python")
+    who.add_argument("--llama-bench")
     p.add_argument("--types", default="Q8_0,Q4_0")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--position", type=int, default=64)
@@ -107,15 +137,23 @@ def main():
             prefill = tfm_bench(a.tfm_bin, so, {
                 "input_ids": ids, "past": zero, "k_cache": cache,
                 "v_cache": cache}, threads, max(3, a.runs // 10))
-            out = subprocess.run(
-                [a.python, "-c", LLAMA_CPP, gguf, str(threads),
-                 str(a.position), str(a.prefill), str(a.runs)],
-                capture_output=True, text=True)
-            if out.returncode != 0:
-                ref = None
-                print(f"llama.cpp failed: {out.stderr[-500:]}", file=sys.stderr)
+            ref = None
+            if a.llama_bench:
+                try:
+                    ref = llama_bench(a.llama_bench, gguf, threads, a.position,
+                                      a.prefill, a.runs)
+                except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                    print(f"llama-bench failed: {e}", file=sys.stderr)
             else:
-                ref = [float(x) for x in out.stdout.split()[-3:]]
+                out = subprocess.run(
+                    [a.python, "-c", LLAMA_CPP, gguf, str(threads),
+                     str(a.position), str(a.prefill), str(a.runs)],
+                    capture_output=True, text=True)
+                if out.returncode != 0:
+                    print(f"llama.cpp failed: {out.stderr[-500:]}",
+                          file=sys.stderr)
+                else:
+                    ref = [float(x) for x in out.stdout.split()[-3:]]
             rows.append((kind, threads, weight_bytes, decode, prefill, ref))
             print(rows[-1], file=sys.stderr)
     print(f"| type | thr | weights MB | tfm decode ms (min / median) | "
