@@ -233,7 +233,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
                       Value packed, Value dest) const {
     return PackedLinearOp::create(rewriter, loc, TypeRange{dest.getType()}, a,
                                   packed, /*weightScales=*/Value(),
-                                  /*weightSums=*/Value(), /*bias=*/Value(),
+                                  /*weightSums=*/Value(),
+                                  /*weightOffsets=*/Value(), /*bias=*/Value(),
                                   /*residual=*/Value(), dest,
                                   rewriter.getStringAttr("none"))
         .getResult()[0];
@@ -262,11 +263,11 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           for (unsigned i = 0; i < batchDims; ++i)
             outBatch.push_back(i);
           Value cSlice = sliceBatch(b, loc, iter[0], outBatch, ivs, 2);
-          Value product =
-              PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
-                                     aSlice, bSlice, Value(), Value(), Value(),
-                                     Value(), cSlice, b.getStringAttr("none"))
-                  .getResult()[0];
+          Value product = PackedLinearOp::create(
+                              b, loc, TypeRange{cSlice.getType()}, aSlice,
+                              bSlice, Value(), Value(), Value(), Value(),
+                              Value(), cSlice, b.getStringAttr("none"))
+                              .getResult()[0];
           return SmallVector<Value>{
               insertBatch(b, loc, product, iter[0], outBatch, ivs)};
         });

@@ -608,7 +608,9 @@ LogicalResult PackedLinearOp::verify() {
   bool quantized = packedType.isInteger(8);
   if (!packedType.isF32() && !packedType.isBF16() && !quantized)
     return emitOpError("packed weight must be f32, bf16 or i8");
-  bool blocks = getWeightBlock() != 0;
+  bool blocks = hasBlockScales();
+  if (getWeightOffsets() && !(quantized && blocks))
+    return emitOpError("weight_offsets need block weight_scales");
   if (quantized && blocks && getWeightSums())
     return emitOpError("block scales take no weight_sums");
   if (quantized != bool(getWeightScales()) ||
@@ -673,20 +675,33 @@ LogicalResult PackedLinearOp::verify() {
     return success();
   };
   if (blocks) {
-    // One f32 scale per block of k and column: K static, whole blocks.
-    int64_t block = getWeightBlock();
+    // One f32 scale (and offset) per block of 16 or 32 k and column: K
+    // static, whole blocks.
     auto scalesType = cast<ShapedType>(getWeightScales().getType());
-    if (ShapedType::isDynamic(x.back()) || x.back() % block != 0)
+    if (ShapedType::isDynamic(x.back()) || x.back() % 16 != 0)
       return emitOpError("block scales need a static K that is a multiple "
-                         "of ")
-             << block << ", not " << formatShape(x);
-    if (!staticPanels || scalesType.getShape() !=
-                             ArrayRef<int64_t>{x.back() / block, w[0] * width})
-      return emitOpError("block weight_scales must be [")
-             << (ShapedType::isDynamic(x.back()) ? 0 : x.back() / block) << ", "
-             << w[0] * width << "] (K / " << block << ", padded N)";
-    if (!scalesType.getElementType().isF32())
-      return emitOpError("weight_scales has the wrong element type");
+                         "of 16, not ")
+             << formatShape(x);
+    int64_t block = getWeightBlock();
+    if (block != 16 && block != 32)
+      return emitOpError("block weight_scales must have K / 32 or K / 16 "
+                         "rows (")
+             << x.back() / 32 << " or " << x.back() / 16 << "), not "
+             << formatShape(scalesType.getShape());
+    for (Value v : {getWeightScales(), getWeightOffsets()}) {
+      if (!v)
+        continue;
+      auto type = cast<ShapedType>(v.getType());
+      if (!staticPanels ||
+          type.getShape() != ArrayRef<int64_t>{x.back() / block, w[0] * width})
+        return emitOpError("block weight_scales and weight_offsets must be [")
+               << x.back() / block << ", "
+               << (staticPanels ? w[0] * width : ShapedType::kDynamic)
+               << "] (K / " << block << ", padded N)";
+      if (!type.getElementType().isF32())
+        return emitOpError("block weight_scales and weight_offsets must be "
+                           "f32");
+    }
   }
   if (failed(checkPerColumn(getBias(), "bias",
                             [](Type t) { return t.isF32(); })) ||
