@@ -486,6 +486,72 @@ struct PackedTables {
   }
 };
 
+/// Points every `tfm.embedding` over a whole table of GGUF blocks at the
+/// blocks kept quantized: int8 values `[num, dim]` (a 4-bit value a byte,
+/// Q4_0's less 8) and f32 scales (and offsets) per block, which the gather
+/// dequantizes row by row; the f32 table then has no user left. Fails on
+/// blocks that do not decode.
+LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
+  SmallVector<EmbeddingOp> ops;
+  func.walk([&](EmbeddingOp op) {
+    if (!op.getPackedRows() && !op.getScales())
+      ops.push_back(op);
+  });
+  for (EmbeddingOp op : ops) {
+    std::optional<ConstantView> table = getConstantView(op.getWeight());
+    if (!table || !table->blockType || !table->isWhole() ||
+        table->shape.size() != 2 ||
+        table->shape[1] % table->blockType->superBlock != 0)
+      continue;
+    const GgufBlockInfo &info = *table->blockType;
+    int64_t num = table->shape[0], dim = table->shape[1];
+    std::string error;
+    std::optional<DecodedBlocks> decoded =
+        decodeGgufBlocks(info, table->blocks, num, dim, error);
+    if (!decoded)
+      return op.emitError()
+             << "weight" << (table->name ? " '" + table->name.str() + "'" : "")
+             << ": " << error;
+    if (info.nibbles && !info.offsets)
+      for (int8_t &q : decoded->q)
+        q = int8_t(q - 8);
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto valuesType = RankedTensorType::get({num, dim}, b.getI8Type());
+    auto blocksType =
+        RankedTensorType::get({num, dim / info.block}, b.getF32Type());
+    Value values = arith::ConstantOp::create(
+        b, derivedLoc(loc, *table, ".rows"),
+        DenseElementsAttr::getFromRawBuffer(
+            valuesType,
+            ArrayRef<char>(reinterpret_cast<const char *>(decoded->q.data()),
+                           decoded->q.size())));
+    Value scales = arith::ConstantOp::create(
+        b, derivedLoc(loc, *table, ".row_scales"),
+        DenseElementsAttr::get(blocksType, ArrayRef(decoded->scales)));
+    Value offsets;
+    if (info.offsets)
+      offsets = arith::ConstantOp::create(
+          b, derivedLoc(loc, *table, ".row_offsets"),
+          DenseElementsAttr::get(blocksType, ArrayRef(decoded->offsets)));
+    if (remarks)
+      op.emitRemark() << "embedding"
+                      << (table->name ? " '" + table->name.str() + "'" : "")
+                      << " [" << num << ", " << dim << "] gathers rows of "
+                      << info.name << " (the file's blocks, "
+                      << (info.offsets ? 8 : 4) * 32 / info.block + 32
+                      << " bytes per 32 weights)";
+    Operation *oldTable = op.getWeight().getDefiningOp();
+    op.getWeightMutable().assign(values);
+    op.getScalesMutable().assign(scales);
+    if (offsets)
+      op.getOffsetsMutable().assign(offsets);
+    if (oldTable && oldTable->use_empty() && isPure(oldTable))
+      oldTable->erase();
+  }
+  return success();
+}
+
 /// Which element type each weight is packed in, and the remarks saying so.
 struct PackingPolicy {
   PackedType type = PackedType::F32;
@@ -662,6 +728,8 @@ struct TfmPackLinearPass
         badBlocks)
       return signalPassFailure();
     tables.redirectEmbeddings(getOperation());
+    if (failed(quantizeEmbeddings(getOperation(), remarks)))
+      return signalPassFailure();
     // The blocks are packed now; a weight still used as f32 (an embedding
     // gather) keeps its dequantized values alone.
     getOperation().walk([](arith::ConstantOp constant) {

@@ -364,3 +364,65 @@ TEST_CASE("GGUF K-quant blocks with a NaN or infinite f16 scale are a clean "
                      c.what + " that is not finite") != std::string::npos);
   }
 }
+
+TEST_CASE("a token embedding of GGUF blocks gathers its rows quantized, "
+          "bit for bit the file's dequantized values, and keeps the "
+          "artifact small",
+          "[kquant]") {
+  // Ids in and out of order, repeated, the first and last rows; a table
+  // of 301 rows (odd) whose row 0 has a zero block.
+  const int64_t vocab = 301;
+  std::vector<int64_t> ids = {5, 0, 300, 5, 177, 2};
+  for (const BlockType *type :
+       {&kQ4_K, &kQ5_K, &kQ6_K, &kQ4_1, &kQ5_0, &kQ5_1}) {
+    const int64_t dim = 512;
+    std::vector<unsigned char> blocks = makeBlocks(*type, vocab, dim, 31);
+    std::vector<float> table(size_t(vocab * dim));
+    REQUIRE(tfm::ggufDequantize(type->ggml, blocks.data(), vocab * dim,
+                                table.data()));
+    std::string dir = makeTempDir();
+    TempDirGuard guard(dir);
+    writeGguf(dir + "/w.gguf",
+              {{"E", type->ggml, {uint64_t(dim), uint64_t(vocab)}, blocks}});
+    std::ofstream(dir + "/m.tfm")
+        << "model gather\ninput ids: i64[batch, seq]\n"
+           "y = embedding(ids, weight = \"E\")\noutput y\n";
+    BuildOptions options;
+    options.remarks = true;
+    std::shared_ptr<Model> model =
+        Model::buildFiles(dir + "/m.tfm", dir + "/w.gguf", options);
+    INFO(type->name << ": " << model->diagnostics());
+    CHECK(model->diagnostics().find("embedding 'E' [" + std::to_string(vocab) +
+                                    ", " + std::to_string(dim) +
+                                    "] gathers rows of " + type->name) !=
+          std::string::npos);
+    RunResult r = model->runOk({HostTensor::i64({2, 3}, ids)});
+    std::vector<double> got = r["y"].toDoubles();
+    REQUIRE(got.size() == ids.size() * size_t(dim));
+    size_t mismatches = 0;
+    for (size_t t = 0; t < ids.size(); ++t)
+      for (int64_t j = 0; j < dim; ++j)
+        mismatches += got[t * size_t(dim) + size_t(j)] !=
+                      double(table[size_t(ids[t] * dim + j)]);
+    CHECK(mismatches == 0);
+    // The table is the file's values at a byte a weight plus an f32 scale
+    // (and offset) per block, at most 1.25 bytes, not 4 bytes of f32: the
+    // same model over the f32 table is larger by at least 2.75 bytes a
+    // weight.
+    std::vector<unsigned char> f32(table.size() * 4);
+    std::memcpy(f32.data(), table.data(), f32.size());
+    writeGguf(dir + "/f.gguf",
+              {{"E", 0, {uint64_t(dim), uint64_t(vocab)}, f32}});
+    std::shared_ptr<Model> plain =
+        Model::buildFiles(dir + "/m.tfm", dir + "/f.gguf", BuildOptions());
+    auto sizeOf = [](const std::string &path) {
+      std::ifstream file(path, std::ios::binary | std::ios::ate);
+      return double(file.tellg());
+    };
+    double saved = sizeOf(plain->libraryPath()) - sizeOf(model->libraryPath());
+    INFO(saved << " bytes saved of " << vocab * dim << " weights");
+    CHECK(saved > 0.95 * 2.75 * double(vocab * dim));
+    RunResult same = plain->runOk({HostTensor::i64({2, 3}, ids)});
+    CHECK(same["y"].toDoubles() == got);
+  }
+}

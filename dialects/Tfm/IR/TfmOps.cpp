@@ -312,6 +312,8 @@ LogicalResult LinearOp::verify() {
 LogicalResult EmbeddingOp::verify() {
   ArrayRef<int64_t> weight = shapeOf(getWeight());
   if (std::optional<int64_t> rows = getPackedRows()) {
+    if (getScales())
+      return emitOpError("a packed weight takes no scales");
     if (weight.size() != 3 || ShapedType::isDynamicShape(weight))
       return emitOpError("packed weight must be static [panels, dim, width], "
                          "got ")
@@ -331,6 +333,21 @@ LogicalResult EmbeddingOp::verify() {
            << formatShape(weight);
   if (weight[0] == 0)
     return emitOpError("weight has no rows to look up");
+  bool quantized =
+      cast<ShapedType>(getWeight().getType()).getElementType().isInteger(8);
+  if (quantized != bool(getScales()) || (getOffsets() && !getScales()))
+    return emitOpError("an i8 weight, and only it, takes scales (and "
+                       "offsets)");
+  for (Value v : {getScales(), getOffsets()}) {
+    if (!v)
+      continue;
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s.size() != 2 || s[0] != weight[0] || ShapedType::isDynamic(s[1]) ||
+        ShapedType::isDynamic(weight[1]) || s[1] <= 0 || weight[1] % s[1] != 0)
+      return emitOpError("scales and offsets must be [")
+             << weight[0] << ", dim / block] for the weight "
+             << formatShape(weight) << ", got " << formatShape(s);
+  }
   SmallVector<int64_t> expected(shapeOf(getIndices()));
   expected.push_back(weight[1]);
   if (failed(verifySameElementType(*this)))

@@ -1223,3 +1223,22 @@ func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// A quantized embedding table (GGUF blocks kept by tfm-pack-linear): i8
+// values with f32 scales [num, dim / block], and only then.
+
+func.func @embedding_i8_without_scales(%ids: tensor<?xi64>, %w: tensor<6x32xi8>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op an i8 weight, and only it, takes scales (and offsets)}}
+  %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x32xi8>, %s: tensor<6x3xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op scales and offsets must be [6, dim / block] for the weight [6, 32], got [6, 3]}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<6x3xf32>) : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
