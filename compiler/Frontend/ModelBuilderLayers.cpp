@@ -72,9 +72,11 @@ FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
                           << " is outside [" << -num << ", " << num << ")";
   Shape shape = ids.shape;
   shape.push_back(table.shape[1]);
-  Value v = EmbeddingOp::create(builder, loc,
-                                typeOf(shape, table.elementType()), ids.value,
-                                table.value, /*packed_rows=*/IntegerAttr());
+  Value v =
+      EmbeddingOp::create(builder, loc, typeOf(shape, table.elementType()),
+                          ids.value, table.value, /*scales=*/Value(),
+                          /*offsets=*/Value(),
+                          /*packed_rows=*/IntegerAttr());
   std::string name = "embedding";
   if (auto weight = table.value.getDefiningOp<WeightOp>())
     name += " '" + weight.getName().str() + "'";

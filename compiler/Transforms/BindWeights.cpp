@@ -136,11 +136,15 @@ struct TfmBindWeightsPass
     // weights take it as the tensor's name in the sidecar file.
     Location loc = NameLoc::get(op.getNameAttr(), op.getLoc());
     auto constant = arith::ConstantOp::create(builder, loc, type, data);
-    // A GGUF matrix of Q8_0 or Q4_0 blocks keeps them beside its f32
-    // values: tfm-pack-linear packs a linear layer's weight from them (the
-    // blocks over the mapped file, not copied), and drops them.
+    // A GGUF matrix of blocks that tfm-pack-linear keeps (Q8_0, Q4_0, Q4_1,
+    // Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) keeps them beside its f32 values
+    // (`tfm.<type>_blocks`): tfm-pack-linear packs a linear layer's weight
+    // from them (the blocks over the mapped file, not copied), and drops
+    // them.
     if (file->isGguf() &&
-        (tensor->dtype == "Q8_0" || tensor->dtype == "Q4_0") &&
+        llvm::is_contained(
+            {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"},
+            StringRef(tensor->dtype)) &&
         type.getRank() == 2) {
       auto bytesType = RankedTensorType::get(
           {int64_t(tensor->byteSize)}, IntegerType::get(type.getContext(), 8));
@@ -154,8 +158,7 @@ struct TfmBindWeightsPass
                         bytes, 1, [file](void *, size_t, size_t) {}, false)))
               : ElementsAttr(
                     DenseElementsAttr::getFromRawBuffer(bytesType, bytes));
-      constant->setAttr(tensor->dtype == "Q8_0" ? "tfm.q8_0_blocks"
-                                                : "tfm.q4_0_blocks",
+      constant->setAttr("tfm." + StringRef(tensor->dtype).lower() + "_blocks",
                         blocks);
     }
     op.replaceAllUsesWith(constant.getResult());

@@ -8,15 +8,17 @@
 // `x @ W` with a constant `W [K, N]` (GPT-2's Conv1D) is the same GEMM with
 // the weight stored the other way round, and takes the same road.
 //
-// A weight that tfm-bind-weights bound from a GGUF file's Q8_0 or Q4_0
-// blocks (which it leaves on the constant as `tfm.q8_0_blocks` /
-// `tfm.q4_0_blocks`) is repacked from those blocks, bit for bit: its int8
-// values (or 4-bit ones, two per byte) into the i8 panels and its f16
-// scales, widened exactly, into one f32 per block of 32 k and column.
+// A weight that tfm-bind-weights bound from a GGUF file's blocks (which it
+// leaves on the constant as `tfm.q8_0_blocks`, `tfm.q4_k_blocks`, ...: the
+// types of GgufBlocks.h) is repacked from those blocks, bit for bit: its
+// integer values into the i8 panels (4-bit ones two per byte) and its
+// scales (and the asymmetric types' minimums), exact in f32, into one f32
+// per block of 32 k (16 for Q6_K) and column.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/ConstantData.h"
+#include "compiler/Transforms/GgufBlocks.h"
 #include "compiler/Transforms/MappedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
@@ -28,7 +30,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <algorithm>
@@ -64,23 +66,16 @@ struct ConstantView {
   ArrayRef<float> raw;
   /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
   StringAttr name;
-  /// The GGUF blocks the whole constant was dequantized from, if any: per
-  /// row of the stored [N, K], K / 32 blocks of an f16 scale and 32 int8
-  /// values (Q8_0) or 16 bytes of 4-bit ones (Q4_0).
+  /// The GGUF blocks the whole constant was dequantized from, if any (the
+  /// file's bytes, row after row of the stored [N, K]), and their type.
   ArrayRef<char> blocks;
-  bool q4 = false;
+  const GgufBlockInfo *blockType = nullptr;
 
   bool isWhole() const {
     return shape == full &&
            llvm::all_of(offsets, [](int64_t o) { return o == 0; });
   }
 };
-
-/// The attributes tfm-bind-weights puts on a constant bound from Q8_0 or
-/// Q4_0 blocks.
-constexpr llvm::StringLiteral kQ8BlocksAttr = "tfm.q8_0_blocks",
-                              kQ4BlocksAttr = "tfm.q4_0_blocks";
-constexpr int64_t kQ8Block = 32, kQ8BlockBytes = 34, kQ4BlockBytes = 18;
 
 /// `loc` under the name of `view`'s weight with `suffix`, which names the
 /// derived constant in a sidecar of external weights.
@@ -125,14 +120,13 @@ std::optional<ConstantView> getConstantView(Value value) {
     return WalkResult::advance();
   });
   Operation *constant = value.getDefiningOp();
-  if (std::optional<ArrayRef<char>> blocks =
-          getRawConstantData(constant->getAttr(kQ8BlocksAttr))) {
-    view.blocks = *blocks;
-  } else if (std::optional<ArrayRef<char>> blocks =
-                 getRawConstantData(constant->getAttr(kQ4BlocksAttr))) {
-    view.blocks = *blocks;
-    view.q4 = true;
-  }
+  for (const GgufBlockInfo &info : ggufBlockTypes())
+    if (std::optional<ArrayRef<char>> blocks =
+            getRawConstantData(constant->getAttr(info.attribute))) {
+      view.blocks = *blocks;
+      view.blockType = &info;
+      break;
+    }
   if (!view.splat) {
     std::optional<ArrayRef<char>> raw = getRawConstantData(data);
     if (!raw || int64_t(raw->size()) != data.getNumElements() * 4)
@@ -191,9 +185,9 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
 }
 
 /// The element type packed weights are stored in: f32, bf16, i8 with a
-/// scale per column, or i8 (4-bit: two per byte) with a scale per block of
-/// 32 k (GGUF Q8_0, Q4_0).
-enum class PackedType { F32, BF16, I8, Q8_0, Q4_0 };
+/// scale per column, or a GGUF file's blocks: i8 (4-bit: two per byte) with
+/// a scale (and offset) per block of 32 or 16 k.
+enum class PackedType { F32, BF16, I8, Blocks };
 
 /// `value` rounded to bf16 as vdpbf16ps reads its operands and
 /// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
@@ -215,105 +209,72 @@ uint16_t roundToBF16(float value) {
 struct PackedWeight {
   RankedTensorType type;
   std::vector<char> data;
-  std::vector<float> scales;
+  std::vector<float> scales, offsets;
   std::vector<int32_t> sums;
 };
 
-/// IEEE binary16 bits as f32, exactly.
-float halfToFloat(uint16_t bits) {
-  bool lostInfo = false;
-  llvm::APFloat value(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
-  value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
-                &lostInfo);
-  return value.convertToFloat();
-}
-
 /// Whether `weight` can be packed from its blocks: the whole constant,
-/// stored [N, K] (blocks run along K), K a multiple of 32, the bytes whole.
+/// stored [N, K] (blocks run along K), K whole blocks, the bytes whole.
 bool hasUsableBlocks(const GemmWeight &weight) {
   const ConstantView &view = weight.view;
-  return !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
-         view.shape.size() == 2 && weight.k() % kQ8Block == 0 &&
+  const GgufBlockInfo *info = view.blockType;
+  return info && !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
+         view.shape.size() == 2 && weight.k() % info->superBlock == 0 &&
          int64_t(view.blocks.size()) ==
-             weight.n() * (weight.k() / kQ8Block) *
-                 (view.q4 ? kQ4BlockBytes : kQ8BlockBytes);
+             weight.n() * (weight.k() / info->superBlock) * info->bytes;
 }
 
-/// Packs `weight` from its Q8_0 blocks: the int8 values as they are in the
-/// i8 panels `[panels, K / 4, width * 4]`, and each block's f16 scale
-/// widened to f32 at `scales[k / 32, n]` (`[K / 32, panels * width]`, 1
-/// past N).
-PackedWeight packQ8Blocks(const GemmWeight &weight, int64_t width,
-                          MLIRContext *ctx) {
-  int64_t n = weight.n(), k = weight.k();
-  int64_t panels = llvm::divideCeil(n, width), group = 4;
-  int64_t depth = k / group, blocks = k / kQ8Block;
-  PackedWeight packed;
-  packed.type = RankedTensorType::get({panels, depth, width * group},
-                                      IntegerType::get(ctx, 8));
-  packed.data.assign(size_t(panels * depth * width * group), 0);
-  packed.scales.assign(size_t(blocks * panels * width), 1.0f);
-  const char *in = weight.view.blocks.data();
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t p = col / width, j = col % width;
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const char *block = in + (col * blocks + blk) * kQ8BlockBytes;
-      uint16_t bits = uint16_t(uint8_t(block[0]) | uint8_t(block[1]) << 8);
-      packed.scales[size_t(blk * panels * width + col)] = halfToFloat(bits);
-      for (int64_t t = 0; t < kQ8Block; ++t) {
-        int64_t c = blk * kQ8Block + t;
-        packed.data[size_t(((p * depth + c / group) * width + j) * group +
-                           c % group)] = block[2 + t];
-      }
-    }
-  }
-  return packed;
-}
-
-/// Packs `weight` from its Q4_0 blocks (element t < 16 of a block is the
-/// low nibble of its byte t, element t + 16 the high one; value d (u - 8)):
-/// a 32-bit lane holds 8 k of a column, `[panels, K / 8, width * 4]`, its
-/// byte b the nibbles of k = 8 r + b (low) and 8 r + 4 + b (high), so that
-/// the low nibbles of a lane are one quad of consecutive k and the high
-/// ones the next. Scales as for Q8_0; padding columns hold 8s (value 0).
-PackedWeight packQ4Blocks(const GemmWeight &weight, int64_t width,
-                          MLIRContext *ctx) {
+/// Packs a weight decoded from GGUF blocks (GgufBlocks.h). s8 values go
+/// into the i8 panels `[panels, K / 4, width * 4]` as they are. 4-bit ones
+/// take two per byte: a 32-bit lane holds 8 k of a column, `[panels, K / 8,
+/// width * 4]`, its byte b the nibbles of k = 8 r + b (low) and 8 r + 4 + b
+/// (high), so that the low nibbles of a lane are one quad of consecutive k
+/// and the high ones the next. Each block's scale (and offset) at
+/// `[k / block, n]` (`[K / block, panels * width]`, 1 and 0 past N, where
+/// Q4_0's padding nibbles are 8: value 0).
+PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
+                        int64_t width, MLIRContext *ctx) {
+  const GgufBlockInfo &info = *weight.view.blockType;
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
-  int64_t depth = k / 8, blocks = k / kQ8Block;
+  int64_t depth = k / (info.nibbles ? 8 : 4), blocks = k / info.block;
   PackedWeight packed;
   packed.type = RankedTensorType::get({panels, depth, width * 4},
                                       IntegerType::get(ctx, 8));
-  packed.data.assign(size_t(panels * depth * width * 4), char(0x88));
+  char padding = info.nibbles && !info.offsets ? char(0x88) : char(0);
+  packed.data.assign(size_t(panels * depth * width * 4), padding);
   packed.scales.assign(size_t(blocks * panels * width), 1.0f);
-  const char *in = weight.view.blocks.data();
+  if (info.offsets)
+    packed.offsets.assign(size_t(blocks * panels * width), 0.0f);
   for (int64_t col = 0; col < n; ++col) {
     int64_t p = col / width, j = col % width;
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      const char *block = in + (col * blocks + blk) * kQ4BlockBytes;
-      uint16_t bits = uint16_t(uint8_t(block[0]) | uint8_t(block[1]) << 8);
-      packed.scales[size_t(blk * panels * width + col)] = halfToFloat(bits);
-      auto nibble = [&](int64_t t) {
-        auto byte = uint8_t(block[2 + t % 16]);
-        return t < 16 ? byte & 0x0f : byte >> 4;
-      };
-      for (int64_t r = blk * 4; r < blk * 4 + 4; ++r)
-        for (int64_t b = 0; b < 4; ++b) {
-          int64_t t = 8 * r + b - blk * kQ8Block;
-          packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
-              char(nibble(t) | nibble(t + 4) << 4);
-        }
+      size_t from = size_t(col * blocks + blk),
+             to = size_t(blk * panels * width + col);
+      packed.scales[to] = decoded.scales[from];
+      if (info.offsets)
+        packed.offsets[to] = decoded.offsets[from];
     }
+    const int8_t *q = decoded.q.data() + col * k;
+    if (!info.nibbles) {
+      for (int64_t c = 0; c < k; ++c)
+        packed.data[size_t(((p * depth + c / 4) * width + j) * 4 + c % 4)] =
+            char(q[c]);
+      continue;
+    }
+    for (int64_t r = 0; r < depth; ++r)
+      for (int64_t b = 0; b < 4; ++b)
+        packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
+            char(q[8 * r + b] | q[8 * r + 4 + b] << 4);
   }
   return packed;
 }
 
 PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
-                        int64_t width, MLIRContext *ctx) {
-  if (packedType == PackedType::Q8_0)
-    return packQ8Blocks(weight, width, ctx);
-  if (packedType == PackedType::Q4_0)
-    return packQ4Blocks(weight, width, ctx);
+                        const DecodedBlocks *decoded, int64_t width,
+                        MLIRContext *ctx) {
+  if (packedType == PackedType::Blocks)
+    return packBlocks(weight, *decoded, width, ctx);
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
   int64_t group = packedType == PackedType::F32    ? 1
@@ -363,8 +324,7 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
         std::memcpy(out + index * 2, &rounded, 2);
         break;
       }
-      case PackedType::Q8_0:
-      case PackedType::Q4_0:
+      case PackedType::Blocks:
         llvm_unreachable("packed from its blocks");
       case PackedType::I8: {
         float q = std::nearbyint(value / scale);
@@ -387,12 +347,12 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
 Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
                       std::optional<ConstantView> bias, bool biasIsAdd,
                       int64_t panelWidth, PackedType packedType,
-                      PatternRewriter &rewriter) {
+                      const DecodedBlocks *decoded, PatternRewriter &rewriter) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = weight.n();
   int64_t panels = llvm::divideCeil(n, panelWidth);
-  PackedWeight packed =
-      packWeight(weight, packedType, panelWidth, rewriter.getContext());
+  PackedWeight packed = packWeight(weight, packedType, decoded, panelWidth,
+                                   rewriter.getContext());
   // The compiler is done with the unpacked weight's pages (for a blob over
   // the mapped checkpoint; other memory is left alone).
   releaseMappedWeightPages(
@@ -430,14 +390,17 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Value packedWeight = arith::ConstantOp::create(
       rewriter, derivedLoc(loc, weight.view, ".packed"),
       DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
-  Value scales, sums;
-  if (packedType == PackedType::Q8_0 || packedType == PackedType::Q4_0) {
-    int64_t blocks = weight.k() / kQ8Block;
+  Value scales, sums, offsets;
+  if (packedType == PackedType::Blocks) {
+    auto blocksType = RankedTensorType::get(
+        {weight.k() / weight.view.blockType->block, panels * panelWidth}, f32);
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
-        DenseElementsAttr::get(
-            RankedTensorType::get({blocks, panels * panelWidth}, f32),
-            ArrayRef(packed.scales)));
+        DenseElementsAttr::get(blocksType, ArrayRef(packed.scales)));
+    if (!packed.offsets.empty())
+      offsets = arith::ConstantOp::create(
+          rewriter, derivedLoc(loc, weight.view, ".offsets"),
+          DenseElementsAttr::get(blocksType, ArrayRef(packed.offsets)));
   } else if (packedType == PackedType::I8) {
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
@@ -468,7 +431,7 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
   auto packedLinear = PackedLinearOp::create(
       rewriter, loc, TypeRange{resultType}, input, packedWeight, scales, sums,
-      biasValue, residual, init, activation);
+      offsets, biasValue, residual, init, activation);
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
@@ -525,19 +488,84 @@ struct PackedTables {
   }
 };
 
+/// Points every `tfm.embedding` over a whole table of GGUF blocks at the
+/// blocks kept quantized: int8 values `[num, dim]` (a 4-bit value a byte,
+/// Q4_0's less 8) and f32 scales (and offsets) per block, which the gather
+/// dequantizes row by row; the f32 table then has no user left. Fails on
+/// blocks that do not decode.
+LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
+  SmallVector<EmbeddingOp> ops;
+  func.walk([&](EmbeddingOp op) {
+    if (!op.getPackedRows() && !op.getScales())
+      ops.push_back(op);
+  });
+  for (EmbeddingOp op : ops) {
+    std::optional<ConstantView> table = getConstantView(op.getWeight());
+    if (!table || !table->blockType || !table->isWhole() ||
+        table->shape.size() != 2 ||
+        table->shape[1] % table->blockType->superBlock != 0)
+      continue;
+    const GgufBlockInfo &info = *table->blockType;
+    int64_t num = table->shape[0], dim = table->shape[1];
+    std::string error;
+    std::optional<DecodedBlocks> decoded =
+        decodeGgufBlocks(info, table->blocks, num, dim, error);
+    if (!decoded)
+      return op.emitError()
+             << "weight" << (table->name ? " '" + table->name.str() + "'" : "")
+             << ": " << error;
+    if (info.nibbles && !info.offsets)
+      for (int8_t &q : decoded->q)
+        q = int8_t(q - 8);
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto valuesType = RankedTensorType::get({num, dim}, b.getI8Type());
+    auto blocksType =
+        RankedTensorType::get({num, dim / info.block}, b.getF32Type());
+    Value values = arith::ConstantOp::create(
+        b, derivedLoc(loc, *table, ".rows"),
+        DenseElementsAttr::getFromRawBuffer(
+            valuesType,
+            ArrayRef<char>(reinterpret_cast<const char *>(decoded->q.data()),
+                           decoded->q.size())));
+    Value scales = arith::ConstantOp::create(
+        b, derivedLoc(loc, *table, ".row_scales"),
+        DenseElementsAttr::get(blocksType, ArrayRef(decoded->scales)));
+    Value offsets;
+    if (info.offsets)
+      offsets = arith::ConstantOp::create(
+          b, derivedLoc(loc, *table, ".row_offsets"),
+          DenseElementsAttr::get(blocksType, ArrayRef(decoded->offsets)));
+    if (remarks)
+      op.emitRemark() << "embedding"
+                      << (table->name ? " '" + table->name.str() + "'" : "")
+                      << " [" << num << ", " << dim << "] gathers rows of "
+                      << info.name << " (the file's blocks, "
+                      << (info.offsets ? 8 : 4) * 32 / info.block + 32
+                      << " bytes per 32 weights)";
+    Operation *oldTable = op.getWeight().getDefiningOp();
+    op.getWeightMutable().assign(values);
+    op.getScalesMutable().assign(scales);
+    if (offsets)
+      op.getOffsetsMutable().assign(offsets);
+    if (oldTable && oldTable->use_empty() && isPure(oldTable))
+      oldTable->erase();
+  }
+  return success();
+}
+
 /// Which element type each weight is packed in, and the remarks saying so.
 struct PackingPolicy {
   PackedType type = PackedType::F32;
   SmallVector<llvm::GlobPattern> keepF32;
   bool remarks = false;
 
-  /// A weight bound from GGUF Q8_0 or Q4_0 blocks stays in them, whatever
-  /// `type` (unless kept in f32); every other weight is packed in `type`.
+  /// A weight bound from GGUF blocks of a kept type stays in them,
+  /// whatever `type` (unless kept in f32); every other weight is packed in
+  /// `type`.
   PackedType typeFor(Operation *op, const GemmWeight &gemm) const {
     const ConstantView &weight = gemm.view;
-    PackedType asked = !hasUsableBlocks(gemm) ? type
-                       : weight.q4            ? PackedType::Q4_0
-                                              : PackedType::Q8_0;
+    PackedType asked = hasUsableBlocks(gemm) ? PackedType::Blocks : type;
     PackedType chosen = asked;
     if (weight.name && llvm::any_of(keepF32, [&](const llvm::GlobPattern &p) {
           return p.match(weight.name.getValue());
@@ -546,14 +574,23 @@ struct PackingPolicy {
     // Said only where a low precision was asked for or stored: an f32
     // compile of f32 weights packs every layer in f32.
     if (remarks && asked != PackedType::F32) {
-      static constexpr const char *names[] = {"f32", "bf16", "int8",
-                                              "Q8_0 (the file's blocks)",
-                                              "Q4_0 (the file's blocks)"};
-      op->emitRemark() << "linear layer"
-                       << (weight.name ? " '" + weight.name.str() + "'" : "")
-                       << " [" << weight.shape[0] << ", " << weight.shape[1]
-                       << "] runs in " << names[int(chosen)]
-                       << (chosen == PackedType::F32 ? " (--keep-fp32)" : "");
+      static constexpr const char *names[] = {"f32", "bf16", "int8"};
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << "linear layer"
+             << (weight.name ? " '" + weight.name.str() + "'" : "") << " ["
+             << weight.shape[0] << ", " << weight.shape[1] << "] runs in ";
+      if (chosen == PackedType::Blocks) {
+        const GgufBlockInfo &info = *weight.blockType;
+        std::string bytes;
+        llvm::raw_string_ostream(bytes)
+            << llvm::format("%.4g", packedBytesPerWeight(info))
+            << " bytes per weight, the file's "
+            << llvm::format("%.4g", fileBytesPerWeight(info));
+        remark << info.name << " (the file's blocks: " << bytes << ")";
+      } else {
+        remark << names[int(chosen)]
+               << (chosen == PackedType::F32 ? " (--keep-fp32)" : "");
+      }
     }
     return chosen;
   }
@@ -561,9 +598,10 @@ struct PackingPolicy {
 
 struct PackLinearPattern : OpRewritePattern<LinearOp> {
   PackLinearPattern(MLIRContext *ctx, int64_t panelWidth,
-                    const PackingPolicy &policy, PackedTables &tables)
+                    const PackingPolicy &policy, PackedTables &tables,
+                    bool &badBlocks)
       : OpRewritePattern(ctx), panelWidth(panelWidth), policy(policy),
-        tables(tables) {}
+        tables(tables), badBlocks(badBlocks) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -581,9 +619,25 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
     }
     GemmWeight gemm{*weight, /*kMajor=*/false};
     PackedType type = policy.typeFor(op, gemm);
-    Value packed =
-        rewriteToPacked(op, op.getInput(), gemm, bias, /*biasIsAdd=*/false,
-                        panelWidth, type, rewriter);
+    std::optional<DecodedBlocks> decoded;
+    if (type == PackedType::Blocks) {
+      std::string error;
+      decoded = decodeGgufBlocks(*weight->blockType, weight->blocks, gemm.n(),
+                                 gemm.k(), error);
+      if (!decoded) {
+        // Said once: the op stays as it is, and the pass fails.
+        if (!badBlocks)
+          op.emitError() << "weight"
+                         << (weight->name ? " '" + weight->name.str() + "'"
+                                          : "")
+                         << ": " << error;
+        badBlocks = true;
+        return failure();
+      }
+    }
+    Value packed = rewriteToPacked(op, op.getInput(), gemm, bias,
+                                   /*biasIsAdd=*/false, panelWidth, type,
+                                   decoded ? &*decoded : nullptr, rewriter);
     tables.record(*weight, /*kMajor=*/false, type, packed);
     return success();
   }
@@ -591,6 +645,7 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
   int64_t panelWidth;
   const PackingPolicy &policy;
   PackedTables &tables;
+  bool &badBlocks;
 };
 
 /// `x @ W` with a constant `W [K, N]` is a linear layer whose weight is
@@ -623,7 +678,7 @@ struct PackMatmulPattern : OpRewritePattern<MatmulOp> {
     // The stored [K, N] matrix, as the remark names it.
     PackedType type = policy.typeFor(op, gemm);
     rewriteToPacked(op, op.getLhs(), gemm, bias, /*biasIsAdd=*/bias.has_value(),
-                    panelWidth, type, rewriter);
+                    panelWidth, type, /*decoded=*/nullptr, rewriter);
     return success();
   }
 
@@ -661,22 +716,27 @@ struct TfmPackLinearPass
     policy.remarks = remarks;
     RewritePatternSet patterns(&getContext());
     PackedTables tables;
-    patterns.add<PackLinearPattern>(&getContext(), panelWidth, policy, tables);
+    bool badBlocks = false;
+    patterns.add<PackLinearPattern>(&getContext(), panelWidth, policy, tables,
+                                    badBlocks);
     patterns.add<PackMatmulPattern>(&getContext(), panelWidth, policy);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     // Two weights of equal values are still two weights: merging their
     // constants would lose the names --keep-fp32 and the remarks go by.
     config.enableConstantCSE(false);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)) ||
+        badBlocks)
       return signalPassFailure();
     tables.redirectEmbeddings(getOperation());
+    if (failed(quantizeEmbeddings(getOperation(), remarks)))
+      return signalPassFailure();
     // The blocks are packed now; a weight still used as f32 (an embedding
     // gather) keeps its dequantized values alone.
     getOperation().walk([](arith::ConstantOp constant) {
-      constant->removeAttr(kQ8BlocksAttr);
-      constant->removeAttr(kQ4BlocksAttr);
+      for (const GgufBlockInfo &info : ggufBlockTypes())
+        constant->removeAttr(info.attribute);
     });
   }
 };

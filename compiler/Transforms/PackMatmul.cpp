@@ -233,7 +233,8 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
                       Value packed, Value dest) const {
     return PackedLinearOp::create(rewriter, loc, TypeRange{dest.getType()}, a,
                                   packed, /*weightScales=*/Value(),
-                                  /*weightSums=*/Value(), /*bias=*/Value(),
+                                  /*weightSums=*/Value(),
+                                  /*weightOffsets=*/Value(), /*bias=*/Value(),
                                   /*residual=*/Value(), dest, Activation::none)
         .getResult()[0];
   }
@@ -264,7 +265,7 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           Value product =
               PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
                                      aSlice, bSlice, Value(), Value(), Value(),
-                                     Value(), cSlice, Activation::none)
+                                     Value(), Value(), cSlice, Activation::none)
                   .getResult()[0];
           return SmallVector<Value>{
               insertBatch(b, loc, product, iter[0], outBatch, ivs)};

@@ -149,9 +149,11 @@ def TfmBindWeights : Pass<"tfm-bind-weights", "ModuleOp"> {
     checkpoints) and GGUF's quantized blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
     Q4_K, Q5_K, Q6_K) bind to an f32 weight: widened exactly, or
     dequantized as llama.cpp's reference dequantization computes them. A
-    Q8_0 or Q4_0 matrix also keeps its blocks, as they are in the file, on
-    the constant (`tfm.q8_0_blocks`, `tfm.q4_0_blocks`: bytes over the
-    mapped file) for `tfm-pack-linear`. A missing name or a mismatch is an error at the op.
+    matrix of GGUF blocks also keeps them, as they are in the file, on the
+    constant (`tfm.q8_0_blocks`, `tfm.q4_0_blocks`, `tfm.q4_1_blocks`,
+    `tfm.q5_0_blocks`, `tfm.q5_1_blocks`, `tfm.q4_k_blocks`,
+    `tfm.q5_k_blocks`, `tfm.q6_k_blocks`: bytes over the mapped file) for
+    `tfm-pack-linear`. A missing name or a mismatch is an error at the op.
   }];
   let options = [
     Option<"weightsPath", "weights", "std::string", /*default=*/"\"\"",
@@ -199,8 +201,17 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     (padding 1), no sums; `keep-f32` keeps it f32 (from its dequantized
     values). Q4_0 blocks (`tfm.q4_0_blocks`) likewise, two 4-bit values
     per byte, `[ceil(N/nr), K/8, 4*nr]`: byte `b` of a lane holds `k = 8r +
-    b` in its low nibble and `8r + 4 + b` in its high one. The blocks
-    attributes are removed from every constant.
+    b` in its low nibble and `8r + 4 + b` in its high one. The other block
+    types likewise (compiler/Transforms/GgufBlocks.h): Q5_0, Q5_1, Q5_K and
+    Q6_K as int8 values, Q4_1 and Q4_K as nibbles (unsigned); Q6_K with
+    block scales per 16 (`[K/16, ...]`); the asymmetric ones (Q4_1, Q5_1,
+    Q4_K, Q5_K: `W = scale * q + offset`) with f32 `offsets` of the scales'
+    shape. A block whose f16 scale or minimum is not finite is an error
+    naming the weight, row and block. A `tfm.embedding` over a whole table
+    of blocks reads them instead of the f32 values: int8 values `[num,
+    dim]` (Q4_0's less 8) with f32 `scales` (and `offsets`) per block,
+    which its gather dequantizes row by row. The blocks attributes are
+    removed from every constant.
 
     Before:
     ```mlir
@@ -211,7 +222,7 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     ```mlir
     %wp = arith.constant dense<...> : tensor<128x512x16xf32>
     %g = tfm.packed_linear ins(%x, %wp : ...) bias(%bp : tensor<2048xf32>)
-           outs(%e : tensor<?x2048xf32>) activation "gelu" -> tensor<?x2048xf32>
+           outs(%e : tensor<?x2048xf32>) activation gelu -> tensor<?x2048xf32>
     ```
   }];
   let options = [
@@ -261,7 +272,7 @@ def TfmPackMatmul : Pass<"tfm-pack-matmul", "func::FuncOp"> {
     %bp = linalg.transpose ins(%expanded : tensor<8x64x?x32xf32>) outs(...) permutation = [0, 2, 1, 3]
     %s = scf.for %b = %c0 to %c8 step %c1 iter_args(%acc = %e) -> (tensor<8x?x?xf32>) {
       %g = tfm.packed_linear ins(%qb, %bpb : tensor<?x64xf32>, tensor<?x64x32xf32>)
-             outs(%cb : tensor<?x?xf32>) activation "none" -> tensor<?x?xf32>
+             outs(%cb : tensor<?x?xf32>) activation none -> tensor<?x?xf32>
       ...
     }
     ```

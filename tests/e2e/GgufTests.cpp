@@ -8,11 +8,13 @@
 // gguf package in runtime.gguf; here it is the whole path from the file to
 // the model's logits. Then the errors a user meets with GGUF files.
 //
-// Q8_0 and Q4_0 weights of linear layers run as such (their blocks kept,
-// the input quantized per block of 32): those layers differ from f32 on the
-// dequantized weights by the input's rounding, which the tolerances below
-// state; compiled with --keep-fp32 '*' every layer is f32 and the decoder
-// matches float64 to 1e-4. LowPrecisionGemmTests checks the Q8_0 and Q4_0
+// Weights of linear layers in Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and
+// Q6_K run as such (their blocks kept, the input quantized per block of 32,
+// 16 for Q6_K): those layers differ from f32 on the dequantized weights by
+// the input's rounding, which the tolerances below state; compiled with
+// --keep-fp32 '*' every layer is f32 and the decoder matches float64 to
+// 1e-4. llama-kquant.gguf is the same decoder at hidden 256 in K-quants (a
+// Q4_K_M-like mix). LowPrecisionGemmTests and KQuantTests check the block
 // GEMMs themselves to f32 rounding on the quantized operands.
 //
 //===----------------------------------------------------------------------===//
@@ -33,8 +35,17 @@ using namespace e2e;
 using ref::Array;
 
 namespace {
-constexpr int64_t kLayers = 2, kHidden = 64, kHeads = 4, kKvHeads = 2,
-                  kHeadDim = 16, kVocab = 40;
+constexpr int64_t kLayers = 2, kKvHeads = 2, kVocab = 40;
+
+/// A Llama decoder fixture of generate.py: its file and its sizes.
+struct Decoder {
+  const char *file;
+  int64_t hidden, heads, headDim;
+};
+/// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16 and F32 weights.
+constexpr Decoder kLlama{"llama.gguf", 64, 4, 16};
+/// K-quants as a Q4_K_M file mixes them: Q4_K, Q5_K and Q6_K.
+constexpr Decoder kLlamaKQuant{"llama-kquant.gguf", 256, 4, 64};
 
 std::string fixtures() { return sourceDir() + "/tests/reference/gguf/"; }
 
@@ -51,9 +62,11 @@ Array dequantized(const tfm::GgufFile &file, const std::string &name) {
 }
 
 std::vector<std::vector<double>>
-referenceLogits(const tfm::GgufFile &file, const std::vector<int64_t> &ids) {
-  ref::LlamaConfig config{kLayers,  kHidden, kHeads, kKvHeads,
-                          kHeadDim, kVocab,  1e-5,   {}};
+referenceLogits(const Decoder &decoder, const tfm::GgufFile &file,
+                const std::vector<int64_t> &ids) {
+  ref::LlamaConfig config{
+      kLayers,         decoder.hidden, decoder.heads, kKvHeads,
+      decoder.headDim, kVocab,         1e-5,          {}};
   config.rope.pairs = true;
   auto weight = [&](ref::LlamaWeight which, int layer) {
     using W = ref::LlamaWeight;
@@ -104,36 +117,49 @@ struct Tolerance {
 };
 /// Every layer in f32 (--keep-fp32 '*'): f32 rounding.
 constexpr Tolerance kF32Tolerance{1e-4, 1e-4};
-/// attn_q (Q8_0), attn_k and ffn_down (Q4_0) run in their blocks: their
-/// inputs rounded to 1/254 of each block's largest value move the logits by
-/// up to 6.1e-2 over the 11 positions (measured, the same at CPU levels 2
-/// and 5); 0.1 absolute and 5e-2 relative are allowed. A wrong block scale
-/// or nibble moves them by far more; the block GEMMs themselves are checked
-/// to f32 rounding on their quantized operands in LowPrecisionGemmTests.
+/// attn_q (Q8_0), attn_k and ffn_down (Q4_0), attn_v (Q4_1), attn_output
+/// (Q5_0) and ffn_gate (Q5_1) run in their blocks: their inputs rounded to
+/// 1/254 of each block's largest value move the logits by up to 8.6e-2 over
+/// the 11 positions (measured; 6.1e-2 at CPU levels 2 and 5 when Q8_0 and
+/// Q4_0 alone ran in blocks); 0.1 absolute and 5e-2 relative are allowed. A
+/// wrong block scale or nibble moves them by far more; the block GEMMs
+/// themselves are checked to f32 rounding on their quantized operands in
+/// LowPrecisionGemmTests.
 constexpr Tolerance kBlockTolerance{5e-2, 1e-1};
+/// llama-kquant.gguf: every linear layer (14, and the Q6_K head) runs in
+/// its K-quant blocks, their inputs rounded per block of 32 (16 for Q6_K):
+/// the logits move by up to 7.1e-2 over the 11 positions (measured at the
+/// host's CPU level); 0.1 absolute and 5e-2 relative are allowed. Compiled
+/// with --keep-fp32 '*' the same file matches to 1e-4, and a block's scale
+/// or minimum taken from the wrong sub-block moves the logits by far more.
+constexpr Tolerance kKQuantTolerance{5e-2, 1e-1};
 
 /// Runs `model` (inputs: ids, past, k/v caches of `capacity` positions)
-/// over llama.gguf as a prefill of 7 tokens, then 4 greedy decode steps,
-/// each against the float64 forward pass of the whole sequence so far.
+/// over the `decoder` fixture as a prefill of 7 tokens, then 4 greedy
+/// decode steps, each against the float64 forward pass of the whole
+/// sequence so far.
 void checkDecoder(const std::string &modelPath, int64_t capacity,
-                  const BuildOptions &options, Tolerance tolerance) {
+                  const BuildOptions &options, Tolerance tolerance,
+                  const Decoder &decoder = kLlama) {
   std::string error;
   std::unique_ptr<tfm::GgufFile> file =
-      tfm::GgufFile::open(fixtures() + "llama.gguf", error);
+      tfm::GgufFile::open(fixtures() + decoder.file, error);
   REQUIRE(file);
   std::shared_ptr<Model> model =
-      Model::buildFiles(modelPath, fixtures() + "llama.gguf", options);
+      Model::buildFiles(modelPath, fixtures() + decoder.file, options);
   Random rng(9001);
   std::vector<int64_t> tokens = rng.ids(7, 0, kVocab - 1);
-  std::vector<int64_t> cacheShape = {kLayers, 1, kKvHeads, capacity, kHeadDim};
+  int64_t headDim = decoder.headDim;
+  std::vector<int64_t> cacheShape = {kLayers, 1, kKvHeads, capacity, headDim};
   // NaN in every unwritten row: attention reading one would show.
-  std::vector<float> nan(size_t(kLayers * kKvHeads * capacity * kHeadDim),
+  std::vector<float> nan(size_t(kLayers * kKvHeads * capacity * headDim),
                          std::nanf(""));
   std::vector<HostTensor> inputs = {
       HostTensor::i64({1, 7}, tokens), HostTensor::i64({1}, {0}),
       HostTensor::f32(cacheShape, nan), HostTensor::f32(cacheShape, nan)};
   RunResult r = model->runOk(inputs);
-  std::vector<std::vector<double>> want = referenceLogits(*file, tokens);
+  std::vector<std::vector<double>> want =
+      referenceLogits(decoder, *file, tokens);
   std::vector<double> got = r["logits"].toDoubles();
   for (int64_t t = 0; t < 7; ++t) {
     INFO("prefill position " << t);
@@ -151,7 +177,7 @@ void checkDecoder(const std::string &modelPath, int64_t capacity,
     inputs[1] = HostTensor::i64({1}, {int64_t(tokens.size())});
     tokens.push_back(next);
     r = model->runOk(inputs);
-    want = referenceLogits(*file, tokens);
+    want = referenceLogits(decoder, *file, tokens);
     INFO("decode step " << step << " at position " << tokens.size() - 1);
     Comparison c = allClose(r["logits"].toDoubles(), want.back(),
                             tolerance.rtol, tolerance.atol);
@@ -165,7 +191,8 @@ TEST_CASE("a Llama decoder compiled from a GGUF file of quantized weights "
           "matches float64 on the dequantized weights, prefill and decode",
           "[gguf]") {
   {
-    INFO("attn_q in Q8_0, attn_k and ffn_down in Q4_0");
+    INFO("attn_q in Q8_0, attn_k and ffn_down in Q4_0, attn_v in Q4_1, "
+         "attn_output in Q5_0, ffn_gate in Q5_1: each in its blocks");
     checkDecoder(fixtures() + "llama.tfm", 24, BuildOptions(), kBlockTolerance);
   }
   BuildOptions f32;
@@ -179,6 +206,22 @@ TEST_CASE("examples/llama/llama.tfm sizes itself from the GGUF metadata and "
           "[gguf]") {
   checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024, BuildOptions(),
                kBlockTolerance);
+}
+
+TEST_CASE("a Llama decoder of K-quants (Q4_K, Q5_K, Q6_K as a Q4_K_M file "
+          "mixes them) runs in their blocks and matches float64 on the "
+          "dequantized weights, prefill and decode",
+          "[gguf][kquant]") {
+  {
+    INFO("every linear layer in its blocks, the Q6_K token embedding in f32");
+    checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024,
+                 BuildOptions(), kKQuantTolerance, kLlamaKQuant);
+  }
+  BuildOptions f32;
+  f32.keepFp32 = {"*"};
+  INFO("every layer in f32 (--keep-fp32 '*')");
+  checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024, f32,
+               kF32Tolerance, kLlamaKQuant);
 }
 
 TEST_CASE("GGUF weights: a linear layer over each quantized type matches "
@@ -206,18 +249,19 @@ TEST_CASE("GGUF weights: a linear layer over each quantized type matches "
       HostTensor x = rng.f32({batch, 512});
       RunResult r = model->runOk({x});
       Array want = ref::linear(ref::fromTensor(x), w);
-      // Q8_0 and Q4_0 run as such: each input is rounded to its block's
-      // grid, half
-      // a step (max |x| over the block / 254) at most, which moves an output
-      // by at most the sum over k of that times |W[n, k]|.
+      // The block types run as such: each input is rounded to its block's
+      // grid (blocks of 32, 16 for Q6_K), half a step (max |x| over the
+      // block / 254) at most, which moves an output by at most the sum over
+      // k of that times |W[n, k]|.
       std::vector<double> rounding(want.data.size(), 0.0);
-      if (std::string(type) == "Q8_0" || std::string(type) == "Q4_0") {
+      if (std::string(type) != "BF16") {
+        int64_t block = std::string(type) == "Q6_K" ? 16 : 32;
         std::vector<double> xs = x.toDoubles();
         for (int64_t i = 0; i < batch; ++i)
           for (int64_t n = 0; n < 3; ++n)
-            for (int64_t k0 = 0; k0 < 512; k0 += 32) {
+            for (int64_t k0 = 0; k0 < 512; k0 += block) {
               double largest = 0, weights = 0;
-              for (int64_t k = k0; k < k0 + 32; ++k) {
+              for (int64_t k = k0; k < k0 + block; ++k) {
                 largest = std::max(largest, std::fabs(xs[size_t(i * 512 + k)]));
                 weights += std::fabs(w.data[size_t(n * 512 + k)]);
               }

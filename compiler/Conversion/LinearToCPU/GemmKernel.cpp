@@ -37,6 +37,15 @@
 // in registers (a shift and an and), and 8 x the input block's sum comes
 // off.
 //
+// The other GGUF block types are the same kind again (GgufBlocks.h):
+// 5- and 6-bit values are s8 like Q8_0's, Q6_K's scales span 16 k instead
+// of 32 (the input is then quantized per block of 16), and the asymmetric
+// types (Q4_1, Q5_1, Q4_K, Q5_K: W = scale q + offset, their 4-bit values
+// unsigned) add each block's offset times d_x sum(q_x), which the copy
+// keeps per input block beside its scale:
+//
+//   acc += f32(part - corr) * (w_scale * a_scale) + w_offset * a_sum
+//
 // The AMX variant (level 6: bf16 and per-column i8) keeps the packed
 // layout and the epilogue but not the micro-kernel: a packed row of a
 // 32-column panel is 128 bytes, two B tiles of 16 columns side by side
@@ -236,14 +245,15 @@ private:
   Value k, packedK, n, columnPanels, lastPackedK;
   // Inside the task function: matrices [M, K], [panels, K / g, nr * g],
   // [M, N], and the i8 weight's per-column scales and sums.
-  Value a, packed, scales, sums, bias, residual, c;
+  Value a, packed, scales, sums, offsets, bias, residual, c;
   // Inside the task function: the stack tile [copyRows, blockK / g] holding
   // the current row group's K chunk of A, and for i8 each task row's scale,
   // its reciprocal and its zero point.
   Value aTile, rowScale, rowInverse, rowZero;
   // Block-quantized i8: [copyRows, blockK / weightBlock], each block's scale
-  // and 128 x its sum of s8 values (what shifting the weights to u8 adds).
-  Value blockScale, blockCorrection;
+  // and 128 x its sum of s8 values (what shifting the weights to u8 adds),
+  // and with weight offsets its scale times that sum (f32).
+  Value blockScale, blockCorrection, blockSum;
   /// Block-quantized 4-bit weights (Q4_0): two k per byte, a lane's low
   /// nibbles one quad of k and its high nibbles the next, as u8 (q + 8).
   bool nibbles = false;
@@ -284,7 +294,10 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     int64_t depth =
         cast<MemRefType>(op.getPackedWeight().getType()).getShape()[1];
     nibbles = depth * 8 == staticK && staticK != 0;
-    weightShift = nibbles ? 8 : nativeDot ? 128 : 0;
+    // Nibbles are u - 8 without offsets, u with them.
+    weightShift = nibbles     ? (op.getWeightOffsets() ? 0 : 8)
+                  : nativeDot ? 128
+                              : 0;
   }
   kPerPackedRow = nibbles ? 2 * group : group;
 
@@ -295,6 +308,8 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     scales = args[next++];
   if (op.getWeightSums())
     sums = args[next++];
+  if (op.getWeightOffsets())
+    offsets = args[next++];
   bias = op.getBias() ? Value(args[next++]) : Value();
   residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
   c = viewAsMatrix(b, loc, args[next++]);
@@ -321,6 +336,8 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     blockScale = memref::AllocaOp::create(b, loc, blocksType(b.getF32Type()));
     blockCorrection =
         memref::AllocaOp::create(b, loc, blocksType(b.getI32Type()));
+    if (offsets)
+      blockSum = memref::AllocaOp::create(b, loc, blocksType(b.getF32Type()));
   } else if (kind == GemmKind::I8) {
     auto rowType = MemRefType::get({maxTaskRows}, b.getF32Type());
     rowScale = memref::AllocaOp::create(b, loc, rowType);
@@ -985,17 +1002,26 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
                             packedK0, nextPackedK0));
             });
         Value scaleRow = add(scaleRow0, block);
-        SmallVector<Value> weightScales;
-        for (int64_t v = 0; v < vectors; ++v)
+        SmallVector<Value> weightScales, weightOffsets;
+        for (int64_t v = 0; v < vectors; ++v) {
           weightScales.push_back(vector::LoadOp::create(
               b, loc, f32Vector, scales, ValueRange{scaleRow, columns[v]}));
+          if (offsets)
+            weightOffsets.push_back(vector::LoadOp::create(
+                b, loc, f32Vector, offsets, ValueRange{scaleRow, columns[v]}));
+        }
         SmallVector<Value> next;
         for (int64_t r = 0; r < rows; ++r) {
           Value inputScale = vector::BroadcastOp::create(
               b, loc, f32Vector,
               memref::LoadOp::create(b, loc, blockScale,
                                      ValueRange{chunkRows[r], block}));
-          Value correction;
+          Value correction, inputSum;
+          if (offsets)
+            inputSum = vector::BroadcastOp::create(
+                b, loc, f32Vector,
+                memref::LoadOp::create(b, loc, blockSum,
+                                       ValueRange{chunkRows[r], block}));
           if (weightShift)
             correction = vector::BroadcastOp::create(
                 b, loc, i32Vector,
@@ -1005,10 +1031,14 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
             Value exact = steps.getResult(r * vectors + v);
             if (correction)
               exact = arith::SubIOp::create(b, loc, exact, correction);
-            next.push_back(vector::FMAOp::create(
+            Value sum = vector::FMAOp::create(
                 b, loc, arith::SIToFPOp::create(b, loc, f32Vector, exact),
                 arith::MulFOp::create(b, loc, weightScales[v], inputScale),
-                sums[r * vectors + v]));
+                sums[r * vectors + v]);
+            if (offsets)
+              sum = vector::FMAOp::create(b, loc, weightOffsets[v], inputSum,
+                                          sum);
+            next.push_back(sum);
           }
         }
         scf::YieldOp::create(b, loc, next);
@@ -1076,6 +1106,13 @@ void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {
       Value block = arith::DivUIOp::create(b, loc, kb, idx(weightBlock));
       memref::StoreOp::create(b, loc, scale, blockScale,
                               ValueRange{chunkRow, block});
+      if (offsets)
+        memref::StoreOp::create(
+            b, loc,
+            arith::MulFOp::create(
+                b, loc, scale,
+                arith::SIToFPOp::create(b, loc, b.getF32Type(), sum)),
+            blockSum, ValueRange{chunkRow, block});
       if (weightShift)
         memref::StoreOp::create(
             b, loc,

@@ -70,6 +70,25 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
                   arith::RemUIOp::create(b, l, clamped, width)};
           }
           Value element = tensor::ExtractOp::create(b, l, table, at);
+          if (Value scales = op.getScales()) {
+            // A quantized row: scale * q (+ offset), one rounding each, as
+            // the file's reference dequantization computes it.
+            int64_t block =
+                cast<RankedTensorType>(table.getType()).getDimSize(1) /
+                cast<RankedTensorType>(scales.getType()).getDimSize(1);
+            Value blockIndex = arith::DivUIOp::create(
+                b, l, column, arith::ConstantIndexOp::create(b, l, block));
+            Type f32 = resultType.getElementType();
+            element = arith::MulFOp::create(
+                b, l, arith::SIToFPOp::create(b, l, f32, element),
+                tensor::ExtractOp::create(b, l, scales,
+                                          ValueRange{clamped, blockIndex}));
+            if (Value offsets = op.getOffsets())
+              element = arith::AddFOp::create(
+                  b, l, element,
+                  tensor::ExtractOp::create(b, l, offsets,
+                                            ValueRange{clamped, blockIndex}));
+          }
           linalg::YieldOp::create(b, l, element);
         });
     rewriter.replaceOp(op, generic.getResults());

@@ -33,8 +33,12 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
   } else if (name == WorkspaceSizeAttrHelper::getNameStr()) {
     if (!isa<FlatSymbolRefAttr>(attr.getValue()))
       return op->emitError("'") << name << "' must be a symbol reference";
-  } else if (name == "tfm.q8_0_blocks" || name == "tfm.q4_0_blocks") {
-    // The GGUF Q8_0 or Q4_0 blocks a constant weight was dequantized from
+  } else if (llvm::is_contained({"tfm.q8_0_blocks", "tfm.q4_0_blocks",
+                                 "tfm.q4_1_blocks", "tfm.q5_0_blocks",
+                                 "tfm.q5_1_blocks", "tfm.q4_k_blocks",
+                                 "tfm.q5_k_blocks", "tfm.q6_k_blocks"},
+                                name)) {
+    // The GGUF blocks a constant weight was dequantized from
     // (tfm-bind-weights), for tfm-pack-linear to pack as they are.
     auto blocks = dyn_cast<ElementsAttr>(attr.getValue());
     if (!blocks || blocks.getShapedType().getRank() != 1 ||

@@ -181,6 +181,15 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     `[p, r, j*4 .. j*4+3]` holding `u` of `k = 8r + b` in its low nibble and
     of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`.
 
+    The block is `K` over the rows of `weight_scales`: 32, or 16 for GGUF
+    Q6_K's sub-blocks (each row of the input is then quantized per block of
+    16). The asymmetric block types (GGUF Q4_1, Q5_1, Q4_K, Q5_K) add
+    `weight_offsets`, f32 of the scales' shape: `W[n, k] =
+    weight_scales[k/B, n] * packed + weight_offsets[k/B, n]`; a block's dot
+    product gains `offset * d_x * sum(q_x)`, the input block's sum taken when
+    it is quantized (as llama.cpp's Q8_1 carries it). With offsets, 4-bit
+    values are unsigned: `W = scale * u + offset`.
+
     The packing is done at compile time (`tfm-pack-linear`), so the
     micro-kernel streams one contiguous panel per group of output columns. A
     matrix that is not a constant (the right operand of a matmul between
@@ -206,12 +215,16 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     %b = tfm.packed_linear ins(%x, %wb : tensor<?x512xf32>, tensor<64x128x128xi8>)
            dequant(%block_scales : tensor<16x2048xf32>)
            outs(%init : tensor<?x2048xf32>) activation none -> tensor<?x2048xf32>
+    %k = tfm.packed_linear ins(%x, %w4 : tensor<?x512xf32>, tensor<64x64x128xi8>)
+           dequant(%scales : tensor<16x2048xf32>) offsets(%offsets : tensor<16x2048xf32>)
+           outs(%init : tensor<?x2048xf32>) activation none -> tensor<?x2048xf32>
     ```
   }];
   let arguments = (ins Tfm_RankedTensorOrMemRef:$input,
                        Tfm_RankedTensorOrMemRef:$packed_weight,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_scales,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_sums,
+                       Optional<Tfm_RankedTensorOrMemRef>:$weight_offsets,
                        Optional<Tfm_RankedTensorOrMemRef>:$bias,
                        Optional<Tfm_RankedTensorOrMemRef>:$residual,
                        Tfm_RankedTensorOrMemRef:$init,
@@ -223,6 +236,7 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     type($packed_weight) `)`
     (`dequant` `(` $weight_scales^ (`,` $weight_sums^)? `:`
      type($weight_scales) (`,` type($weight_sums)^)? `)`)?
+    (`offsets` `(` $weight_offsets^ `:` type($weight_offsets) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict
@@ -248,14 +262,24 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
              getPackGroup();
     }
     /// Consecutive k sharing one weight scale: 0 for one scale per column
-    /// (over the whole K), 32 for block-quantized i8 (2-D weight_scales).
+    /// (over the whole K), else K over the rows of the 2-D weight_scales
+    /// (32, or 16 for Q6_K); 0 where K is not static.
     int64_t getWeightBlock() {
       Value scales = getWeightScales();
-      return scales && cast<ShapedType>(scales.getType()).getRank() == 2
-                 ? kWeightBlock
-                 : 0;
+      if (!scales || cast<ShapedType>(scales.getType()).getRank() != 2)
+        return 0;
+      int64_t k = cast<ShapedType>(getInput().getType()).getShape().back();
+      int64_t rows = cast<ShapedType>(scales.getType()).getShape()[0];
+      if (ShapedType::isDynamic(k) || ShapedType::isDynamic(rows) ||
+          rows <= 0 || k % rows != 0)
+        return 0;
+      return k / rows;
     }
-    static constexpr int64_t kWeightBlock = 32;
+    /// Whether the scales are per block (2-D), whatever their block.
+    bool hasBlockScales() {
+      Value scales = getWeightScales();
+      return scales && cast<ShapedType>(scales.getType()).getRank() == 2;
+    }
   }];
 }
 

@@ -70,7 +70,7 @@ def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
+def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
   let summary = "Looks up rows of a table by token id";
   let description = [{
     `result[..., :] = weight[indices[...], :]` with `weight [num, dim]`, like
@@ -85,19 +85,33 @@ def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
     weight of a linear layer (an LM head tied to the token embedding) is
     stored once, packed.
 
+    With `scales` (and `offsets`), `weight` is a table of GGUF blocks kept
+    quantized (`tfm-pack-linear`): i8 values `[num, dim]` and f32
+    `scales [num, dim / B]` (`offsets` alike), `B` the block, and the
+    gathered rows are dequantized as they are read, `scale * q (+ offset)`,
+    rounded once per operation as the file's reference dequantization
+    computes them: only the rows looked up are ever dequantized.
+
     Example:
 
     ```mlir
     %e = tfm.embedding %ids, %table : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
     %p = tfm.embedding %ids, %panels {packed_rows = 6 : i64}
         : tensor<?xi64>, tensor<2x16x4xf32> -> tensor<?x16xf32>
+    %q = tfm.embedding %ids, %values scales(%scales : tensor<6x1xf32>)
+        : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
     ```
   }];
-  let arguments = (ins Tfm_IndexTensor:$indices, Tfm_FloatTensor:$weight,
+  let arguments = (ins Tfm_IndexTensor:$indices,
+                       AnyTypeOf<[Tfm_FloatTensor, TensorOf<[I8]>]>:$weight,
+                       Optional<Tfm_FloatTensor>:$scales,
+                       Optional<Tfm_FloatTensor>:$offsets,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$packed_rows);
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = [{
-    $indices `,` $weight attr-dict `:` type($indices) `,` type($weight) `->` type($result)
+    $indices `,` $weight (`scales` `(` $scales^ `:` type($scales) `)`)?
+    (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
+    attr-dict `:` type($indices) `,` type($weight) `->` type($result)
   }];
   let hasVerifier = 1;
 }

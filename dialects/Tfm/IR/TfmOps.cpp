@@ -305,6 +305,8 @@ LogicalResult LinearOp::verify() {
 LogicalResult EmbeddingOp::verify() {
   ArrayRef<int64_t> weight = shapeOf(getWeight());
   if (std::optional<int64_t> rows = getPackedRows()) {
+    if (getScales())
+      return emitOpError("a packed weight takes no scales");
     if (weight.size() != 3 || ShapedType::isDynamicShape(weight))
       return emitOpError("packed weight must be static [panels, dim, width], "
                          "got ")
@@ -324,6 +326,21 @@ LogicalResult EmbeddingOp::verify() {
            << formatShape(weight);
   if (weight[0] == 0)
     return emitOpError("weight has no rows to look up");
+  bool quantized =
+      cast<ShapedType>(getWeight().getType()).getElementType().isInteger(8);
+  if (quantized != bool(getScales()) || (getOffsets() && !getScales()))
+    return emitOpError("an i8 weight, and only it, takes scales (and "
+                       "offsets)");
+  for (Value v : {getScales(), getOffsets()}) {
+    if (!v)
+      continue;
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s.size() != 2 || s[0] != weight[0] || ShapedType::isDynamic(s[1]) ||
+        ShapedType::isDynamic(weight[1]) || s[1] <= 0 || weight[1] % s[1] != 0)
+      return emitOpError("scales and offsets must be [")
+             << weight[0] << ", dim / block] for the weight "
+             << formatShape(weight) << ", got " << formatShape(s);
+  }
   SmallVector<int64_t> expected(shapeOf(getIndices()));
   expected.push_back(weight[1]);
   if (failed(verifySameElementType(*this)))
@@ -601,7 +618,9 @@ LogicalResult PackedLinearOp::verify() {
   bool quantized = packedType.isInteger(8);
   if (!packedType.isF32() && !packedType.isBF16() && !quantized)
     return emitOpError("packed weight must be f32, bf16 or i8");
-  bool blocks = getWeightBlock() != 0;
+  bool blocks = hasBlockScales();
+  if (getWeightOffsets() && !(quantized && blocks))
+    return emitOpError("weight_offsets need block weight_scales");
   if (quantized && blocks && getWeightSums())
     return emitOpError("block scales take no weight_sums");
   if (quantized != bool(getWeightScales()) ||
@@ -666,20 +685,33 @@ LogicalResult PackedLinearOp::verify() {
     return success();
   };
   if (blocks) {
-    // One f32 scale per block of k and column: K static, whole blocks.
-    int64_t block = getWeightBlock();
+    // One f32 scale (and offset) per block of 16 or 32 k and column: K
+    // static, whole blocks.
     auto scalesType = cast<ShapedType>(getWeightScales().getType());
-    if (ShapedType::isDynamic(x.back()) || x.back() % block != 0)
+    if (ShapedType::isDynamic(x.back()) || x.back() % 16 != 0)
       return emitOpError("block scales need a static K that is a multiple "
-                         "of ")
-             << block << ", not " << formatShape(x);
-    if (!staticPanels || scalesType.getShape() !=
-                             ArrayRef<int64_t>{x.back() / block, w[0] * width})
-      return emitOpError("block weight_scales must be [")
-             << (ShapedType::isDynamic(x.back()) ? 0 : x.back() / block) << ", "
-             << w[0] * width << "] (K / " << block << ", padded N)";
-    if (!scalesType.getElementType().isF32())
-      return emitOpError("weight_scales has the wrong element type");
+                         "of 16, not ")
+             << formatShape(x);
+    int64_t block = getWeightBlock();
+    if (block != 16 && block != 32)
+      return emitOpError("block weight_scales must have K / 32 or K / 16 "
+                         "rows (")
+             << x.back() / 32 << " or " << x.back() / 16 << "), not "
+             << formatShape(scalesType.getShape());
+    for (Value v : {getWeightScales(), getWeightOffsets()}) {
+      if (!v)
+        continue;
+      auto type = cast<ShapedType>(v.getType());
+      if (!staticPanels ||
+          type.getShape() != ArrayRef<int64_t>{x.back() / block, w[0] * width})
+        return emitOpError("block weight_scales and weight_offsets must be [")
+               << x.back() / block << ", "
+               << (staticPanels ? w[0] * width : ShapedType::kDynamic)
+               << "] (K / " << block << ", padded N)";
+      if (!type.getElementType().isF32())
+        return emitOpError("block weight_scales and weight_offsets must be "
+                           "f32");
+    }
   }
   if (failed(checkPerColumn(getBias(), "bias",
                             [](Type t) { return t.isF32(); })) ||

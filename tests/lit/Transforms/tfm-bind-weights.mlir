@@ -37,12 +37,12 @@
 // HALF-DAG: arith.constant dense<[1.500000e+00, -2.000000e+00, 6.550400e+04, 5.96046448E-8, 3.05175781E-5, 0xFF800000]> : tensor<6xf32>
 // HALF-DAG: arith.constant dense<[1.500000e+00, -3.000000e+00, 7.346840e-40]> : tensor<3xf32>
 
-// A Q8_0 matrix keeps its blocks beside its f32 values (3 rows of 16
-// blocks of 34 bytes, the first all zeros), for tfm-pack-linear; the other
-// quantized types are f32 alone.
+// A Q8_0 (or Q4_K, ...) matrix keeps its blocks beside its f32 values (3
+// rows of 16 blocks of 34 bytes, the first all zeros; 3 rows of 2 blocks of
+// 144), for tfm-pack-linear; f32 is f32 alone.
 // GGUF-LABEL: func.func @bind_quantized
 // GGUF-DAG: arith.constant {tfm.q8_0_blocks = dense<"0x0000000000000000000000000000000000000000000000000000000000000000000063235D17{{[0-9A-F]*}}"> : tensor<1632xi8>} dense_resource<t.Q8_0> : tensor<3x512xf32>
-// GGUF-DAG: arith.constant dense_resource<t.Q4_K> : tensor<3x512xf32>
+// GGUF-DAG: arith.constant {tfm.q4_k_blocks = dense<"0x{{[0-9A-F]*}}"> : tensor<864xi8>} dense_resource<t.Q4_K> : tensor<3x512xf32>
 // GGUF-DAG: arith.constant dense_resource<t.F32> : tensor<3x512xf32>
 // GGUF-TRUNCATED: error: {{.*}}truncated.gguf: the header claims 15 key/values, more than the file can hold
 

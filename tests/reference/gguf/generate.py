@@ -28,6 +28,13 @@ Writes:
                    own 40 ids (tokenizer.ggml.model llama: <unk> <s> </s>,
                    14 characters and 23 merged pieces, no byte tokens) that
                    tfm-run --generate --text reads (tests/reference/text/)
+  llama-kquant.gguf the same decoder at hidden 256 (4 query heads of 64 over
+                   2 K/V heads, SwiGLU 512, vocabulary 40, no tokenizer) with
+                   a Q4_K_M-like mix of K-quants: attn_q, attn_k, attn_output,
+                   ffn_gate, ffn_up in Q4_K (layer 1's attn_output in Q5_K),
+                   attn_v, ffn_down, output and token_embd in Q6_K; seeded
+                   random blocks (the package quantizes no K-quant) whose f16
+                   scales give each weight the spread asked for, mean zero
 """
 
 import argparse
@@ -218,6 +225,88 @@ def write_llama(out):
     writer.close()
 
 
+LLAMA_KQUANT = dict(layers=2, hidden=256, heads=4, kv_heads=2, ffn=512,
+                    vocab=40)
+
+
+def kquant_blocks(rng, kind, shape, scale):
+    """Random `kind` blocks for a [rows, cols] weight: any bits are a valid
+    block; the f16 super-block scales are set so that the values spread
+    about `scale` around zero (Q4_K/Q5_K: d sc q - dmin m with sc, m, q
+    uniform; Q6_K: d sc (q - 32))."""
+    import gguf
+    import numpy as np
+    qtype = gguf.GGMLQuantizationType[kind]
+    elements, size = gguf.GGML_QUANT_SIZES[qtype]
+    rows, cols = shape
+    data = rng.integers(0, 256, (rows, cols // elements * size), dtype=np.uint8)
+    blocks = data.reshape(-1, size)
+    jitter = 0.75 + 0.5 * rng.random((blocks.shape[0], 1))
+    if kind == "Q6_K":
+        d = scale * jitter / 2400
+        blocks[:, 208:210] = d.astype(np.float16).view(np.uint8)
+    else:
+        top = 15 if kind == "Q4_K" else 31
+        d = 2 * scale * jitter / (63 * top)
+        dmin = scale * jitter / 63
+        blocks[:, 0:2] = d.astype(np.float16).view(np.uint8)
+        blocks[:, 2:4] = dmin.astype(np.float16).view(np.uint8)
+    return data, qtype
+
+
+def write_llama_kquant(out):
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(2028)
+    c = LLAMA_KQUANT
+    head_dim = c["hidden"] // c["heads"]
+    writer = gguf.GGUFWriter(os.path.join(out, "llama-kquant.gguf"),
+                             arch="llama")
+    writer.add_name("tfm-test-llama-kquant")
+    writer.add_context_length(24)
+    writer.add_embedding_length(c["hidden"])
+    writer.add_block_count(c["layers"])
+    writer.add_feed_forward_length(c["ffn"])
+    writer.add_head_count(c["heads"])
+    writer.add_head_count_kv(c["kv_heads"])
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_vocab_size(c["vocab"])
+
+    def add(name, kind, shape, scale, offset=0.0):
+        if kind == "F32":
+            data = (offset + scale * rng.uniform(-1, 1, shape)) \
+                .astype(np.float32)
+            writer.add_tensor(name, data)
+            return
+        data, qtype = kquant_blocks(rng, kind, shape, scale)
+        writer.add_tensor(name, data, raw_dtype=qtype)
+
+    h, f, v = c["hidden"], c["ffn"], c["vocab"]
+    q, kv = c["heads"] * head_dim, c["kv_heads"] * head_dim
+    add("token_embd.weight", "Q6_K", (v, h), 1.0)
+    for i in range(c["layers"]):
+        p = f"blk.{i}."
+        add(p + "attn_norm.weight", "F32", (h,), 0.5, 1.0)
+        add(p + "attn_q.weight", "Q4_K", (q, h), 0.12)
+        add(p + "attn_k.weight", "Q4_K", (kv, h), 0.12)
+        add(p + "attn_v.weight", "Q6_K", (kv, h), 0.12)
+        add(p + "attn_output.weight", "Q5_K" if i == 1 else "Q4_K", (h, q),
+            0.1)
+        add(p + "ffn_norm.weight", "F32", (h,), 0.5, 1.0)
+        add(p + "ffn_gate.weight", "Q4_K", (f, h), 0.12)
+        add(p + "ffn_up.weight", "Q4_K", (f, h), 0.12)
+        add(p + "ffn_down.weight", "Q6_K", (h, f), 0.08)
+    add("output_norm.weight", "F32", (h,), 0.5, 1.0)
+    add("output.weight", "Q6_K", (v, h), 0.15)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--python")
@@ -228,10 +317,12 @@ def main():
     if not args.check:
         write(HERE)
         write_llama(HERE)
+        write_llama_kquant(HERE)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         write(tmp)
         write_llama(tmp)
+        write_llama_kquant(tmp)
         differ = [f for f in sorted(os.listdir(tmp))
                   if not filecmp.cmp(os.path.join(tmp, f),
                                      os.path.join(HERE, f), shallow=False)]

@@ -1142,8 +1142,9 @@ func.func @attention_map_shapes(%q: tensor<2x4x3x8xf32>, %k: tensor<2x3x5x8xf32>
 
 // -----
 
-// Block-quantized i8 (GGUF Q8_0): 2-D weight_scales [K / 32, padded N], no
-// weight_sums, K static and a multiple of 32.
+// Block-quantized i8 (GGUF Q8_0 and the others): 2-D weight_scales
+// [K / 32 or K / 16, padded N] (and weight_offsets alike), no weight_sums, K
+// static and a multiple of 16.
 
 func.func @packed_linear_blocks_with_sums(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf32>, %u: tensor<8xi32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
   // expected-error @+1 {{'tfm.packed_linear' op block scales take no weight_sums}}
@@ -1154,23 +1155,47 @@ func.func @packed_linear_blocks_with_sums(%x: tensor<?x32xf32>, %w: tensor<1x8x3
 // -----
 
 func.func @packed_linear_blocks_k(%x: tensor<?x36xf32>, %w: tensor<1x9x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op block scales need a static K that is a multiple of 32, not [?, 36]}}
+  // expected-error @+1 {{'tfm.packed_linear' op block scales need a static K that is a multiple of 16, not [?, 36]}}
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x36xf32>, tensor<1x9x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
 // -----
 
-func.func @packed_linear_blocks_shape(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales must be [2, 8] (K / 32, padded N)}}
+func.func @packed_linear_blocks_rows(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales must have K / 32 or K / 16 rows (2 or 4), not [1, 8]}}
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
 // -----
 
+func.func @packed_linear_blocks_shape(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: tensor<2x16xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales and weight_offsets must be [2, 8] (K / 32, padded N)}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%s : tensor<2x16xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_offsets_shape(%x: tensor<?x64xf32>, %w: tensor<1x8x32xi8>, %s: tensor<4x8xf32>, %o: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales and weight_offsets must be [4, 8] (K / 16, padded N)}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<4x8xf32>) offsets(%o : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_offsets_per_column(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<8xf32>, %u: tensor<8xi32>, %o: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_offsets need block weight_scales}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s, %u : tensor<8xf32>, tensor<8xi32>) offsets(%o : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
 func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op weight_scales has the wrong element type}}
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales and weight_offsets must be f32}}
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
@@ -1199,4 +1224,23 @@ func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi
   // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 48 input features}}
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+// A quantized embedding table (GGUF blocks kept by tfm-pack-linear): i8
+// values with f32 scales [num, dim / block], and only then.
+
+func.func @embedding_i8_without_scales(%ids: tensor<?xi64>, %w: tensor<6x32xi8>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op an i8 weight, and only it, takes scales (and offsets)}}
+  %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x32xi8>, %s: tensor<6x3xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op scales and offsets must be [6, dim / block] for the weight [6, 32], got [6, 3]}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<6x3xf32>) : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
 }
