@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Writes a random Llama-architecture GGUF file whose matrices are Q8_0 or
-Q4_0 (the embedding, tied to the output head, and every linear weight), for
-examples/llama/llama.tfm, and the inputs of one decode step:
+"""Writes a random Llama-architecture GGUF file whose matrices are Q8_0,
+Q4_0, Q4_K, Q5_K or Q6_K (the embedding, tied to the output head, and every
+linear weight), or a Q4_K_M-like mix, for examples/llama/llama.tfm, and the
+inputs of one decode step:
 
     make_gguf_q8.py OUT_DIR [--layers 30 --hidden 576 --heads 9 --kv-heads 3
                              --ffn 1536 --vocab 49152 --position 128
-                             --type Q8_0|Q4_0]
+                             --type Q8_0|Q4_0|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
-The defaults are SmolLM2-135M's shape. Pure Python (no numpy): int8 values
-from os.urandom, a random f16 scale per block of 32; timing does not depend on
-them. OUT_DIR gets model.gguf, input_ids.npy [1, 1], past.npy [1] and
+Q4_K_M mixes them as llama.cpp's quantizer does for that name: Q4_K, with
+attn_v and ffn_down in Q6_K in the first and last eighth of the layers and
+every third layer between, and the (tied) embedding in Q6_K. As there, a
+matrix whose rows are not whole 256-element super-blocks (SmolLM2's hidden
+576) falls back from Q4_K to Q5_0, from Q5_K to Q5_1, from Q6_K to Q8_0.
+
+The defaults are SmolLM2-135M's shape. Pure Python (no numpy): values from
+os.urandom, a random f16 scale per block; timing does not depend on them. OUT_DIR gets model.gguf, input_ids.npy [1, 1], past.npy [1] and
 cache.npy (zeros, [layers, 1, kv_heads, 1024, head_dim]).
 """
 import argparse
@@ -17,18 +23,43 @@ import os
 import struct
 
 ALIGN = 32
-F32, Q4_0, Q8_0 = 0, 2, 8
+F32, Q4_0, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K = 0, 2, 6, 7, 8, 12, 13, 14
+# Elements and bytes per block, and the byte offsets of the block's f16
+# scales (d, and m or dmin for Q5_1/Q4_K/Q5_K).
+BLOCKS = {Q8_0: (32, 34, (0,)), Q4_0: (32, 18, (0,)), Q5_0: (32, 22, (0,)),
+          Q5_1: (32, 24, (0, 2)), Q4_K: (256, 144, (0, 2)),
+          Q5_K: (256, 176, (0, 2)), Q6_K: (256, 210, (208,))}
+NAMES = {"Q8_0": Q8_0, "Q4_0": Q4_0, "Q4_K": Q4_K, "Q5_K": Q5_K,
+         "Q6_K": Q6_K}
+# llama.cpp's fallbacks for rows that are not whole super-blocks.
+FALLBACK = {Q4_K: Q5_0, Q5_K: Q5_1, Q6_K: Q8_0}
 KV_U32, KV_I32, KV_F32, KV_STRING, KV_ARRAY = 4, 5, 6, 8, 9
 
 
+def fit(kind, cols):
+    return FALLBACK[kind] if kind in FALLBACK and cols % 256 else kind
+
+
 def blocks_of(kind, rows, cols):
-    blocks = rows * cols // 32
-    size = 34 if kind == Q8_0 else 18
+    elements, size, scales = BLOCKS[kind]
+    blocks = rows * cols // elements
     data = bytearray(os.urandom(blocks * size))
     # Scales of 2^-11 (1 + m), m random: each block its own (equal scales
-    # would fold into one splat constant and hide their bytes).
-    data[1::size] = b"\x10" * blocks
+    # would fold into one splat constant and hide their bytes), finite.
+    for at in scales:
+        data[at + 1::size] = b"\x10" * blocks
     return bytes(data)
+
+
+def kinds_of(name, layers):
+    """The type of each layer's attn_v / ffn_down, the others', and the
+    embedding's."""
+    if name != "Q4_K_M":
+        k = NAMES[name]
+        return [k] * layers, k, k
+    more = [i < layers // 8 or i >= 7 * layers // 8 or
+            (i - layers // 8) % 3 == 2 for i in range(layers)]
+    return [Q6_K if m else Q4_K for m in more], Q4_K, Q6_K
 
 
 def ones(n):
@@ -90,17 +121,15 @@ def main():
     p.add_argument("--ffn", type=int, default=1536)
     p.add_argument("--vocab", type=int, default=49152)
     p.add_argument("--position", type=int, default=128)
-    p.add_argument("--type", choices=["Q8_0", "Q4_0"], default="Q8_0")
+    p.add_argument("--type", choices=list(NAMES) + ["Q4_K_M"],
+                   default="Q8_0")
     p.add_argument("--llama-cpp", action="store_true",
                    help="also the keys llama.cpp requires: context length, "
                         "rope dims and a SentencePiece-style vocabulary of "
                         "placeholder tokens (<unk>, <s>, </s>, the 256 byte "
                         "tokens, then t3.. )")
     a = p.parse_args()
-    Q = Q8_0 if a.type == "Q8_0" else Q4_0
-
-    def q8_0(rows, cols):
-        return blocks_of(Q, rows, cols)
+    more_bits, Q, E = kinds_of(a.type, a.layers)
 
     os.makedirs(a.out, exist_ok=True)
     h, d = a.hidden, a.hidden // a.heads
@@ -129,20 +158,24 @@ def main():
             "tokenizer.ggml.token_type": (KV_ARRAY, (KV_I32, types)),
         })
     # GGUF dims run fastest first: a [out, in] matrix is (in, out).
-    tensors = [("token_embd.weight", Q, (h, a.vocab), q8_0(a.vocab, h)),
+    def matrix(name, kind, rows, cols):
+        kind = fit(kind, cols)
+        return (name, kind, (cols, rows), blocks_of(kind, rows, cols))
+
+    tensors = [matrix("token_embd.weight", E, a.vocab, h),
                ("output_norm.weight", F32, (h,), ones(h))]
     for i in range(a.layers):
-        b = f"blk.{i}."
+        b, M = f"blk.{i}.", more_bits[i]
         tensors += [
             (b + "attn_norm.weight", F32, (h,), ones(h)),
-            (b + "attn_q.weight", Q, (h, h), q8_0(h, h)),
-            (b + "attn_k.weight", Q, (h, kv), q8_0(kv, h)),
-            (b + "attn_v.weight", Q, (h, kv), q8_0(kv, h)),
-            (b + "attn_output.weight", Q, (h, h), q8_0(h, h)),
+            matrix(b + "attn_q.weight", Q, h, h),
+            matrix(b + "attn_k.weight", Q, kv, h),
+            matrix(b + "attn_v.weight", M, kv, h),
+            matrix(b + "attn_output.weight", Q, h, h),
             (b + "ffn_norm.weight", F32, (h,), ones(h)),
-            (b + "ffn_gate.weight", Q, (h, a.ffn), q8_0(a.ffn, h)),
-            (b + "ffn_up.weight", Q, (h, a.ffn), q8_0(a.ffn, h)),
-            (b + "ffn_down.weight", Q, (a.ffn, h), q8_0(h, a.ffn)),
+            matrix(b + "ffn_gate.weight", Q, a.ffn, h),
+            matrix(b + "ffn_up.weight", Q, a.ffn, h),
+            matrix(b + "ffn_down.weight", M, h, a.ffn),
         ]
     write_gguf(os.path.join(a.out, "model.gguf"), metadata, tensors)
     write_npy(os.path.join(a.out, "input_ids.npy"), "<i8", (1, 1),
@@ -154,6 +187,14 @@ def main():
     write_npy(os.path.join(a.out, "cache.npy"), "<f4", cache, bytes(4 * n))
     linear = a.layers * (2 * h * h + 2 * h * kv + 3 * h * a.ffn) + a.vocab * h
     print(f"{linear} weights in linear layers (output head included)")
+    mix = {}
+    for _, kind, dims, _ in tensors:
+        if kind != F32:
+            n = dims[0] * dims[1]
+            mix[kind] = mix.get(kind, 0) + n
+    names = {v: k for k, v in list(NAMES.items()) + [("Q5_0", Q5_0),
+                                                      ("Q5_1", Q5_1)]}
+    print("mix: " + ", ".join(f"{names[k]} {n}" for k, n in sorted(mix.items())))
 
 
 if __name__ == "__main__":

@@ -211,7 +211,7 @@ TEST_CASE("examples/llama/llama.tfm sizes itself from the GGUF metadata and "
 TEST_CASE("a Llama decoder of K-quants (Q4_K, Q5_K, Q6_K as a Q4_K_M file "
           "mixes them) runs in their blocks and matches float64 on the "
           "dequantized weights, prefill and decode",
-          "[gguf][kquant]") {
+          "[gguf]") {
   {
     INFO("every linear layer in its blocks, the Q6_K token embedding in f32");
     checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024,

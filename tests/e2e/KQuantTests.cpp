@@ -9,8 +9,10 @@
 // (bit for bit the gguf package's) and on the input quantized per block of
 // 32 (16 for Q6_K) as tfm.packed_linear documents; the bound is what f32
 // arithmetic may add. Every CPU level the host runs, plain and fused
-// layers, dynamic batch and sequence, a pool of threads. Then a NaN or
-// infinite f16 scale, which must be a clean error.
+// layers, dynamic batch and sequence, a pool of threads. Then the
+// artifact's size, a NaN or infinite f16 scale (a clean error), and a token
+// embedding of each type gathered quantized, bit for bit the dequantized
+// table. The K-quant Llama decoder is in GgufTests.cpp.
 //
 //===----------------------------------------------------------------------===//
 
