@@ -1198,3 +1198,19 @@ func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi
   %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation "none" -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+func.func @attention_window_not_causal(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op window only applies to causal attention}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%q : tensor<2x1x8xf32>) scale 1.0 {window = 4 : i64} -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
+}
+
+// -----
+
+func.func @attention_window_zero(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op window must be at least 1, got 0}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%q : tensor<2x1x8xf32>) scale 1.0 {causal, window = 0 : i64} -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
+}
