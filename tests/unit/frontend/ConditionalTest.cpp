@@ -137,6 +137,32 @@ output z
   }
 }
 
+TEST_CASE("a function called only in a branch not taken is not warned about",
+          "[frontend]") {
+  MLIRContext ctx;
+  const char *source = R"(model m
+input x: f32[2]
+def f(x):
+    return x * 2
+end
+def unused(x):
+    return unused(x)
+end
+if false:
+    y = f(x)
+else:
+    y = x
+end
+output y
+)";
+  auto result = parse(ctx, source);
+  REQUIRE(result.module);
+  // The one diagnostic: `unused` (which only calls itself) is never called.
+  CHECK(result.error ==
+        "6:5: function 'unused' is never called; only its structure was "
+        "checked");
+}
+
 TEST_CASE("malformed conditionals give one error at file:line:col",
           "[frontend]") {
   struct Case {
