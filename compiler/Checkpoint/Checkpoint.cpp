@@ -413,8 +413,13 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
   }
   for (const std::string &hfKey : hfConfigKeys(llamaCppArch, suffix.str()))
     if (const llvm::json::Value *value = lookupJson(*configJson, hfKey))
-      if (value->kind() != llvm::json::Value::Null)
-        return fromJsonValue(*value);
+      if (value->kind() != llvm::json::Value::Null) {
+        CheckpointConfig c = fromJsonValue(*value);
+        // transformers' unscaled RoPE is "default", llama.cpp's "none".
+        if (suffix == "rope.scaling.type" && c.text == "default")
+          c.text = "none";
+        return c;
+      }
   return std::nullopt;
 }
 

@@ -124,6 +124,29 @@ std::vector<std::string> mlir::tfm::hfConfigKeys(std::string_view arch,
                                             "rope_theta"}
                  : std::vector<std::string>{"rope_theta",
                                             "rope_parameters.rope_theta"};
+  // RoPE scaling: llama.cpp's type ("linear", "yarn", ...) and factor,
+  // from rope_scaling (transformers 4) or rope_parameters (5; Gemma 3's
+  // global layers only). llama3's low/high frequency factors have no
+  // llama.cpp key (its converter writes a rope_freqs tensor instead): tfm
+  // names them so.
+  if (suffix.substr(0, 13) == "rope.scaling.") {
+    std::string_view field = suffix.substr(13);
+    std::string hf = field == "type" ? "rope_type"
+                     : field == "original_context_length"
+                         ? "original_max_position_embeddings"
+                         : std::string(field);
+    if (field != "type" && field != "factor" &&
+        field != "original_context_length" && field != "low_freq_factor" &&
+        field != "high_freq_factor")
+      return {};
+    std::vector<std::string> keys = {gemma ? "rope_parameters.full_attention." +
+                                                 hf
+                                           : "rope_parameters." + hf,
+                                     "rope_scaling." + hf};
+    if (field == "type")
+      keys.push_back("rope_scaling.type");
+    return keys;
+  }
   if (suffix == "rope.freq_base_swa" && gemma)
     return {"rope_local_base_freq",
             "rope_parameters.sliding_attention.rope_theta"};

@@ -252,6 +252,8 @@ FailureOr<ExprValue> buildSdpa(BoundCall &c) {
   options.scale = c.optionalNumber("scale");
   options.kvLength = c.optionalTensor("kv_length");
   options.queryOffset = c.optionalTensor("query_offset");
+  if (c.has("window"))
+    options.window = c.integer("window");
   return c.result(c.builder.sdpa(c.tensor("q"), c.tensor("k"), c.tensor("v"),
                                  options, c.loc));
 }
@@ -757,7 +759,8 @@ std::vector<Builtin> layerBuiltins() {
         optionalTensor("attn_mask", kKeyword), boolean("is_causal", false),
         number("dropout_p", 0.0, kKeyword),
         optionalTensor("kv_length", kKeyword),
-        optionalTensor("query_offset", kKeyword)},
+        optionalTensor("query_offset", kKeyword),
+        optionalInteger("window", kKeyword)},
        buildSdpa},
       {"cache_append",
        {tensor("cache", kPositional), tensor("rows", kPositional),

@@ -85,6 +85,8 @@ std::optional<Token> Lexer::lexPunctuation(const char *start) {
     return make(Token::star, start, pos);
   case '/':
     return make(Token::slash, start, pos);
+  case '%':
+    return make(Token::percent, start, pos);
   case '@':
     return make(Token::at, start, pos);
   default:

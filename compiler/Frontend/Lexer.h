@@ -27,6 +27,8 @@ struct Token {
     minus,
     star,
     slash,
+    /// `%`: the remainder of two integers known at compile time.
+    percent,
     at,
     less,
     less_equal,

@@ -173,6 +173,9 @@ struct SdpaOptions {
   /// query among the keys. Either makes sdpa one tfm.attention whose kernel
   /// visits only the keys a query can see.
   std::optional<Tensor> kvLength, queryOffset;
+  /// Causal only: a sliding window, each query sees the last `window`
+  /// positions up to its own (Gemma's and Mistral's local layers).
+  std::optional<int64_t> window;
 };
 
 /// Names of the weights of an encoder layer.

@@ -119,7 +119,7 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
   }
   Shape shape = q.shape;
   shape.back() = v.shape.back();
-  if (options.kvLength || options.queryOffset)
+  if (options.kvLength || options.queryOffset || options.window)
     return cachedAttention(q, k, v, options, shape, loc);
   Value result = SdpaOp::create(
       builder, loc, typeOf(shape, q.elementType()), q.value, k.value, v.value,
@@ -134,15 +134,21 @@ ModelBuilder::cachedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                               const SdpaOptions &options, const Shape &shape,
                               Location loc) {
   if (q.rank() < 3)
-    return emitError(loc) << "sdpa: kv_length and query_offset need a "
-                             "leading batch dimension, got "
+    return emitError(loc) << "sdpa: kv_length, query_offset and window need "
+                             "a leading batch dimension, got "
                           << formatShape(q.shape);
   if (options.attnMask)
     return emitError(loc) << "sdpa: attn_mask cannot be combined with "
-                             "kv_length or query_offset";
+                             "kv_length, query_offset or window";
   if (options.queryOffset && !options.isCausal)
     return emitError(loc) << "sdpa: query_offset places causal queries; it "
                              "needs is_causal = true";
+  if (options.window && !options.isCausal)
+    return emitError(loc) << "sdpa: window is a causal sliding window; it "
+                             "needs is_causal = true";
+  if (options.window && *options.window < 1)
+    return emitError(loc) << "sdpa: window must be at least 1, got "
+                          << *options.window;
   for (const auto &[t, name] : {std::pair(options.kvLength, "kv_length"),
                                 std::pair(options.queryOffset, "query_offset")})
     if (t && (t->rank() != 1 || !t->elementType().isInteger(64) ||
@@ -168,7 +174,9 @@ ModelBuilder::cachedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
           options.queryOffset ? options.queryOffset->value : Value(), init,
           builder.getF64FloatAttr(scale),
           options.isCausal ? builder.getUnitAttr() : UnitAttr(),
-          /*indexing_maps=*/ArrayAttr())
+          /*indexing_maps=*/ArrayAttr(),
+          options.window ? builder.getI64IntegerAttr(*options.window)
+                         : IntegerAttr())
           .getResult()[0];
   return Tensor{result, shape};
 }

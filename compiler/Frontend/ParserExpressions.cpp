@@ -40,6 +40,7 @@ static int precedence(Token::Kind kind) {
     return 3;
   case Token::star:
   case Token::slash:
+  case Token::percent:
   case Token::at:
     return 4;
   default:
@@ -308,6 +309,15 @@ FailureOr<ExprValue> Parser::foldConstants(const Token &op,
       return error(op.loc) << "division by zero";
     result.num = a / b;
     break;
+  case Token::percent:
+    // Python's %, of integers: the remainder has the divisor's sign
+    // (`(i + 1) % P`, which layers of a pattern are global).
+    if (!lhs.isInteger || !rhs.isInteger)
+      return error(op.loc) << "'%' takes two integers";
+    if (b == 0)
+      return error(op.loc) << "division by zero";
+    result.num = a - b * std::floor(a / b);
+    break;
   default:
     return error(op.loc) << "'@' needs two tensors";
   }
@@ -358,6 +368,9 @@ FailureOr<ExprValue> Parser::binary(const Token &op, ExprValue lhs,
       return tensorResult(builder->matmul(lhs.t, rhs.t, l));
     return error(op.loc) << "'@' needs two tensors";
   }
+  if (op.is(Token::percent))
+    return error(op.loc) << "'%' takes two integers known at compile time, "
+                            "not tensors";
   // A float tensor times or over a number stays a tfm.scale, the form the
   // attention matcher reads (`q @ kᵀ / sqrt(d)`).
   const ExprValue &tensorSide = lt ? lhs : rhs, &other = lt ? rhs : lhs;

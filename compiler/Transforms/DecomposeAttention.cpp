@@ -134,7 +134,8 @@ DecomposedAttention buildChain(OpBuilder &b, Location loc, Value q, Value k,
 
 FailureOr<DecomposedAttention> mlir::tfm::decomposeAttention(OpBuilder &b,
                                                              AttentionOp op) {
-  if (op.hasPureBufferSemantics() || op.getKvLength() || op.getQueryOffset())
+  if (op.hasPureBufferSemantics() || op.getKvLength() || op.getQueryOffset() ||
+      op.getWindow())
     return failure();
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),

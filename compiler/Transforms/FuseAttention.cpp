@@ -160,7 +160,7 @@ void mlir::tfm::rewriteAttentionChain(RewriterBase &rewriter,
       /*kv_length=*/Value(),
       /*query_offset=*/Value(), init, rewriter.getF64FloatAttr(chain.scale),
       chain.causal ? rewriter.getUnitAttr() : UnitAttr(),
-      /*indexing_maps=*/ArrayAttr());
+      /*indexing_maps=*/ArrayAttr(), /*window=*/IntegerAttr());
   rewriter.replaceOp(chain.root, attention->getResults());
   for (Operation *op : llvm::reverse(chain.ops)) {
     // Shape queries on the chain (a softmax sizing its temporaries) read the

@@ -227,7 +227,8 @@ AttentionOp buildAttention(OpBuilder &b, Location loc, Value q, Value k,
   return AttentionOp::create(b, loc, TypeRange{resultType}, q, k, v, mask,
                              /*kv_length=*/Value(), /*query_offset=*/Value(),
                              init, b.getF64FloatAttr(scale),
-                             causal ? b.getUnitAttr() : UnitAttr(), maps);
+                             causal ? b.getUnitAttr() : UnitAttr(), maps,
+                             /*window=*/IntegerAttr());
 }
 
 /// Keeps `attention` when the fused kernel takes it and its weights are not

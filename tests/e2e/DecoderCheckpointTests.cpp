@@ -2,7 +2,8 @@
 //
 // examples/llama/llama.tfm, unedited, compiled against each checkpoint of
 // tests/reference/decoders: tiny random transformers decoders (Llama with
-// grouped-query attention, Qwen2 with q/k/v biases), each as transformers
+// grouped-query attention, Qwen2 with q/k/v biases, Gemma 3 with five
+// local layers in a sliding window and a global one), each as transformers
 // saves it (model.safetensors + config.json) and as llama.cpp's converter
 // writes it (model.gguf). Checked against what transformers computed: the
 // logits of a batch, and greedy generation run as a prefill then one
@@ -128,7 +129,7 @@ void checkGenerate(const std::string &arch, const std::string &file) {
 TEST_CASE("decoders: one llama.tfm compiles transformers and GGUF "
           "checkpoints and matches transformers",
           "[decoders]") {
-  for (const char *arch : {"llama", "qwen2"}) {
+  for (const char *arch : {"llama", "qwen2", "gemma3"}) {
     DYNAMIC_SECTION(arch) {
       std::vector<double> hf = batchLogits(arch, "model.safetensors");
       std::vector<double> gguf = batchLogits(arch, "model.gguf");

@@ -525,7 +525,17 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   // Causal: keys past the block's last query row are masked for every row.
   Value keyEnd = op.getCausal() ? min(keyLimit, add(queryOffset, add(i0, rows)))
                                 : keyLimit;
-  forLoop(idx(0), keyEnd, idx(tiling.blockK()), [&](Value j0) {
+  // A sliding window: keys before the block's first query's window are
+  // hidden from every row; start at the key block holding the first one
+  // that is not.
+  Value keyBegin = idx(0);
+  if (std::optional<int64_t> window = op.getWindow()) {
+    Value first = arith::MaxSIOp::create(
+        b, loc, sub(add(queryOffset, add(i0, idx(1))), idx(*window)), idx(0));
+    keyBegin = mul(arith::DivUIOp::create(b, loc, first, idx(tiling.blockK())),
+                   idx(tiling.blockK()));
+  }
+  forLoop(keyBegin, keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
     if (bf16) {
       emitPackKeyPairs(j0, validKeys);
@@ -710,6 +720,14 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
                   vector::BroadcastOp::create(b, loc, indexVector, key);
               Value visible = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::ule, keyVector, positions);
+              // Sliding window: position - key < window.
+              if (std::optional<int64_t> window = op.getWindow())
+                visible = arith::AndIOp::create(
+                    b, loc, visible,
+                    arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ult, positions,
+                        vector::BroadcastOp::create(b, loc, indexVector,
+                                                    add(key, idx(*window)))));
               s = arith::SelectOp::create(b, loc, visible, s, negInfVector);
             }
             storeVector(s, scores, {jj, lane0});

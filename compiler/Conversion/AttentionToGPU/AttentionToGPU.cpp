@@ -173,7 +173,7 @@ AttentionOp tfm::withDefaultLayout(OpBuilder &b, AttentionOp op) {
       inCanonicalOrder(op.getKey(), 1), inCanonicalOrder(op.getValue(), 2),
       op.getMask(), op.getKvLength(), op.getQueryOffset(),
       inCanonicalOrder(op.getInit(), initIndex), op.getScaleAttr(),
-      op.getCausalAttr(), /*indexing_maps=*/ArrayAttr());
+      op.getCausalAttr(), /*indexing_maps=*/ArrayAttr(), op.getWindowAttr());
 }
 
 tfm::AttentionGrid tfm::emitAttentionGrid(OpBuilder &b, Location loc,
@@ -274,6 +274,14 @@ Value tfm::emitMaskedScore(OpBuilder &b, Location loc, AttentionOp op,
         arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::sle, j,
             arith::AddIOp::create(b, loc, keys.queryOffset, i)));
+  // A sliding window hides keys more than `window - 1` positions back:
+  // visible when position - j < window, i.e. position < j + window.
+  if (std::optional<int64_t> window = op.getWindow())
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        lt(arith::AddIOp::create(b, loc, keys.queryOffset, i),
+           arith::AddIOp::create(
+               b, loc, j, arith::ConstantIndexOp::create(b, loc, *window))));
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
   Value mask = op.getMask();

@@ -254,6 +254,12 @@ LogicalResult AttentionOp::verify() {
   }
   if (getQueryOffset() && !getCausal())
     return emitOpError("query_offset only applies to causal attention");
+  if (std::optional<int64_t> window = getWindow()) {
+    if (!getCausal())
+      return emitOpError("window only applies to causal attention");
+    if (*window < 1)
+      return emitOpError("window must be at least 1, got ") << *window;
+  }
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be finite");
   return success();

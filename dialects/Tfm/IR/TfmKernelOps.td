@@ -49,6 +49,12 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     valid keys cost, whatever the cache's capacity `Sk`. With `causal` and a
     `query_offset` the valid keys are at most `query_offset[b] + Sq`.
 
+    `window` (with `causal` only) is a sliding window, as Gemma's and
+    Mistral's local layers have: the query at position `p` sees the keys
+    `j` with `p - window < j <= p`, the last `window` positions including
+    its own (transformers' `sliding_window`, llama.cpp's `n_swa`). Kernels
+    visit only the keys of the window.
+
     Destination-style like linalg: on tensors it returns the result, on
     memrefs (after bufferization) it writes `init` and returns nothing.
 
@@ -93,7 +99,8 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
                        Optional<Tfm_RankedTensorOrMemRef>:$query_offset,
                        Tfm_RankedTensorOrMemRef:$init,
                        F64Attr:$scale, UnitAttr:$causal,
-                       OptionalAttr<AffineMapArrayAttr>:$indexing_maps);
+                       OptionalAttr<AffineMapArrayAttr>:$indexing_maps,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`

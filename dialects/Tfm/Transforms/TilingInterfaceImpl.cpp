@@ -169,7 +169,7 @@ struct AttentionTiling
     auto tile = AttentionOp::create(
         b, loc, TypeRange{init.getType()}, query, key, value, mask, kvLength,
         queryOffset, init, attention.getScaleAttr(), attention.getCausalAttr(),
-        attention.getIndexingMapsAttr());
+        attention.getIndexingMapsAttr(), attention.getWindowAttr());
     SmallVector<Operation *> slices;
     for (Value operand : tile->getOperands())
       if (Operation *producer = operand.getDefiningOp())

@@ -107,3 +107,17 @@ func.func @unbatched(%q: memref<?x16xf32>, %k: memref<?x16xf32>, %v: memref<?x8x
   tfm.attention ins(%q, %k, %v : memref<?x16xf32>, memref<?x16xf32>, memref<?x8xf32>) mask(%m : memref<?x?xf32>) outs(%o : memref<?x8xf32>) scale 0.25
   return
 }
+
+// -----
+
+// A sliding window (Gemma's local layers): a key is visible while the
+// query's position (query_offset + i) is below key + window.
+// CHECK-LABEL: func.func @window(
+// CHECK:         gpu.launch
+// CHECK:           arith.cmpi sle, %[[KEY:.*]], %[[POS:.*]] : index
+// CHECK:           %[[END:.*]] = arith.addi %[[KEY]], %c5 : index
+// CHECK:           arith.cmpi slt, %[[POS]], %[[END]] : index
+func.func @window(%q: memref<?x2x?x16xf32>, %k: memref<?x2x64x16xf32>, %v: memref<?x2x64x16xf32>, %off: memref<?xi64>, %o: memref<?x2x?x16xf32>) {
+  tfm.attention ins(%q, %k, %v : memref<?x2x?x16xf32>, memref<?x2x64x16xf32>, memref<?x2x64x16xf32>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x2x?x16xf32>) scale 0.25 {causal, window = 5 : i64}
+  return
+}

@@ -52,8 +52,10 @@ COMMON = dict(vocab_size=64, hidden_size=32, num_attention_heads=4,
 # rope_theta other than every default, so that a key read wrongly shows.
 LLAMA = dict(COMMON, num_hidden_layers=2, head_dim=8, rms_norm_eps=1e-5,
              rope_theta=20000.0, tie_word_embeddings=False)
+# Linear RoPE scaling (positions divided by 2), which both formats state.
 QWEN2 = dict(COMMON, num_hidden_layers=2, rms_norm_eps=1e-6,
-             rope_theta=50000.0, tie_word_embeddings=True)
+             rope_theta=50000.0, tie_word_embeddings=True,
+             rope_scaling=dict(rope_type="linear", factor=2.0))
 # Six layers: five local (sliding window 4) and one global, Gemma 3's
 # pattern; head_dim 16 is not hidden / heads, and the scalar is head_dim
 # (what llama.cpp assumes for every Gemma 3 but the 27B).
@@ -131,6 +133,10 @@ def write_gguf(path, arch, config, state):
     writer.add_head_count_kv(c["num_key_value_heads"])
     writer.add_layer_norm_rms_eps(c["rms_norm_eps"])
     writer.add_rope_freq_base(c["rope_theta"])
+    if "rope_scaling" in c:
+        assert c["rope_scaling"]["rope_type"] == "linear"
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(c["rope_scaling"]["factor"])
     if "head_dim" in c:
         writer.add_key_length(c["head_dim"])
         writer.add_value_length(c["head_dim"])

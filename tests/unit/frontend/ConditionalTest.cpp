@@ -86,6 +86,37 @@ output y
       CHECK(weightNames(*result.module) == std::vector<std::string>{expected});
     }
   }
+  SECTION("% of integers picks every third layer, as Gemma's pattern") {
+    auto result = parse(ctx, R"(model m
+input x: f32[2, 4]
+for i in 0..6:
+    if (i + 1) % 3 == 0:
+        x = linear(x, weight = "k.weight")
+    else:
+        x = linear(x, weight = "q.weight")
+    end
+end
+y = x * (-7 % 3)
+output y
+)",
+                        &w);
+    INFO(result.error);
+    REQUIRE(result.module);
+    std::vector<std::string> order;
+    result.module->walk([&](mlir::tfm::LinearOp op) {
+      order.push_back(
+          op.getWeight().getDefiningOp<mlir::tfm::WeightOp>().getName().str());
+    });
+    CHECK(order == std::vector<std::string>{"q.weight", "q.weight", "k.weight",
+                                            "q.weight", "q.weight",
+                                            "k.weight"});
+    // Python's remainder: the divisor's sign.
+    bool scaledByTwo = false;
+    result.module->walk([&](mlir::tfm::ScaleOp op) {
+      scaledByTwo = op.getFactor().convertToDouble() == 2.0;
+    });
+    CHECK(scaledByTwo);
+  }
   SECTION("a branch not taken is not parsed; a top-level name assigned in "
           "a branch") {
     auto result = parse(ctx, R"(model m
@@ -104,6 +135,32 @@ output z
     REQUIRE(result.module);
     CHECK(weightNames(*result.module).empty());
   }
+}
+
+TEST_CASE("a function called only in a branch not taken is not warned about",
+          "[frontend]") {
+  MLIRContext ctx;
+  const char *source = R"(model m
+input x: f32[2]
+def f(x):
+    return x * 2
+end
+def unused(x):
+    return unused(x)
+end
+if false:
+    y = f(x)
+else:
+    y = x
+end
+output y
+)";
+  auto result = parse(ctx, source);
+  REQUIRE(result.module);
+  // The one diagnostic: `unused` (which only calls itself) is never called.
+  CHECK(result.error ==
+        "6:5: function 'unused' is never called; only its structure was "
+        "checked");
 }
 
 TEST_CASE("malformed conditionals give one error at file:line:col",
@@ -140,6 +197,12 @@ TEST_CASE("malformed conditionals give one error at file:line:col",
       {"has_weight of a number",
        "model m\ninput x: f32[2]\nif has_weight(1):\nend\noutput x\n",
        "3:15: has_weight(): 'name' must be a weight's name"},
+      {"% of a fraction", "model m\ninput x: f32[2]\nn = 5 % 1.5\noutput x\n",
+       "3:7: '%' takes two integers"},
+      {"% by zero", "model m\ninput x: f32[2]\nn = 5 % 0\noutput x\n",
+       "3:7: division by zero"},
+      {"% of a tensor", "model m\ninput x: f32[2]\ny = x % 2\noutput y\n",
+       "3:7: '%' takes two integers known at compile time, not tensors"},
       {"if is a keyword",
        "model m\ninput x: f32[2]\ndef f(if):\n    return if\nend\noutput x\n",
        "3:7: 'if' cannot name a parameter"},

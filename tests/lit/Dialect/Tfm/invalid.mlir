@@ -1239,8 +1239,24 @@ func.func @embedding_i8_without_scales(%ids: tensor<?xi64>, %w: tensor<6x32xi8>)
 
 // -----
 
+func.func @attention_window_not_causal(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op window only applies to causal attention}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%q : tensor<2x1x8xf32>) scale 1.0 {window = 4 : i64} -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
+}
+
+// -----
+
 func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x32xi8>, %s: tensor<6x3xf32>) -> tensor<?x32xf32> {
   // expected-error @+1 {{'tfm.embedding' op scales and offsets must be [6, dim / block] for the weight [6, 32], got [6, 3]}}
   %0 = tfm.embedding %ids, %w scales(%s : tensor<6x3xf32>) : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @attention_window_zero(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'tfm.attention' op window must be at least 1, got 0}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%q : tensor<2x1x8xf32>) scale 1.0 {causal, window = 0 : i64} -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
 }
