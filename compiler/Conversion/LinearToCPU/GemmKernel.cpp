@@ -41,8 +41,9 @@
 // layout and the epilogue but not the micro-kernel: a packed row of a
 // 32-column panel is 128 bytes, two B tiles of 16 columns side by side
 // (16 packed rows = 32 k in bf16 pairs, 64 in i8 quads, the layout
-// tdpbf16ps / tdpbusd read). Where N is whole panels, groups of 32 rows
-// run K in chunks: per chunk the task's rows of A are converted into a
+// tdpbf16ps / tdpbusd read). Where N is whole panels and K is deep (all of
+// it leaves fewer than 128 rows to the buffer), groups of 32 rows run K in
+// chunks: per chunk the task's rows of A are converted into a
 // blocked stack buffer (each 16 x 64-byte tile contiguous), and each panel
 // and group runs 2 x 2 C tiles over the chunk's K tiles while the panel's
 // chunk of B stays in L1, the partial sums kept in C between chunks
@@ -82,6 +83,8 @@ constexpr int64_t kAmxInputBytes = 256 << 10;
 /// At most this many K tiles per chunk of the chunked AMX path: a panel's
 /// chunk of B (2 KB a tile) stays in L1 while the row groups sweep it.
 constexpr int64_t kAmxChunkTiles = 16;
+/// The chunked AMX path runs where all of K fits fewer rows than this.
+constexpr int64_t kAmxChunkedRows = 128;
 /// K steps per iteration of the AMX K loops.
 constexpr int64_t kAmxUnroll = 4;
 /// Bytes of a tile row, and rows of a tile.
@@ -372,9 +375,12 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
         kAmxInputBytes / rowBytes / (2 * kTileRows) * (2 * kTileRows),
         2 * kTileRows, llvm::alignTo(maxTaskRows, 2 * kTileRows));
     int64_t scratchBytes = amxInputRows * rowBytes;
-    // Partial sums go to C as whole tiles between K chunks: every column
-    // of a panel must be C's (row groups are whole, see emitAmxBlock).
-    amxChunkedRows = !maskColumns;
+    // K chunks where all of K leaves fewer than kAmxChunkedRows rows to a
+    // buffer (K = 3072 in bf16: 32), each of which would stream all of the
+    // weights; at K = 768 (160 rows) the all-of-K path measured as fast or
+    // faster. Partial sums go to C as whole tiles between K chunks: every
+    // column of a panel must be C's (row groups are whole, emitAmxBlock).
+    amxChunkedRows = !maskColumns && amxInputRows < kAmxChunkedRows;
     if (amxChunkedRows) {
       amxChunks =
           std::max<int64_t>(llvm::divideCeil(amxKTiles, kAmxChunkTiles), 1);
