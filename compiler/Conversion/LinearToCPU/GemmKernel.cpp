@@ -170,7 +170,7 @@ private:
                     llvm::function_ref<Value(int64_t, Value)> input,
                     Value inputStride, Value weights, Value tiles, bool tail,
                     Value partial, Value partialStride, Value result,
-                    Value resultStride);
+                    Value resultStride, int64_t unroll);
   /// The address of `buffer`'s first element, as an index.
   Value addressOf(Value buffer);
   Value pointerAt(Value address);
@@ -606,11 +606,11 @@ void GemmEmitter::emitAmxWholeK(Value m0, Value from, Value mEnd, Value p0,
           b.setInsertionPoint(ifTwo.thenBlock()->getTerminator());
           emitAmxTiles(2, input, inputStride, weights, idx(amxKTiles),
                        bool(amxWeightTail), Value(), Value(), amxOutputAddress,
-                       outputStride);
+                       outputStride, 1);
           b.setInsertionPoint(ifTwo.elseBlock()->getTerminator());
           emitAmxTiles(1, input, inputStride, weights, idx(amxKTiles),
                        bool(amxWeightTail), Value(), Value(), amxOutputAddress,
-                       outputStride);
+                       outputStride, 1);
         }
         emitEpilogue(m0, g0, rows, p, amxOutput);
       });
@@ -670,7 +670,7 @@ void GemmEmitter::emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd) {
               add(cAddress, mul(add(mul(g0, n), mul(p, idx(32))), idx(4)));
           if (amxChunks == 1) {
             emitAmxTiles(2, input, compact, weights, tiles, tail, Value(),
-                         Value(), amxOutputAddress, outputStride);
+                         Value(), amxOutputAddress, outputStride, kAmxUnroll);
             emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
             return;
           }
@@ -682,16 +682,16 @@ void GemmEmitter::emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, false, Value(),
-                       Value(), partial, rowStride);
+                       Value(), partial, rowStride, kAmxUnroll);
           b.setInsertionPoint(ifFirst.elseBlock()->getTerminator());
           auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/true);
           b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, tail, partial,
-                       rowStride, amxOutputAddress, outputStride);
+                       rowStride, amxOutputAddress, outputStride, kAmxUnroll);
           emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
           b.setInsertionPoint(ifLast.elseBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, false, partial,
-                       rowStride, partial, rowStride);
+                       rowStride, partial, rowStride, kAmxUnroll);
         });
       });
     });
@@ -738,7 +738,8 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
                                llvm::function_ref<Value(int64_t, Value)> input,
                                Value inputStride, Value weights, Value tiles,
                                bool tail, Value partial, Value partialStride,
-                               Value result, Value resultStride) {
+                               Value result, Value resultStride,
+                               int64_t unroll) {
   MLIRContext *ctx = b.getContext();
   Type tile = LLVM::LLVMX86AMXType::get(ctx);
   auto i16 = [&](int64_t v) {
@@ -796,8 +797,8 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
                     b, loc, tile, b.getStringAttr("llvm.x86.tilezero.internal"),
                     ValueRange{rows, width})
                     .getResult(0));
-  // Unrolled by kAmxUnroll (LLVM leaves the loop rolled, and a rolled
-  // step measured 10% slower), then the remaining steps one by one.
+  // Unrolled by `unroll` (LLVM leaves the loop rolled), then the remaining
+  // steps one by one.
   auto loop = [&](Value begin, Value end, int64_t unroll, ValueRange from) {
     return scf::ForOp::create(
                b, loc, begin, end, idx(unroll), from,
@@ -815,10 +816,13 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
                })
         .getResults();
   };
-  Value unrolledEnd =
-      sub(tiles, arith::RemUIOp::create(b, loc, tiles, idx(kAmxUnroll)));
-  SmallVector<Value> acc(loop(idx(0), unrolledEnd, kAmxUnroll, init));
-  acc = SmallVector<Value>(loop(unrolledEnd, tiles, 1, acc));
+  SmallVector<Value> acc(init);
+  Value rolledFrom = idx(0);
+  if (unroll > 1) {
+    rolledFrom = sub(tiles, arith::RemUIOp::create(b, loc, tiles, idx(unroll)));
+    acc = SmallVector<Value>(loop(idx(0), rolledFrom, unroll, acc));
+  }
+  acc = SmallVector<Value>(loop(rolledFrom, tiles, 1, acc));
   if (tail)
     acc = step(acc, tiles, amxWeightTailAddress);
   for (int64_t r = 0; r < rowTiles; ++r)

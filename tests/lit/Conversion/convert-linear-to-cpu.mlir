@@ -199,8 +199,8 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // stack buffer of whole 64-byte tile rows per row (K = 3: 2 pairs, zeros
 // from the copied vector's 8 lanes to 16), the packed weights' last partial
 // K tile (here all 2 packed rows) copied into 16 zeroed rows, then per
-// panel and 32 rows 2 x 2 C tiles over the K tiles (4 a step of the loop,
-// then one at a time): A tiles read with the buffer's stride, B tiles (16
+// panel and 32 rows 2 x 2 C tiles over the K tiles (one a step: the
+// chunked path below unrolls by 4): A tiles read with the buffer's stride, B tiles (16
 // packed rows of 16 columns, the panel's halves) straight from the packed
 // weight with its 128-byte stride; the C tiles stored to a 32 x 32 f32
 // scratch, which the epilogue reads.
@@ -219,7 +219,7 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // AMX:          %[[W:.*]] = vector.load %arg1[%{{.*}}, %c0, %c0] : memref<1x2x64xbf16>, vector<64xbf16>
 // AMX-NEXT:     vector.store %[[W]], %[[TAIL]][%c0, %c0]
 // AMX:          %[[Z:.*]] = llvm.call_intrinsic "llvm.x86.tilezero.internal"
-// AMX:          scf.for %{{.*}} = %c0 to %c0 step %c4 iter_args(%{{.*}} = %[[Z]], {{.*}}) -> (!llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx) {
+// AMX:          scf.for %{{.*}} = %c0 to %c0 step %c1 iter_args(%{{.*}} = %[[Z]], {{.*}}) -> (!llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx) {
 // AMX-COUNT-2:    llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i64)
 // AMX-COUNT-2:    llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c128_i64)
 // AMX-COUNT-4:    llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
