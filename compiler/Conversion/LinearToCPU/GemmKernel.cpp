@@ -43,13 +43,13 @@
 // (16 packed rows = 32 k in bf16 pairs, 64 in i8 quads, the layout
 // tdpbf16ps / tdpbusd read). Where N is whole panels and K is deep (all of
 // it leaves fewer than 128 rows to the buffer), groups of 32 rows run K in
-// chunks: per chunk the task's rows of A are converted into a
-// blocked stack buffer (each 16 x 64-byte tile contiguous), and each panel
-// and group runs 2 x 2 C tiles over the chunk's K tiles while the panel's
-// chunk of B stays in L1, the partial sums kept in C between chunks
-// (emitAmxChunked). Other rows convert A over all of K into rows of
-// 64-byte tile rows (emitAmxWholeK). Both store the last C tiles to a
-// stack scratch that the epilogue reads.
+// chunks: per chunk the task's rows of A are converted into a blocked
+// stack buffer (each 16 x 64-byte tile contiguous), and each panel and
+// group runs 2 x 2 C tiles over the chunk's K tiles while the panel's chunk
+// of B stays in L1, the partial sums kept in C between chunks
+// (emitAmxChunked). Other rows convert A over all of K into rows of 64-byte
+// tile rows (emitAmxWholeK). Both store the last C tiles to a stack scratch
+// that the epilogue reads.
 //
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
@@ -70,7 +70,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -78,7 +77,7 @@ using namespace mlir::tfm;
 namespace {
 enum class GemmKind { F32, BF16, I8 };
 
-/// The AMX variant's converted rows of A (all of K) stay within this.
+/// The AMX variant's converted A (either layout) stays within this.
 constexpr int64_t kAmxInputBytes = 256 << 10;
 /// At most this many K tiles per chunk of the chunked AMX path: a panel's
 /// chunk of B (2 KB a tile) stays in L1 while the row groups sweep it.
