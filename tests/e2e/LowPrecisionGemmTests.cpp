@@ -398,6 +398,15 @@ TEST_CASE("AMX tiles (level 6) match float64 at odd shapes, beside level 5",
     for (int64_t k : {64, 96, 770})
       for (int64_t n : {31, 64, 100})
         checkShapes(precision, k, n, rows, "portable", /*lowestLevel=*/5);
+  // The chunked path (N in whole panels, 32-row groups): K in two chunks
+  // of 16 K tiles and a partial one (bf16 1034, int8 2066: 517 packed
+  // rows), the partial sums kept in C between them; 250 rows in one task,
+  // more than the 224 whose chunk of A the buffer holds; 33 rows, one
+  // group and one row all of K at once.
+  checkShapes(Precision::BF16, 1034, 64, {{2, 125}, {1, 33}}, "portable",
+              /*lowestLevel=*/5);
+  checkShapes(Precision::Int8, 2066, 64, {{2, 125}, {1, 33}}, "portable",
+              /*lowestLevel=*/5);
 }
 
 TEST_CASE("bf16 and int8 GEMMs built for one CPU match float64", "[lowp]") {

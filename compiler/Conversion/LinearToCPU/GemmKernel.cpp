@@ -50,10 +50,15 @@
 // layout and the epilogue but not the micro-kernel: a packed row of a
 // 32-column panel is 128 bytes, two B tiles of 16 columns side by side
 // (16 packed rows = 32 k in bf16 pairs, 64 in i8 quads, the layout
-// tdpbf16ps / tdpbusd read); the task's rows of A are converted over all
-// of K into a stack buffer of 64-byte tile rows, and each panel and 32 rows
-// run 2 x 2 C tiles over the K tiles, stored to a stack scratch that the
-// epilogue reads (emitAmxBlock).
+// tdpbf16ps / tdpbusd read). Where N is whole panels and K is deep (all of
+// it leaves fewer than 128 rows to the buffer), groups of 32 rows run K in
+// chunks: per chunk the task's rows of A are converted into a blocked
+// stack buffer (each 16 x 64-byte tile contiguous), and each panel and
+// group runs 2 x 2 C tiles over the chunk's K tiles while the panel's chunk
+// of B stays in L1, the partial sums kept in C between chunks
+// (emitAmxChunked). Other rows convert A over all of K into rows of 64-byte
+// tile rows (emitAmxWholeK). Both store the last C tiles to a stack scratch
+// that the epilogue reads.
 //
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
@@ -81,8 +86,15 @@ using namespace mlir::tfm;
 namespace {
 enum class GemmKind { F32, BF16, I8 };
 
-/// The AMX variant's converted rows of A (all of K) stay within this.
+/// The AMX variant's converted A (either layout) stays within this.
 constexpr int64_t kAmxInputBytes = 256 << 10;
+/// At most this many K tiles per chunk of the chunked AMX path: a panel's
+/// chunk of B (2 KB a tile) stays in L1 while the row groups sweep it.
+constexpr int64_t kAmxChunkTiles = 16;
+/// The chunked AMX path runs where all of K fits fewer rows than this.
+constexpr int64_t kAmxChunkedRows = 128;
+/// K steps per iteration of the AMX K loops.
+constexpr int64_t kAmxUnroll = 4;
 /// Bytes of a tile row, and rows of a tile.
 constexpr int64_t kTileBytes = 64;
 constexpr int64_t kTileRows = 16;
@@ -146,9 +158,27 @@ private:
   void emitVectorBlock(Value m0, Value mEnd, Value p0, Value pEnd);
   /// The same with AMX tiles.
   void emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd);
-  /// The K loop of `rowTiles` x 2 C tiles from row `tileRow` of the AMX
-  /// input and panel `p`, stored to the C scratch.
-  void emitAmxTiles(int64_t rowTiles, Value tileRow, Value p);
+  /// AMX over rows [s0, mEnd) of the row block from m0, all of K at once:
+  /// rows of A converted whole into the row-major buffer.
+  void emitAmxWholeK(Value m0, Value s0, Value mEnd, Value p0, Value pEnd);
+  /// AMX over rows [m0, mEnd) (whole groups of 32) in K chunks whose B
+  /// stays in L1, the partial sums kept in C between chunks.
+  void emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd);
+  /// Converts A[s0:sEnd] over K tiles [t0, t0 + tiles) into the blocked
+  /// buffer: tile (row tile, k tile) 1 KB, contiguous.
+  void emitBlockedCopy(Value m0, Value s0, Value sEnd, Value t0, Value tiles);
+  /// Copies panel p's last partial K tile into the zero-padded tail buffer.
+  void emitWeightTailCopy(Value p);
+  /// `rowTiles` x 2 C tiles over `tiles` K tiles and, with `tail`, the
+  /// zero-padded last one: A tile (r, t) at `input(r, t)` (rows
+  /// `inputStride` bytes apart), panel p's B tiles from `weights` (the
+  /// panel's tile t0); the C tiles start from zeros, or from `partial`
+  /// (rows `partialStride` bytes apart), and are stored to `result`.
+  void emitAmxTiles(int64_t rowTiles,
+                    llvm::function_ref<Value(int64_t, Value)> input,
+                    Value inputStride, Value weights, Value tiles, bool tail,
+                    Value partial, Value partialStride, Value result,
+                    Value resultStride, int64_t unroll);
   /// The address of `buffer`'s first element, as an index.
   Value addressOf(Value buffer);
   Value pointerAt(Value address);
@@ -270,6 +300,14 @@ private:
   int64_t amxPackedK = 0, amxKTiles = 0, amxInputRows = 0;
   Value amxInput, amxWeightTail, amxOutput;
   Value packedAddress, amxInputAddress, amxWeightTailAddress, amxOutputAddress;
+  // The chunked AMX path (C tiles whole, so partial sums can live in C):
+  // whole K tiles per chunk, chunks, rows of A converted at a time; the
+  // blocked A buffer [rows / 16 * tiles per row tile * 16, 16] (sharing
+  // bytes with amxInput) and its tiles per row tile; C's address.
+  bool amxChunkedRows = false;
+  int64_t amxChunkTiles = 0, amxChunks = 0, amxChunkRows = 0;
+  int64_t amxBufferTiles = 0;
+  Value amxBlocked, amxBlockedAddress, cAddress;
 };
 
 void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
@@ -352,27 +390,47 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     amxInputRows = std::clamp<int64_t>(
         kAmxInputBytes / rowBytes / (2 * kTileRows) * (2 * kTileRows),
         2 * kTileRows, llvm::alignTo(maxTaskRows, 2 * kTileRows));
-    amxInput = memref::AllocaOp::create(
-        b, loc, MemRefType::get({amxInputRows, rowBytes / 4}, b.getI32Type()),
+    int64_t scratchBytes = amxInputRows * rowBytes;
+    // K chunks where all of K leaves fewer than kAmxChunkedRows rows to a
+    // buffer (K = 3072 in bf16: 32), each of which would stream all of the
+    // weights; at K = 768 (160 rows) the all-of-K path measured as fast or
+    // faster. Partial sums go to C as whole tiles between K chunks: every
+    // column of a panel must be C's (row groups are whole, emitAmxBlock).
+    amxChunkedRows = !maskColumns && amxInputRows < kAmxChunkedRows;
+    if (amxChunkedRows) {
+      amxChunks =
+          std::max<int64_t>(llvm::divideCeil(amxKTiles, kAmxChunkTiles), 1);
+      amxChunkTiles = llvm::divideCeil(amxKTiles, amxChunks);
+      amxBufferTiles = amxChunkTiles + (amxPackedK % kTileRows ? 1 : 0);
+      int64_t groupBytes = 2 * amxBufferTiles * kTileRows * kTileBytes;
+      amxChunkRows = std::clamp<int64_t>(
+          kAmxInputBytes / groupBytes * (2 * kTileRows), 2 * kTileRows,
+          llvm::alignTo(maxTaskRows, 2 * kTileRows));
+      scratchBytes =
+          std::max(scratchBytes, amxChunkRows / (2 * kTileRows) * groupBytes);
+    }
+    // One buffer for both layouts of A: a task runs the chunked rows, then
+    // the rest (fewer than 32) from the row-major one.
+    Value scratch = memref::AllocaOp::create(
+        b, loc, MemRefType::get({scratchBytes}, b.getI8Type()),
         b.getI64IntegerAttr(64));
+    amxInput = memref::ViewOp::create(
+        b, loc, MemRefType::get({amxInputRows, rowBytes / 4}, b.getI32Type()),
+        scratch, idx(0), ValueRange{});
+    if (amxChunkedRows) {
+      amxBlocked = memref::ViewOp::create(
+          b, loc,
+          MemRefType::get(
+              {amxChunkRows / kTileRows * amxBufferTiles * kTileRows,
+               kTileBytes / 4},
+              b.getI32Type()),
+          scratch, idx(0), ValueRange{});
+      amxBlockedAddress = addressOf(amxBlocked);
+      cAddress = addressOf(c);
+    }
     amxOutput = memref::AllocaOp::create(
         b, loc, MemRefType::get({2 * kTileRows, 32}, b.getF32Type()),
         b.getI64IntegerAttr(64));
-    // Zeros past K (the copy writes whole vectors of A, zeros past K): a
-    // bf16 weight of zero times garbage could be NaN.
-    int64_t staticK =
-        cast<MemRefType>(op.getInput().getType()).getShape().back();
-    int64_t copied = ShapedType::isDynamic(staticK)
-                         ? 0
-                         : llvm::alignTo(staticK, tiling.lanes) / group;
-    auto i32Zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-    if (copied < rowBytes / 4)
-      forLoop(idx(0), idx(amxInputRows), idx(1), [&](Value row) {
-        forLoop(idx(copied), idx(rowBytes / 4), idx(1), [&](Value col) {
-          memref::StoreOp::create(b, loc, i32Zero, amxInput,
-                                  ValueRange{row, col});
-        });
-      });
     if (amxPackedK % kTileRows) {
       auto rowType = VectorType::get({32 * group}, packedType);
       amxWeightTail = memref::AllocaOp::create(
@@ -493,37 +551,82 @@ Value GemmEmitter::pointerAt(Value address) {
 }
 
 void GemmEmitter::emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
+  if (!amxChunkedRows)
+    return emitAmxWholeK(m0, m0, mEnd, p0, pEnd);
+  // Whole groups of 32 rows in K chunks, the rest (fewer than 32 rows,
+  // whose second C tile would reach past the block) all of K at once.
+  Value groups =
+      arith::DivUIOp::create(b, loc, sub(mEnd, m0), idx(2 * kTileRows));
+  Value whole = add(m0, mul(groups, idx(2 * kTileRows)));
+  emitAmxChunked(m0, whole, p0, pEnd);
+  emitAmxWholeK(m0, whole, mEnd, p0, pEnd);
+}
+
+void GemmEmitter::emitWeightTailCopy(Value p) {
+  auto rowType = VectorType::get(
+      {32 * group}, cast<MemRefType>(packed.getType()).getElementType());
+  for (int64_t r = 0; r < amxPackedK % kTileRows; ++r)
+    vector::StoreOp::create(
+        b, loc,
+        vector::LoadOp::create(
+            b, loc, rowType, packed,
+            ValueRange{p, idx(amxKTiles * kTileRows + r), idx(0)}),
+        amxWeightTail, ValueRange{idx(r), idx(0)});
+}
+
+void GemmEmitter::emitAmxWholeK(Value m0, Value from, Value mEnd, Value p0,
+                                Value pEnd) {
   // for s0 in rows by amxInputRows:    (A converted once, all of K)
   //   for panel p:                     (its weights stay in L2 meanwhile)
   //     for g0 in s0's rows by 32:     (2 x 2 C tiles, or 1 x 2)
   //       C tiles = A[g0:g0+32, :] . Bp[p]; the epilogue from them
-  int64_t tailRows = amxPackedK % kTileRows;
-  forLoop(m0, mEnd, idx(amxInputRows), [&](Value s0) {
+  int64_t rowBytes = amxRowBytes(amxPackedK);
+  int64_t staticK = cast<MemRefType>(op.getInput().getType()).getShape().back();
+  int64_t copied = ShapedType::isDynamic(staticK)
+                       ? 0
+                       : llvm::alignTo(staticK, tiling.lanes) / group;
+  auto i32Zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value inputStride =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(rowBytes));
+  Value outputStride =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32 * 4));
+  forLoop(from, mEnd, idx(amxInputRows), [&](Value s0) {
     Value sEnd = min(add(s0, idx(amxInputRows)), mEnd);
+    // Zeros past K (the copy writes whole vectors of A, zeros past K): a
+    // bf16 weight of zero times garbage could be NaN. Here, as the chunked
+    // rows share the buffer.
+    if (copied < rowBytes / 4)
+      forLoop(idx(0), sub(sEnd, s0), idx(1), [&](Value row) {
+        forLoop(idx(copied), idx(rowBytes / 4), idx(1), [&](Value col) {
+          memref::StoreOp::create(b, loc, i32Zero, amxInput,
+                                  ValueRange{row, col});
+        });
+      });
     emitChunkCopy(m0, s0, sEnd, idx(0), k, amxInput);
     forLoop(p0, pEnd, idx(1), [&](Value p) {
-      if (tailRows) {
-        auto rowType = VectorType::get(
-            {32 * group}, cast<MemRefType>(packed.getType()).getElementType());
-        for (int64_t r = 0; r < tailRows; ++r)
-          vector::StoreOp::create(
-              b, loc,
-              vector::LoadOp::create(
-                  b, loc, rowType, packed,
-                  ValueRange{p, idx(amxKTiles * kTileRows + r), idx(0)}),
-              amxWeightTail, ValueRange{idx(r), idx(0)});
-      }
+      if (amxWeightTail)
+        emitWeightTailCopy(p);
+      Value weights = add(packedAddress, mul(p, idx(amxPackedK * 128)));
       forLoop(s0, sEnd, idx(2 * kTileRows), [&](Value g0) {
         Value rows = min(idx(2 * kTileRows), sub(sEnd, g0));
         Value two = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                           rows, idx(kTileRows));
+        Value groupBase = add(amxInputAddress, mul(sub(g0, s0), idx(rowBytes)));
+        auto input = [&](int64_t r, Value t) {
+          return add(groupBase, add(idx(r * kTileRows * rowBytes),
+                                    mul(t, idx(kTileBytes))));
+        };
         auto ifTwo = scf::IfOp::create(b, loc, two, /*withElse=*/true);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(ifTwo.thenBlock()->getTerminator());
-          emitAmxTiles(2, sub(g0, s0), p);
+          emitAmxTiles(2, input, inputStride, weights, idx(amxKTiles),
+                       bool(amxWeightTail), Value(), Value(), amxOutputAddress,
+                       outputStride, 1);
           b.setInsertionPoint(ifTwo.elseBlock()->getTerminator());
-          emitAmxTiles(1, sub(g0, s0), p);
+          emitAmxTiles(1, input, inputStride, weights, idx(amxKTiles),
+                       bool(amxWeightTail), Value(), Value(), amxOutputAddress,
+                       outputStride, 1);
         }
         emitEpilogue(m0, g0, rows, p, amxOutput);
       });
@@ -531,24 +634,139 @@ void GemmEmitter::emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
   });
 }
 
-void GemmEmitter::emitAmxTiles(int64_t rowTiles, Value tileRow, Value p) {
+void GemmEmitter::emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd) {
+  // for s0 in rows by amxChunkRows:
+  //   for chunk of K tiles:              (A's chunk converted, blocked)
+  //     for panel p:                     (its chunk of B stays in L1)
+  //       for g0 in s0's rows by 32:     (2 x 2 C tiles)
+  //         C tiles = (first ? 0 : C) + A[g0:g0+32, chunk] . Bp[p, chunk]
+  //         to C, or on the last chunk to the scratch and the epilogue
+  // A blocked (each 16 x 64-byte tile contiguous, a row tile's K tiles in
+  // a row) streams as whole lines; B's chunk is read from L1 by every row
+  // group; C's partial sums cost a tile load and store per chunk.
+  bool tail = amxWeightTail != nullptr;
+  int64_t tileBytes = kTileRows * kTileBytes;
+  int64_t weightTileBytes = kTileRows * 128;
+  Value compact =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kTileBytes));
+  Value outputStride =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32 * 4));
+  Value rowStride =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), mul(n, idx(4)));
+  forLoop(m0, mEnd, idx(amxChunkRows), [&](Value s0) {
+    Value sEnd = min(add(s0, idx(amxChunkRows)), mEnd);
+    forLoop(idx(0), idx(amxChunks), idx(1), [&](Value chunk) {
+      Value t0 = mul(chunk, idx(amxChunkTiles));
+      Value tiles = min(idx(amxChunkTiles), sub(idx(amxKTiles), t0));
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         chunk, idx(amxChunks - 1));
+      // The last chunk also converts the partial K tile.
+      Value converted =
+          tail ? add(tiles,
+                     arith::SelectOp::create(b, loc, last, idx(1), idx(0)))
+               : tiles;
+      emitBlockedCopy(m0, s0, sEnd, t0, converted);
+      forLoop(p0, pEnd, idx(1), [&](Value p) {
+        if (tail) {
+          auto ifLast = scf::IfOp::create(b, loc, last, false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+          emitWeightTailCopy(p);
+        }
+        Value weights = add(packedAddress, add(mul(p, idx(amxPackedK * 128)),
+                                               mul(t0, idx(weightTileBytes))));
+        forLoop(s0, sEnd, idx(2 * kTileRows), [&](Value g0) {
+          Value rowTile =
+              arith::DivUIOp::create(b, loc, sub(g0, s0), idx(kTileRows));
+          auto input = [&](int64_t r, Value t) {
+            Value tile = add(mul(add(rowTile, idx(r)), idx(amxBufferTiles)), t);
+            return add(amxBlockedAddress, mul(tile, idx(tileBytes)));
+          };
+          Value partial =
+              add(cAddress, mul(add(mul(g0, n), mul(p, idx(32))), idx(4)));
+          if (amxChunks == 1) {
+            emitAmxTiles(2, input, compact, weights, tiles, tail, Value(),
+                         Value(), amxOutputAddress, outputStride, kAmxUnroll);
+            emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
+            return;
+          }
+          // The first chunk from zeros to C, the middle ones from C to C,
+          // the last from C to the scratch, then the epilogue.
+          Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              chunk, idx(0));
+          auto ifFirst = scf::IfOp::create(b, loc, first, /*withElse=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+          emitAmxTiles(2, input, compact, weights, tiles, false, Value(),
+                       Value(), partial, rowStride, kAmxUnroll);
+          b.setInsertionPoint(ifFirst.elseBlock()->getTerminator());
+          auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/true);
+          b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+          emitAmxTiles(2, input, compact, weights, tiles, tail, partial,
+                       rowStride, amxOutputAddress, outputStride, kAmxUnroll);
+          emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
+          b.setInsertionPoint(ifLast.elseBlock()->getTerminator());
+          emitAmxTiles(2, input, compact, weights, tiles, false, partial,
+                       rowStride, partial, rowStride, kAmxUnroll);
+        });
+      });
+    });
+  });
+}
+
+void GemmEmitter::emitBlockedCopy(Value m0, Value s0, Value sEnd, Value t0,
+                                  Value tiles) {
+  // k per tile row: 16 lanes of g. Vectors of A never straddle tiles.
+  int64_t tileK = kTileBytes / 4 * group;
+  std::optional<int64_t> staticK = getConstantIntValue(k);
+  bool wholeVectors = staticK && *staticK % tileK == 0;
+  auto maskType = VectorType::get({tiling.lanes}, b.getI1Type());
+  forLoop(s0, sEnd, idx(1), [&](Value row) {
+    Value r = sub(row, s0);
+    Value rowTile = arith::DivUIOp::create(b, loc, r, idx(kTileRows));
+    Value first = add(mul(rowTile, idx(amxBufferTiles * kTileRows)),
+                      arith::RemUIOp::create(b, loc, r, idx(kTileRows)));
+    Value k0 = mul(t0, idx(tileK));
+    forLoop(idx(0), mul(tiles, idx(tileK)), idx(tiling.lanes), [&](Value kk) {
+      SmallVector<Value> from{row, add(k0, kk)};
+      Value x;
+      if (wholeVectors) {
+        x = vector::LoadOp::create(b, loc, f32Vector, a, from);
+      } else {
+        // Zeros past K, to the end of the last tile.
+        Value valid = max(idx(0), min(idx(tiling.lanes), sub(k, add(k0, kk))));
+        Value mask =
+            vector::CreateMaskOp::create(b, loc, maskType, ValueRange{valid});
+        x = vector::MaskedLoadOp::create(b, loc, f32Vector, a, from, mask,
+                                         splat(0.0));
+      }
+      Value tile = arith::DivUIOp::create(b, loc, kk, idx(tileK));
+      Value lane = arith::DivUIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, kk, idx(tileK)), idx(group));
+      vector::StoreOp::create(
+          b, loc, convertInput(x, sub(row, m0)), amxBlocked,
+          ValueRange{add(first, mul(tile, idx(kTileRows))), lane});
+    });
+  });
+}
+
+void GemmEmitter::emitAmxTiles(int64_t rowTiles,
+                               llvm::function_ref<Value(int64_t, Value)> input,
+                               Value inputStride, Value weights, Value tiles,
+                               bool tail, Value partial, Value partialStride,
+                               Value result, Value resultStride,
+                               int64_t unroll) {
   MLIRContext *ctx = b.getContext();
   Type tile = LLVM::LLVMX86AMXType::get(ctx);
   auto i16 = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, b.getI16Type(),
                                     b.getI16IntegerAttr(v));
   };
-  auto i64 = [&](Value index) {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  };
   Value rows = i16(kTileRows), width = i16(kTileBytes);
-  int64_t inputStride = amxRowBytes(amxPackedK);
   // A packed row of a panel: 32 columns of g values (128 bytes).
   int64_t weightStride = 128;
-  Value inputStrideValue = i64(idx(inputStride));
-  Value weightStrideValue = i64(idx(weightStride));
-  Value inputBase = add(amxInputAddress, mul(tileRow, idx(inputStride)));
-  Value weightBase = add(packedAddress, mul(p, idx(amxPackedK * weightStride)));
+  Value weightStrideValue =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(weightStride));
   auto load = [&](Value address, Value stride) {
     return LLVM::CallIntrinsicOp::create(
                b, loc, tile, b.getStringAttr("llvm.x86.tileloadd64.internal"),
@@ -559,55 +777,76 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles, Value tileRow, Value p) {
                                          : "llvm.x86.tdpbusd.internal";
   // One K step: A tiles of 16 rows x 64 bytes, B tiles of 16 packed rows x
   // 16 columns (the panel's halves), onto C[r][c].
-  auto step = [&](SmallVector<Value> acc, Value inputAt, Value weightAt,
-                  Value weightStride) {
-    SmallVector<Value> inputs, weights;
+  auto step = [&](SmallVector<Value> acc, Value t, Value weightAt) {
+    // All four loaded first: live together, they get four tile registers
+    // (interleaved, both A tiles shared one, each load waiting for the dot
+    // products before it).
+    SmallVector<Value> inputs, weightTiles;
     for (int64_t r = 0; r < rowTiles; ++r)
-      inputs.push_back(load(add(inputAt, idx(r * kTileRows * inputStride)),
-                            inputStrideValue));
+      inputs.push_back(load(input(r, t), inputStride));
     for (int64_t c = 0; c < 2; ++c)
-      weights.push_back(load(add(weightAt, idx(c * kTileBytes)), weightStride));
+      weightTiles.push_back(
+          load(add(weightAt, idx(c * kTileBytes)), weightStrideValue));
     for (int64_t r = 0; r < rowTiles; ++r)
       for (int64_t c = 0; c < 2; ++c)
         acc[r * 2 + c] = LLVM::CallIntrinsicOp::create(
                              b, loc, tile, b.getStringAttr(dot),
                              ValueRange{rows, width, width, acc[r * 2 + c],
-                                        inputs[r], weights[c]})
+                                        inputs[r], weightTiles[c]})
                              .getResult(0);
     return acc;
   };
-  SmallVector<Value> zeros;
-  for (int64_t t = 0; t < rowTiles * 2; ++t)
-    zeros.push_back(LLVM::CallIntrinsicOp::create(
-                        b, loc, tile,
-                        b.getStringAttr("llvm.x86.tilezero.internal"),
-                        ValueRange{rows, width})
-                        .getResult(0));
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), idx(amxKTiles), idx(1), zeros,
-      [&](OpBuilder &nested, Location, Value kt, ValueRange acc) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(nested.getBlock());
-        scf::YieldOp::create(
-            b, loc,
-            step(SmallVector<Value>(acc),
-                 add(inputBase, mul(kt, idx(kTileBytes))),
-                 add(weightBase, mul(kt, idx(kTileRows * weightStride))),
-                 weightStrideValue));
-      });
-  SmallVector<Value> acc(loop.getResults());
-  if (amxWeightTail)
-    acc = step(acc, add(inputBase, idx(amxKTiles * kTileBytes)),
-               amxWeightTailAddress, weightStrideValue);
-  Value outputStride = i64(idx(32 * 4));
+  // C tile (r, c) of a buffer whose rows are `stride` bytes apart.
+  auto cTile = [&](Value base, Value stride, int64_t r, int64_t c) {
+    Value rowBytes =
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), stride);
+    return add(base,
+               add(mul(idx(r * kTileRows), rowBytes), idx(c * kTileBytes)));
+  };
+  SmallVector<Value> init;
+  for (int64_t r = 0; r < rowTiles; ++r)
+    for (int64_t c = 0; c < 2; ++c)
+      init.push_back(
+          partial
+              ? load(cTile(partial, partialStride, r, c), partialStride)
+              : LLVM::CallIntrinsicOp::create(
+                    b, loc, tile, b.getStringAttr("llvm.x86.tilezero.internal"),
+                    ValueRange{rows, width})
+                    .getResult(0));
+  // Unrolled by `unroll` (LLVM leaves the loop rolled), then the remaining
+  // steps one by one.
+  auto loop = [&](Value begin, Value end, int64_t unroll, ValueRange from) {
+    return scf::ForOp::create(
+               b, loc, begin, end, idx(unroll), from,
+               [&](OpBuilder &nested, Location, Value kt, ValueRange acc) {
+                 OpBuilder::InsertionGuard guard(b);
+                 b.setInsertionPointToStart(nested.getBlock());
+                 SmallVector<Value> next(acc);
+                 for (int64_t u = 0; u < unroll; ++u) {
+                   Value t = add(kt, idx(u));
+                   next = step(
+                       next, t,
+                       add(weights, mul(t, idx(kTileRows * weightStride))));
+                 }
+                 scf::YieldOp::create(b, loc, next);
+               })
+        .getResults();
+  };
+  SmallVector<Value> acc(init);
+  Value rolledFrom = idx(0);
+  if (unroll > 1) {
+    rolledFrom = sub(tiles, arith::RemUIOp::create(b, loc, tiles, idx(unroll)));
+    acc = SmallVector<Value>(loop(idx(0), rolledFrom, unroll, acc));
+  }
+  acc = SmallVector<Value>(loop(rolledFrom, tiles, 1, acc));
+  if (tail)
+    acc = step(acc, tiles, amxWeightTailAddress);
   for (int64_t r = 0; r < rowTiles; ++r)
     for (int64_t c = 0; c < 2; ++c)
       LLVM::CallIntrinsicOp::create(
           b, loc, b.getStringAttr("llvm.x86.tilestored64.internal"),
-          ValueRange{rows, width,
-                     pointerAt(add(amxOutputAddress,
-                                   idx(r * kTileRows * 128 + c * kTileBytes))),
-                     outputStride, acc[r * 2 + c]});
+          ValueRange{rows, width, pointerAt(cTile(result, resultStride, r, c)),
+                     resultStride, acc[r * 2 + c]});
 }
 
 void GemmEmitter::emitRowQuantization(Value m0, Value mEnd) {

@@ -194,22 +194,26 @@ func.func @relu_whole_panels(%x: memref<2x?x8xf32>, %w: memref<1x8x8xf32>, %y: m
 // BF16-LABEL: func.func @bf16_variants(
 // BF16:          call @__tfm_task_linear_0(
 
-// The AMX variant (level 6): the task's rows of A rounded to bf16 into a
+// The AMX variant (level 6). N = 13 is not whole panels, so every row
+// takes the all-of-K path: the task's rows of A rounded to bf16 into a
 // stack buffer of whole 64-byte tile rows per row (K = 3: 2 pairs, zeros
 // from the copied vector's 8 lanes to 16), the packed weights' last partial
 // K tile (here all 2 packed rows) copied into 16 zeroed rows, then per
-// panel and 32 rows 2 x 2 C tiles over the K tiles: A tiles read with the
-// buffer's stride, B tiles (16 packed rows of 16 columns, the panel's
-// halves) straight from the packed weight with its 128-byte stride; the C
-// tiles stored to a 32 x 32 f32 scratch, which the epilogue reads.
+// panel and 32 rows 2 x 2 C tiles over the K tiles (one a step: the
+// chunked path below unrolls by 4): A tiles read with the buffer's stride, B tiles (16
+// packed rows of 16 columns, the panel's halves) straight from the packed
+// weight with its 128-byte stride; the C tiles stored to a 32 x 32 f32
+// scratch, which the epilogue reads.
 // AMX-LABEL: func.func private @__tfm_task_linear_0_amx(%arg0: memref<?x3xf32>, %arg1: memref<1x2x64xbf16>
 // AMX-SAME:     "+avx512bf16", "+amx-tile", "+amx-bf16", "+amx-int8"]>, tfm.task}
-// AMX:          %[[A:.*]] = memref.alloca() {alignment = 64 : i64} : memref<288x16xi32>
+// AMX:          %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<18432xi8>
+// AMX-NEXT:     %[[A:.*]] = memref.view %[[BUF]][%c0][] : memref<18432xi8> to memref<288x16xi32>
+// AMX-NOT:      memref.view
 // AMX:          %[[C:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x32xf32>
-// AMX:          scf.for %{{.*}} = %c8 to %c16 step %c1 {
-// AMX-NEXT:       memref.store %c0_i32, %[[A]]
 // AMX:          %[[TAIL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xbf16>
 // AMX:          vector.store %{{.*}}, %[[TAIL]][%{{.*}}, %c0] : memref<16x64xbf16>, vector<64xbf16>
+// AMX:          scf.for %{{.*}} = %c8 to %c16 step %c1 {
+// AMX-NEXT:       memref.store %c0_i32, %[[A]]
 // AMX:          arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // AMX:          vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] : memref<288x16xi32>, vector<8xi32>
 // AMX:          %[[W:.*]] = vector.load %arg1[%{{.*}}, %c0, %c0] : memref<1x2x64xbf16>, vector<64xbf16>
@@ -329,7 +333,8 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // s8 quads of weights: tdpbusd onto i32 C tiles, dequantized by the same
 // epilogue (zero point x column sums off in i32, then the scales).
 // AMX-LABEL: func.func private @__tfm_task_linear_0_amx(%arg0: memref<?x3xf32>, %arg1: memref<1x1x128xi8>
-// AMX:          memref.alloca() {alignment = 64 : i64} : memref<288x16xi32>
+// AMX:          %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<18432xi8>
+// AMX-NEXT:     memref.view %[[BUF]][%c0][] : memref<18432xi8> to memref<288x16xi32>
 // AMX:          memref.alloca() {alignment = 64 : i64} : memref<16x128xi8>
 // AMX:          vector.reduction <minnumf>
 // AMX:          arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi32>
@@ -353,6 +358,51 @@ func.func @bf16_variants(%x: memref<?x3xf32>, %w: memref<1x2x64xbf16>, %y: memre
 // ONE-WIDE:         {{^    return$}}
 func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<32xf32>, %u: memref<32xi32>, %b: memref<32xf32>, %y: memref<?x13xf32>) {
   tfm.packed_linear ins(%x, %w : memref<?x3xf32>, memref<1x1x128xi8>) dequant(%s, %u : memref<32xf32>, memref<32xi32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation relu
+  return
+}
+
+// -----
+
+// N in whole panels (64) and K = 1030 in bf16 (515 packed rows: 32 whole K
+// tiles and 3 rows): the AMX variant's groups of 32 rows run K in two
+// chunks of 16 tiles. One 238 KB stack buffer is both the row-major A of
+// the rows left over (96 rows of 528 lanes) and the blocked A of a chunk
+// (224 rows: 14 row tiles of 17 K tiles of 16 x 16 lanes); the first chunk
+// starts from zeros and stores its tiles to C (rows 256 bytes apart), the
+// last reloads them, adds its tiles and the partial one (the weights' last
+// 3 rows copied into zeroed rows), and stores to the scratch that the
+// epilogue reads; a middle chunk (none here) would go from C to C.
+// AMX-LABEL: func.func private @__tfm_task_linear_0_amx(%arg0: memref<?x1030xf32>, %arg1: memref<2x515x64xbf16>
+// AMX:          %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<243712xi8>
+// AMX-NEXT:     %[[ROWS:.*]] = memref.view %[[BUF]][%c0][] : memref<243712xi8> to memref<96x528xi32>
+// AMX-NEXT:     %[[BLOCKED:.*]] = memref.view %[[BUF]][%c0][] : memref<243712xi8> to memref<3808x16xi32>
+// AMX:          %[[SCRATCH:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x32xf32>
+// AMX:          %[[SCRATCH_AT:.*]] = memref.extract_aligned_pointer_as_index %[[SCRATCH]]
+// AMX:          scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c224 {
+// AMX:            scf.for %[[CHUNK:.*]] = %c0 to %c2 step %c1 {
+// AMX:              %[[LAST:.*]] = arith.cmpi eq, %[[CHUNK]], %c1 : index
+// AMX:              vector.store %{{.*}}, %[[BLOCKED]][%{{.*}}, %{{.*}}] : memref<3808x16xi32>, vector<8xi32>
+// AMX:              scf.if %[[LAST]] {
+// AMX:                scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32 {
+// AMX:                  %[[FIRST:.*]] = arith.cmpi eq, %[[CHUNK]], %c0 : index
+// AMX-NEXT:             scf.if %[[FIRST]] {
+// AMX-COUNT-4:            llvm.call_intrinsic "llvm.x86.tilezero.internal"
+// AMX:                    llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX-COUNT-4:            llvm.call_intrinsic "llvm.x86.tilestored64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64, %{{.*}})
+// AMX-NEXT:             } else {
+// AMX-NEXT:               scf.if %[[LAST]] {
+// AMX-COUNT-4:              llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64)
+// AMX:                      llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX:                      arith.addi %[[SCRATCH_AT]], %c2112 : index
+// AMX:                      llvm.call_intrinsic "llvm.x86.tilestored64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c128_i64, %{{.*}})
+// AMX:                      vector.load %[[SCRATCH]]
+// AMX:                    } else {
+// AMX-COUNT-4:              llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64)
+// AMX:                      llvm.call_intrinsic "llvm.x86.tilestored64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64, %{{.*}})
+// AMX:          vector.store %{{.*}}, %[[ROWS]][%{{.*}}, %{{.*}}] : memref<96x528xi32>, vector<8xi32>
+// AMX:          {{^    return$}}
+func.func @bf16_chunks(%x: memref<?x1030xf32>, %w: memref<2x515x64xbf16>, %y: memref<?x64xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x1030xf32>, memref<2x515x64xbf16>) outs(%y : memref<?x64xf32>) activation "none"
   return
 }
 
