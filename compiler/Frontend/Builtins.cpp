@@ -238,6 +238,7 @@ FailureOr<ExprValue> buildRope(BoundCall &c) {
   options.lowFreqFactor = c.number("low_freq_factor");
   options.highFreqFactor = c.number("high_freq_factor");
   options.originalMaxPositions = c.integer("original_max_positions");
+  options.freqFactors = c.optionalTensor("freq_factors");
   return c.result(
       c.builder.rope(c.tensor("x"), c.tensor("positions"), options, c.loc));
 }
@@ -745,7 +746,8 @@ std::vector<Builtin> layerBuiltins() {
         number("factor", 1.0, kKeyword),
         number("low_freq_factor", 1.0, kKeyword),
         number("high_freq_factor", 4.0, kKeyword),
-        integer("original_max_positions", 8192, kKeyword)},
+        integer("original_max_positions", 8192, kKeyword),
+        optionalTensor("freq_factors", kKeyword)},
        buildRope},
       {"dropout",
        {input(), number("p", 0.5)},

@@ -254,6 +254,10 @@ struct RopeOptions {
   RopeScaling scaling = RopeScaling::none;
   double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
   int64_t originalMaxPositions = 8192;
+  /// llama.cpp's `rope_freqs.weight` (Llama 3.1 and later GGUF files store
+  /// their scaling so): [rotary / 2] divisors of the inverse frequencies,
+  /// applied after `scaling`.
+  std::optional<Tensor> freqFactors;
 };
 
 class ModelBuilder {

@@ -199,6 +199,23 @@ FailureOr<Tensor> ModelBuilder::rope(const Tensor &x, const Tensor &positions,
                                 DenseElementsAttr::get(tableType, values))
           .getResult(),
       {Dim::of(half)}};
+  if (options.freqFactors) {
+    const Tensor &factors = *options.freqFactors;
+    if (factors.rank() != 1 || factors.shape[0] != Dim::of(half) ||
+        !isa<FloatType>(factors.elementType()))
+      return fail() << "freq_factors must be a float vector of rotary_dims / 2 "
+                       "= "
+                    << half << " values, got " << factors.elementType() << " "
+                    << formatShape(factors.shape);
+    FailureOr<Tensor> divisors = castTo(factors, element, loc);
+    if (failed(divisors))
+      return failure();
+    FailureOr<Tensor> divided =
+        binary(BinaryFn::div, frequencies, *divisors, loc);
+    if (failed(divided))
+      return failure();
+    frequencies = *divided;
+  }
 
   // angles [..., seq, half] = positions * inverse frequencies.
   FailureOr<Tensor> p = castTo(positions, element, loc);

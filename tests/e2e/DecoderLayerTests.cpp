@@ -72,7 +72,8 @@ TEST_CASE("rope in both pairings, partial, scaled, at a cache's offset",
           "[layers]") {
   // q [batch, heads, seq, 16] at positions past[b] + 0..seq-1, as a decoder
   // over a KV cache computes them.
-  static const Fixture fx = makeFixture(R"(
+  static const Fixture fx =
+      makeFixture(R"(
 model rotary
 input q: f32[batch, 3, seq, 16]
 input past: i64[batch]
@@ -84,9 +85,20 @@ partial_pairs = rope(q, pos, rotary_dims = 6, style = "pairs")
 linear = rope(q, pos, scaling = "linear", factor = 4.0)
 llama3 = rope(q, pos, theta = 500000.0, scaling = "llama3", factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 64)
 shared = rope(q, arange(seq))
-output half, pairs, partial, partial_pairs, linear, llama3, shared
+factors = rope(q, pos, style = "pairs", theta = 500000.0, freq_factors = "rope_freqs.weight")
+partial_factors = rope(q, pos, rotary_dims = 8, scaling = "linear", factor = 2.0, freq_factors = "partial_freqs")
+output half, pairs, partial, partial_pairs, linear, llama3, shared, factors, partial_factors
 )",
-                                        {});
+                  [] {
+                    Random rng(77);
+                    Weights w;
+                    // llama.cpp's rope_freqs: 1 for
+                    // the high frequencies, up to the
+                    // scaling factor for the low.
+                    w["rope_freqs.weight"] = rng.weight({8}, 1.0f, 8.0f);
+                    w["partial_freqs"] = rng.weight({4}, 1.0f, 8.0f);
+                    return w;
+                  }());
   struct Shape {
     int64_t batch, seq;
     std::vector<int64_t> past;
@@ -131,6 +143,20 @@ output half, pairs, partial, partial_pairs, linear, llama3, shared
       llama3.originalMaxPositions = 64;
       check("llama3", llama3, pos);
       check("shared", {}, fromZero);
+      auto factorsOf = [&](const char *name) {
+        std::vector<double> f;
+        for (float v : fx.weights.at(name).data)
+          f.push_back(v);
+        return f;
+      };
+      ref::Rope factors{500000, 0, true};
+      factors.freqFactors = factorsOf("rope_freqs.weight");
+      check("factors", factors, pos);
+      ref::Rope partialFactors{10000, 8, false};
+      partialFactors.scaling = "linear";
+      partialFactors.factor = 2;
+      partialFactors.freqFactors = factorsOf("partial_freqs");
+      check("partial_factors", partialFactors, pos);
     }
   }
 }
@@ -149,6 +175,13 @@ TEST_CASE("rope refuses what it cannot rotate", "[layers]") {
            Case{"rope(q, pos, theta = 1.0)",
                 "theta must be finite and above 1"},
            Case{"rope(q, cast(pos, f32))", "positions must be i32 or i64"},
+           Case{"rope(q, pos, freq_factors = arange(8))",
+                "freq_factors must be a float vector of rotary_dims / 2 = 8 "
+                "values, got 'i64' [8]"},
+           Case{"rope(q, pos, rotary_dims = 8, freq_factors = cast(arange(8), "
+                "f32))",
+                "freq_factors must be a float vector of rotary_dims / 2 = 4 "
+                "values, got 'f32' [8]"},
            Case{"rope(q, arange(4))",
                 "positions [4] must end in the sequence dimension"},
        }) {

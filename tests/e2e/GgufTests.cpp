@@ -44,6 +44,8 @@ struct Decoder {
 };
 /// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16 and F32 weights.
 constexpr Decoder kLlama{"llama.gguf", 64, 4, 16};
+/// llama.gguf's decoder in F32 with a Llama 3.1 file's rope_freqs.weight.
+constexpr Decoder kLlamaRopeFreqs{"llama-rope-freqs.gguf", 64, 4, 16};
 /// K-quants as a Q4_K_M file mixes them: Q4_K, Q5_K and Q6_K.
 constexpr Decoder kLlamaKQuant{"llama-kquant.gguf", 256, 4, 64};
 
@@ -68,6 +70,10 @@ referenceLogits(const Decoder &decoder, const tfm::GgufFile &file,
       kLayers,         decoder.hidden, decoder.heads, kKvHeads,
       decoder.headDim, kVocab,         1e-5,          {}};
   config.rope.pairs = true;
+  // Llama 3.1 and later: the file's divisors of the inverse frequencies.
+  if (file.findTensor("rope_freqs.weight"))
+    for (double f : dequantized(file, "rope_freqs.weight").data)
+      config.rope.freqFactors.push_back(f);
   auto weight = [&](ref::LlamaWeight which, int layer) {
     using W = ref::LlamaWeight;
     std::string p = "blk." + std::to_string(layer) + ".";
@@ -206,6 +212,15 @@ TEST_CASE("examples/llama/llama.tfm sizes itself from the GGUF metadata and "
           "[gguf]") {
   checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024, BuildOptions(),
                kBlockTolerance);
+}
+
+TEST_CASE("examples/llama/llama.tfm applies a Llama 3.1 GGUF file's "
+          "rope_freqs divisors and matches float64, prefill and decode",
+          "[gguf]") {
+  // Factors 1.74 and 8 over the frequencies: without them the rotations at
+  // the test's positions differ by radians, not by rounding.
+  checkDecoder(sourceDir() + "/examples/llama/llama.tfm", 1024, BuildOptions(),
+               kF32Tolerance, kLlamaRopeFreqs);
 }
 
 TEST_CASE("a Llama decoder of K-quants (Q4_K, Q5_K, Q6_K as a Q4_K_M file "

@@ -58,6 +58,11 @@ std::vector<double> inverseFrequencies(int64_t dims, const Rope &o) {
       v = medium ? (1 - smooth) * scaled / o.factor + smooth * scaled : scaled;
     }
   }
+  if (!o.freqFactors.empty()) {
+    assert(o.freqFactors.size() == f.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] /= o.freqFactors[i];
+  }
   return f;
 }
 } // namespace

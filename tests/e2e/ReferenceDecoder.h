@@ -29,6 +29,8 @@ struct Rope {
   std::string scaling = "none";
   double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
   int64_t originalMaxPositions = 8192;
+  /// llama.cpp's rope_freqs: each inverse frequency divided by its factor.
+  std::vector<double> freqFactors = {};
 };
 /// x [B, H, S, D] rotated at positions[b][s].
 Array rope(const Array &x, const std::vector<std::vector<int64_t>> &positions,

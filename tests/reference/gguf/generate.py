@@ -28,6 +28,9 @@ Writes:
                    own 40 ids (tokenizer.ggml.model llama: <unk> <s> </s>,
                    14 characters and 23 merged pieces, no byte tokens) that
                    tfm-run --generate --text reads (tests/reference/text/)
+  llama-rope-freqs.gguf  llama.gguf's decoder in F32 with the
+                   rope_freqs.weight a Llama 3.1 file carries (llama3 scaling:
+                   factor 8 over an original context of 16 positions)
   llama-kquant.gguf the same decoder at hidden 256 (4 query heads of 64 over
                    2 K/V heads, SwiGLU 512, vocabulary 40, no tokenizer) with
                    a Q4_K_M-like mix of K-quants: attn_q, attn_k, attn_output,
@@ -171,15 +174,38 @@ LLAMA_TYPES = {
 }
 
 
-def write_llama(out):
+def llama3_rope_freqs(head_dim, theta, factor, low, high, original):
+    """The rope_freqs.weight llama.cpp's converter writes for a Llama 3.1
+    checkpoint (LlamaModel.generate_extra_tensors): per frequency, 1 for the
+    short wavelengths, `factor` for the long ones, smoothed between."""
+    import numpy as np
+    freqs = theta ** -(np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    low_wavelen, high_wavelen = original / low, original / high
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * np.pi / freq
+        if wavelen < high_wavelen:
+            factors.append(1.0)
+        elif wavelen > low_wavelen:
+            factors.append(factor)
+        else:
+            smooth = (original / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
+def write_llama(out, file="llama.gguf", all_f32=False):
+    """llama.gguf; with all_f32, llama-rope-freqs.gguf: the same decoder in
+    F32 with a Llama 3.1 file's rope_freqs.weight (factor 8 over an original
+    context of 16 positions, so that the test's positions feel it)."""
     import gguf
     import numpy as np
 
     rng = np.random.default_rng(2027)
     c = LLAMA
     head_dim = c["hidden"] // c["heads"]
-    writer = gguf.GGUFWriter(os.path.join(out, "llama.gguf"), arch="llama")
-    writer.add_name("tfm-test-llama")
+    writer = gguf.GGUFWriter(os.path.join(out, file), arch="llama")
+    writer.add_name("tfm-test-llama" + ("-rope-freqs" if all_f32 else ""))
     writer.add_context_length(24)
     writer.add_embedding_length(c["hidden"])
     writer.add_block_count(c["layers"])
@@ -193,8 +219,8 @@ def write_llama(out):
 
     def add(name, shape, scale, offset=0.0):
         values = (offset + scale * rng.uniform(-1, 1, shape)).astype(np.float32)
-        kind = LLAMA_TYPES[name.split(".", 2)[-1] if name.startswith("blk.")
-                           else name]
+        kind = "F32" if all_f32 else LLAMA_TYPES[
+            name.split(".", 2)[-1] if name.startswith("blk.") else name]
         if kind == "F32":
             data = values
         elif kind == "F16":
@@ -219,6 +245,9 @@ def write_llama(out):
         add(p + "ffn_down.weight", (h, f), 0.2)
     add("output_norm.weight", (h,), 0.5, 1.0)
     add("output.weight", (c["vocab"], h), 0.3)
+    if all_f32:
+        writer.add_tensor("rope_freqs.weight", llama3_rope_freqs(
+            head_dim, 10000.0, factor=8.0, low=1.0, high=4.0, original=16))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -317,11 +346,13 @@ def main():
     if not args.check:
         write(HERE)
         write_llama(HERE)
+        write_llama(HERE, "llama-rope-freqs.gguf", all_f32=True)
         write_llama_kquant(HERE)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         write(tmp)
         write_llama(tmp)
+        write_llama(tmp, "llama-rope-freqs.gguf", all_f32=True)
         write_llama_kquant(tmp)
         differ = [f for f in sorted(os.listdir(tmp))
                   if not filecmp.cmp(os.path.join(tmp, f),
