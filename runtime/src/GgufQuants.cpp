@@ -107,6 +107,9 @@ bool ggufDequantize(uint32_t type, const void *data, int64_t count,
   const GgufTypeInfo *info = ggufTypeInfo(type);
   if (!info || !info->dequantizes || count % info->blockElements != 0)
     return false;
+  // An empty tensor: nothing to convert, and its data and out may be null.
+  if (count == 0)
+    return true;
   const auto *p = static_cast<const unsigned char *>(data);
   int64_t blocks = count / info->blockElements;
   switch (GgufType(type)) {

@@ -165,6 +165,12 @@ TEST_CASE("GGUF: dequantization matches the gguf package bit for bit",
   CHECK_FALSE(ggufDequantize(uint32_t(GgufType::Q2_K), out, 256, out));
   CHECK_FALSE(ggufDequantize(4, out, 32, out));
   CHECK_FALSE(ggufDequantize(uint32_t(GgufType::Q8_0), out, 31, out));
+  // An empty tensor of any type converts to nothing, its pointers unread
+  // (a zero-element tensor's data and an empty vector's may be null; the
+  // fuzzer found memcpy handed them).
+  for (GgufType type : {GgufType::F32, GgufType::F16, GgufType::Q8_0,
+                        GgufType::Q4_K, GgufType::Q6_K})
+    CHECK(ggufDequantize(uint32_t(type), nullptr, 0, nullptr));
 }
 
 TEST_CASE("GGUF: every truncation of a valid file is refused", "[gguf]") {
