@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/GgufBlocks.h"
+#include "tfm/gguf.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
@@ -39,17 +40,6 @@ std::optional<float> half(const unsigned char *p) {
   value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
                 &lostInfo);
   return value.convertToFloat();
-}
-
-/// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block.
-void scaleAndMin(const unsigned char *scales, int j, int &scale, int &min) {
-  if (j < 4) {
-    scale = scales[j] & 63;
-    min = scales[j + 4] & 63;
-  } else {
-    scale = (scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4);
-    min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
-  }
 }
 } // namespace
 
@@ -104,6 +94,20 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
                 " that is not finite (an f16 infinity or NaN)";
         return std::nullopt;
       };
+      // Q4_0/Q4_1/Q5_0/Q5_1: an f16 scale d, then (the _1 types) an f16
+      // minimum m, stored as the block's scale and offset.
+      auto readScaleAndMin = [&](bool withMin) {
+        std::optional<float> d = half(p);
+        std::optional<float> m = withMin ? half(p + 2) : 0.0f;
+        if (!d || !m) {
+          fail(d ? "minimum" : "scale");
+          return false;
+        }
+        scale[0] = *d;
+        if (withMin)
+          offset[0] = *m;
+        return true;
+      };
       switch (info.type) {
       case GgufBlockType::Q8_0: {
         std::optional<float> d = half(p);
@@ -118,15 +122,8 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
       case GgufBlockType::Q4_1: {
         // Element j < 16 is the low nibble of byte j, j + 16 the high one.
         bool withMin = info.type == GgufBlockType::Q4_1;
-        std::optional<float> d = half(p);
-        std::optional<float> m = withMin ? half(p + 2) : 0.0f;
-        if (!d)
-          return fail("scale");
-        if (!m)
-          return fail("minimum");
-        scale[0] = *d;
-        if (withMin)
-          offset[0] = *m;
+        if (!readScaleAndMin(withMin))
+          return std::nullopt;
         const unsigned char *qs = p + (withMin ? 4 : 2);
         for (int j = 0; j < 16; ++j) {
           q[j] = int8_t(qs[j] & 0x0F);
@@ -138,15 +135,8 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
       case GgufBlockType::Q5_1: {
         // Bit j of qh is the fifth bit of element j; Q5_0 is x - 16.
         bool withMin = info.type == GgufBlockType::Q5_1;
-        std::optional<float> d = half(p);
-        std::optional<float> m = withMin ? half(p + 2) : 0.0f;
-        if (!d)
-          return fail("scale");
-        if (!m)
-          return fail("minimum");
-        scale[0] = *d;
-        if (withMin)
-          offset[0] = *m;
+        if (!readScaleAndMin(withMin))
+          return std::nullopt;
         const unsigned char *qhBytes = p + (withMin ? 4 : 2);
         uint32_t qh = uint32_t(qhBytes[0]) | uint32_t(qhBytes[1]) << 8 |
                       uint32_t(qhBytes[2]) << 16 | uint32_t(qhBytes[3]) << 24;
@@ -175,7 +165,7 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
         const unsigned char *qs = p + (fifthBit ? 48 : 16);
         for (int sub = 0; sub < 8; ++sub) {
           int sc, mn;
-          scaleAndMin(scales, sub, sc, mn);
+          ::tfm::ggufKQuantScaleAndMin(scales, sub, sc, mn);
           scale[sub] = *d * float(sc);
           offset[sub] = -(*dmin * float(mn));
           const unsigned char *group = qs + (sub / 2) * 32;

@@ -83,8 +83,11 @@ float fromBfloat(const unsigned char *p) {
   return f;
 }
 
-/// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block.
-void scaleAndMin(const unsigned char *scales, int j, int &scale, int &min) {
+} // namespace
+
+// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K super-block.
+void ggufKQuantScaleAndMin(const unsigned char *scales, int j, int &scale,
+                           int &min) {
   if (j < 4) {
     scale = scales[j] & 63;
     min = scales[j + 4] & 63;
@@ -93,8 +96,6 @@ void scaleAndMin(const unsigned char *scales, int j, int &scale, int &min) {
     min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
   }
 }
-
-} // namespace
 
 const GgufTypeInfo *ggufTypeInfo(uint32_t type) {
   if (type >= std::size(kTypes) || !kTypes[type].name)
@@ -190,7 +191,7 @@ bool ggufDequantize(uint32_t type, const void *data, int64_t count,
       const unsigned char *qs = p + (fifthBit ? 48 : 16);
       for (int sub = 0; sub < 8; ++sub) {
         int scale, min;
-        scaleAndMin(scales, sub, scale, min);
+        ggufKQuantScaleAndMin(scales, sub, scale, min);
         float ds = d * float(scale), dm = dmin * float(min);
         const unsigned char *group = qs + (sub / 2) * 32;
         for (int l = 0; l < 32; ++l) {

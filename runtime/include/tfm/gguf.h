@@ -69,6 +69,12 @@ const GgufTypeInfo *ggufTypeInfo(uint32_t type);
 /// type that ggufTypeInfo says does not dequantize.
 bool ggufDequantize(uint32_t type, const void *data, int64_t count, float *out);
 
+/// The 6-bit scale and min of sub-block `j` (0..7) of a Q4_K or Q5_K
+/// super-block, from its 12 packed `scales` bytes: the one unpacking that
+/// the dequantization and the compiler's block repacking share.
+void ggufKQuantScaleAndMin(const unsigned char *scales, int j, int &scale,
+                           int &min);
+
 /// A metadata value.
 struct GgufValue {
   enum class Kind : uint32_t {
