@@ -1,6 +1,7 @@
 //===- Driver.cpp - Compile a model file to an artifact -------------------===//
 #include "compiler/Driver/Driver.h"
 #include "compiler/Checkpoint/Checkpoint.h"
+#include "compiler/Frontend/ConfigOverrides.h"
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
 #include "compiler/Pipelines/GpuPipeline.h"
@@ -540,10 +541,26 @@ LogicalResult Compilation::run() {
     weightShapes->remarks = options.remarks;
   }
 
+  WeightShapes *source = weightShapes.get();
+  std::unique_ptr<ConfigOverrides> overrides;
+  if (!options.configOverrides.empty()) {
+    overrides = std::make_unique<ConfigOverrides>(source);
+    overrides->remarks = options.remarks;
+    for (const std::string &assignment : options.configOverrides)
+      if (failed(overrides->add(assignment, error)))
+        return fail(error);
+    source = overrides.get();
+  }
+
   FailureOr<OwningOpRef<ModuleOp>> parsed =
-      parseModel(sourceMgr, &context, weightShapes.get());
+      parseModel(sourceMgr, &context, source);
   if (failed(parsed))
     return failure();
+  // A key no config() read changed nothing: most likely misspelled.
+  if (overrides)
+    if (std::vector<std::string> unread = overrides->unread(); !unread.empty())
+      return fail("--set '" + unread.front() + "': " + options.modelPath +
+                  " never reads it with config()");
   parseTimer.stop();
   ModuleOp module = parsed->get();
   func::FuncOp model;

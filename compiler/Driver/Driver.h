@@ -79,6 +79,9 @@ struct CompileOptions {
   /// `quantize` int8 (`--keep-fp32 'pooler.*'`), and GGUF Q8_0 weights of
   /// linear layers that are dequantized to f32 instead of running in Q8_0.
   std::vector<std::string> keepFp32;
+  /// `KEY=VALUE` pairs (`--set`) that config() reads in front of the
+  /// weights file's metadata (ConfigOverrides).
+  std::vector<std::string> configOverrides;
   /// --target cuda: the CUDA toolkit. When its bin/ptxas and bin/fatbinary
   /// exist, artifacts embed a fatbin (cubin and PTX), else PTX alone, which
   /// the driver compiles when the artifact loads.

@@ -119,7 +119,9 @@ FailureOr<ExprValue> buildConfig(BoundCall &c) {
     }
     if (where.empty())
       return c.error() << "config(): reading '" << key
-                       << "' needs a weights file (--weights) that states it";
+                       << "' needs a weights file (--weights) that states it, "
+                          "or tfm-compile --set "
+                       << key << "=VALUE";
     return c.errorAt("key") << "config(): '" << key << "' is not in " << where
                             << " (give a default = ... for a value the "
                                "checkpoint may leave out)";

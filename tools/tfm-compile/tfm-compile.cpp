@@ -68,6 +68,12 @@ static cl::opt<std::string>
                       "output column at compile time, inputs per row at run "
                       "time; vpdpbusd kernels, i32 accumulation)"),
              cl::value_desc("int8"), cl::cat(category));
+static cl::list<std::string> configOverrides(
+    "set",
+    cl::desc("Set a key the model reads with config(), in front of the "
+             "weights file's metadata: a number, true/false or a string "
+             "(--set tfm.capacity=4096; repeatable)"),
+    cl::value_desc("KEY=VALUE"), cl::cat(category));
 static cl::list<std::string>
     keepFp32("keep-fp32",
              cl::desc("Keep the weights whose names match this glob in f32 "
@@ -158,6 +164,8 @@ int main(int argc, char **argv) {
   options.dtype = dtype;
   options.quantize = quantize;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  options.configOverrides.assign(configOverrides.begin(),
+                                 configOverrides.end());
   options.printWeights = printWeights;
   options.tokenizerPath = tokenizerPath;
   if (weightsMode != "embedded" && weightsMode != "external") {
