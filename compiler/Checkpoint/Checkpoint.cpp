@@ -1,9 +1,11 @@
 //===- Checkpoint.cpp - A weights file, safetensors or GGUF ---------------===//
 #include "compiler/Checkpoint/Checkpoint.h"
 #include "compiler/Checkpoint/LlamaCppNames.h"
+#include "compiler/Checkpoint/ShardIndex.h"
 #include "tfm/gguf.h"
 #include "tfm/safetensors.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -140,26 +142,68 @@ int64_t CheckpointTensor::elementCount() const {
 std::shared_ptr<Checkpoint> Checkpoint::open(const std::string &path,
                                              std::string &error) {
   std::shared_ptr<Checkpoint> result(new Checkpoint());
-  result->filePath = path;
-  if (startsWithGgufMagic(path)) {
-    result->gguf = ::tfm::GgufFile::open(path, error);
+  std::string file = path;
+  if (llvm::sys::fs::is_directory(path)) {
+    file = checkpointInDirectory(path, error);
+    if (file.empty())
+      return nullptr;
+  }
+  result->filePath = file;
+  if (startsWithGgufMagic(file)) {
+    result->gguf = ::tfm::GgufFile::open(file, error);
     if (!result->gguf)
       return nullptr;
     for (const ::tfm::GgufTensor &tensor : result->gguf->tensors())
       result->tensors.emplace(tensor.name, fromGguf(tensor));
     return result;
   }
-  result->safetensors = ::tfm::SafeTensorsFile::open(path, error);
-  if (!result->safetensors)
-    return nullptr;
-  for (const ::tfm::SafeTensorEntry &entry : result->safetensors->entries())
-    result->tensors.emplace(entry.name, fromSafeTensors(entry));
+  if (isShardIndexPath(file)) {
+    if (!result->openShards(error))
+      return nullptr;
+  } else {
+    std::unique_ptr<::tfm::SafeTensorsFile> single =
+        ::tfm::SafeTensorsFile::open(file, error);
+    if (!single)
+      return nullptr;
+    for (const ::tfm::SafeTensorEntry &entry : single->entries())
+      result->tensors.emplace(entry.name, fromSafeTensors(entry));
+    result->shards.push_back(std::move(single));
+  }
   result->readConfigJson();
   result->addLlamaCppNames();
   return result;
 }
 
 Checkpoint::~Checkpoint() = default;
+
+bool Checkpoint::openShards(std::string &error) {
+  std::optional<ShardIndex> index = readShardIndex(filePath, error);
+  if (!index)
+    return false;
+  for (size_t i = 0; i < index->shards.size(); ++i) {
+    std::unique_ptr<::tfm::SafeTensorsFile> shard =
+        ::tfm::SafeTensorsFile::open(index->shards[i], error);
+    if (!shard) {
+      error = filePath + ": " + error;
+      return false;
+    }
+    // The index decides which shard a tensor comes from, as transformers'
+    // loader does; a stray copy in another shard is not read.
+    for (const ::tfm::SafeTensorEntry &entry : shard->entries()) {
+      auto it = index->shardOf.find(entry.name);
+      if (it != index->shardOf.end() && it->second == i)
+        tensors.emplace(entry.name, fromSafeTensors(entry));
+    }
+    shards.push_back(std::move(shard));
+  }
+  for (const auto &[name, shard] : index->shardOf)
+    if (!tensors.count(name)) {
+      error = filePath + ": '" + name + "' is not in " + index->shards[shard] +
+              ", the shard its weight_map names";
+      return false;
+    }
+  return true;
+}
 
 const CheckpointTensor *Checkpoint::find(std::string_view name) const {
   auto it = tensors.find(name);
@@ -194,8 +238,12 @@ bool Checkpoint::toF32(const CheckpointTensor &tensor, float *out) const {
 }
 
 bool Checkpoint::dropPages(const void *data, size_t size) const {
-  return gguf ? gguf->dropPages(data, size)
-              : safetensors->dropPages(data, size);
+  if (gguf)
+    return gguf->dropPages(data, size);
+  for (const auto &shard : shards)
+    if (shard->dropPages(data, size))
+      return true;
+  return false;
 }
 
 namespace {
@@ -274,6 +322,18 @@ const llvm::json::Value *lookupJson(const llvm::json::Value &json,
   }
   return value;
 }
+
+/// `key` of a transformers config: a multimodal config's text_config
+/// first, as the converter merges it over the top level.
+const llvm::json::Value *lookupHfConfig(const llvm::json::Value &json,
+                                        llvm::StringRef key) {
+  if (const llvm::json::Object *root = json.getAsObject())
+    if (const llvm::json::Value *text = root->get("text_config");
+        text && text->getAsObject())
+      if (const llvm::json::Value *value = lookupJson(*text, key))
+        return value;
+  return lookupJson(json, key);
+}
 } // namespace
 
 void Checkpoint::readConfigJson() {
@@ -306,7 +366,7 @@ void Checkpoint::addLlamaCppNames() {
   if (llamaCppArch.empty())
     return;
   auto integer = [&](llvm::StringRef key) -> int64_t {
-    const llvm::json::Value *v = lookupJson(*configJson, key);
+    const llvm::json::Value *v = lookupHfConfig(*configJson, key);
     return v ? v->getAsInteger().value_or(0) : 0;
   };
   int64_t heads = integer("num_attention_heads");
@@ -316,7 +376,7 @@ void Checkpoint::addLlamaCppNames() {
   std::vector<CheckpointTensor> added;
   for (const auto &[name, tensor] : tensors) {
     std::optional<LlamaCppTensor> mapped =
-        llamaCppTensorName(llamaCppArch, name);
+        llamaCppTensorName(llamaCppArch, withoutLanguageModelPrefix(name));
     // A file that already holds the llama.cpp name keeps its own tensor.
     if (!mapped || tensors.count(mapped->name))
       continue;
@@ -392,7 +452,7 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
   // llama.cpp's key is the period of that list.
   if (suffix == "attention.sliding_window_pattern") {
     if (const llvm::json::Value *types =
-            lookupJson(*configJson, "layer_types")) {
+            lookupHfConfig(*configJson, "layer_types")) {
       std::vector<std::string> list;
       if (const llvm::json::Array *array = types->getAsArray())
         for (const llvm::json::Value &v : *array)
@@ -412,7 +472,7 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
     }
   }
   for (const std::string &hfKey : hfConfigKeys(llamaCppArch, suffix.str()))
-    if (const llvm::json::Value *value = lookupJson(*configJson, hfKey))
+    if (const llvm::json::Value *value = lookupHfConfig(*configJson, hfKey))
       if (value->kind() != llvm::json::Value::Null) {
         CheckpointConfig c = fromJsonValue(*value);
         // transformers' unscaled RoPE is "default", llama.cpp's "none".
@@ -420,6 +480,13 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
           c.text = "none";
         return c;
       }
+  if (std::optional<double> fallback =
+          llamaCppConverterDefault(llamaCppArch, suffix.str())) {
+    CheckpointConfig c;
+    c.number = *fallback;
+    c.isInteger = *fallback == double(int64_t(*fallback));
+    return c;
+  }
   return std::nullopt;
 }
 
@@ -447,7 +514,7 @@ std::optional<CheckpointConfig> Checkpoint::config(const std::string &key,
         llvm::StringRef(key).starts_with(llamaCppArch + "."))
       return std::nullopt;
   }
-  const llvm::json::Value *value = lookupJson(*configJson, key);
+  const llvm::json::Value *value = lookupHfConfig(*configJson, key);
   if (!value)
     return std::nullopt;
   return fromJsonValue(*value);

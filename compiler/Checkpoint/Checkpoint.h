@@ -76,9 +76,11 @@ struct CheckpointConfig {
 /// A checkpoint file, mapped read-only and validated on open. Immutable.
 class Checkpoint {
 public:
-  /// Opens `path`: GGUF when it starts with the magic "GGUF", safetensors
-  /// otherwise. On failure returns null and sets `error` to a one-line
-  /// message that names the file.
+  /// Opens `path`: GGUF when it starts with the magic "GGUF"; the shards of
+  /// a sharded safetensors checkpoint when it is their index
+  /// (model.safetensors.index.json) or a directory that holds one; else
+  /// safetensors (a directory: its model.safetensors). On failure returns null
+  /// and sets `error` to a one-line message that names the file.
   static std::shared_ptr<Checkpoint> open(const std::string &path,
                                           std::string &error);
   ~Checkpoint();
@@ -114,6 +116,9 @@ public:
 
 private:
   Checkpoint() = default;
+  /// Maps the shards that the index at filePath names and takes each
+  /// tensor from the one the index gives.
+  bool openShards(std::string &error);
   /// Reads the config.json beside a .safetensors file (once: config()
   /// answers from it).
   void readConfigJson();
@@ -123,7 +128,8 @@ private:
                                                  std::string &error) const;
 
   std::string filePath;
-  std::unique_ptr<::tfm::SafeTensorsFile> safetensors;
+  /// One .safetensors file, or the shards of a sharded checkpoint.
+  std::vector<std::unique_ptr<::tfm::SafeTensorsFile>> shards;
   std::unique_ptr<::tfm::GgufFile> gguf;
   std::map<std::string, CheckpointTensor, std::less<>> tensors;
   /// A .safetensors file's config.json, parsed; or why it could not be.

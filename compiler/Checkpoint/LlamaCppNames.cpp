@@ -20,8 +20,10 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 std::string mlir::tfm::llamaCppArchitecture(std::string_view modelType) {
   if (modelType == "llama" || modelType == "qwen2")
     return std::string(modelType);
-  // Gemma3ForCausalLM's config is Gemma3TextConfig, "gemma3_text".
-  if (modelType == "gemma3_text")
+  // Gemma3ForCausalLM's config is Gemma3TextConfig, "gemma3_text";
+  // Gemma3ForConditionalGeneration's (4B and up) is "gemma3", with the
+  // text model's keys in its text_config.
+  if (modelType == "gemma3_text" || modelType == "gemma3")
     return "gemma3";
   return "";
 }
@@ -176,6 +178,35 @@ std::vector<std::string> mlir::tfm::hfConfigKeys(std::string_view arch,
     if (suffix == gguf)
       return {std::string(hf)};
   return {};
+}
+
+std::optional<double>
+mlir::tfm::llamaCppConverterDefault(std::string_view arch,
+                                    std::string_view suffix) {
+  if (arch != "gemma3")
+    return std::nullopt;
+  static const std::pair<std::string_view, double> defaults[] = {
+      {"context_length", 131072},
+      {"attention.head_count", 8},
+      {"attention.head_count_kv", 4},
+      {"attention.key_length", 256},
+      {"attention.value_length", 256},
+      {"attention.layer_norm_rms_epsilon", 1e-6},
+      {"rope.freq_base", 1000000.0},
+  };
+  for (const auto &[key, value] : defaults)
+    if (suffix == key)
+      return value;
+  return std::nullopt;
+}
+
+std::string mlir::tfm::withoutLanguageModelPrefix(std::string_view name) {
+  constexpr std::string_view prefix = "language_model.";
+  size_t at = name.find(prefix);
+  if (at == std::string_view::npos)
+    return std::string(name);
+  return std::string(name.substr(0, at)) +
+         std::string(name.substr(at + prefix.size()));
 }
 
 std::optional<int64_t>

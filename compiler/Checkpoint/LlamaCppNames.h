@@ -53,6 +53,20 @@ std::optional<LlamaCppTensor> llamaCppTensorName(std::string_view arch,
 std::vector<std::string> hfConfigKeys(std::string_view arch,
                                       std::string_view suffix);
 
+/// The value convert_hf_to_gguf.py writes for `arch.suffix` when the
+/// config.json leaves the key out (Gemma 3's multimodal configs state
+/// little more than the sizes: Gemma3Model's `hparams.get(key, default)`),
+/// or nullopt where it writes nothing.
+std::optional<double> llamaCppConverterDefault(std::string_view arch,
+                                               std::string_view suffix);
+
+/// A transformers tensor name without the multimodal wrapper's
+/// "language_model." (Gemma3ForConditionalGeneration's
+/// "language_model.model.layers.0..." as published,
+/// "model.language_model.layers.0..." as transformers 5 saves it), as the
+/// converter's filter_tensors drops it.
+std::string withoutLanguageModelPrefix(std::string_view name);
+
 /// Gemma 3's sliding-window layer pattern (every P-th layer global) from a
 /// config.json's `layer_types` (transformers 5): nullopt when the list is
 /// not that periodic pattern.

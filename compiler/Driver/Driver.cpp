@@ -1,6 +1,7 @@
 //===- Driver.cpp - Compile a model file to an artifact -------------------===//
 #include "compiler/Driver/Driver.h"
 #include "compiler/Checkpoint/Checkpoint.h"
+#include "compiler/Checkpoint/ShardIndex.h"
 #include "compiler/Frontend/ConfigOverrides.h"
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
@@ -414,8 +415,20 @@ LogicalResult Compilation::printPtx(ModuleOp module) {
 LogicalResult Compilation::checkOutputsSpareInputs(EmitKind emit) {
   SmallVector<std::pair<std::string, std::string>> inputs = {
       {"the model file", options.modelPath}};
-  if (!options.weightsPath.empty())
+  if (!options.weightsPath.empty()) {
     inputs.push_back({"the weights file (--weights)", options.weightsPath});
+    // A sharded checkpoint's shards are inputs too; a broken index is
+    // reported when the checkpoint opens.
+    std::string index = options.weightsPath, error;
+    if (llvm::sys::fs::is_directory(index))
+      index = checkpointInDirectory(index, error);
+    if (isShardIndexPath(index)) {
+      inputs.push_back({"the weights' index (--weights)", index});
+      if (std::optional<ShardIndex> shards = readShardIndex(index, error))
+        for (const std::string &shard : shards->shards)
+          inputs.push_back({"a shard of the weights (--weights)", shard});
+    }
+  }
   SmallVector<std::pair<std::string, std::string>> outputs = {
       {"-o", options.outputPath}, {"--header", options.headerPath}};
   if (options.externalWeights &&

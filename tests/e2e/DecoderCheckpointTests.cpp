@@ -141,3 +141,16 @@ TEST_CASE("decoders: one llama.tfm compiles transformers and GGUF "
     }
   }
 }
+
+TEST_CASE("decoders: a sharded Gemma3ForConditionalGeneration checkpoint "
+          "compiles as its text model",
+          "[decoders]") {
+  // gemma3-vlm holds gemma3's weights as Gemma 3 4B and larger are
+  // published (shards, "language_model.model." names, a text_config that
+  // leaves Gemma3TextConfig's defaults out): the same artifact, whether
+  // --weights names the directory or the index.
+  std::vector<double> text = batchLogits("gemma3", "model.safetensors");
+  std::vector<double> vlm = batchLogits("gemma3", "../gemma3-vlm");
+  CHECK(text == vlm);
+  checkGenerate("gemma3", "../gemma3-vlm/model.safetensors.index.json");
+}

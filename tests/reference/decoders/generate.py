@@ -64,6 +64,20 @@ GEMMA3 = dict(COMMON, num_hidden_layers=6, head_dim=16, rms_norm_eps=1e-6,
               hidden_activation="gelu_pytorch_tanh",
               rope_theta=1000000.0, rope_local_base_freq=10000.0,
               tie_word_embeddings=True)
+# gemma3-vlm: the gemma3 weights inside a Gemma3ForConditionalGeneration
+# (with a tiny SigLIP vision tower the text-only forward never reads), as
+# google/gemma-3-4b-it and larger are published: sharded, the text model's
+# tensors under "language_model.model.", and a config.json whose
+# text_config states little more than what differs from Gemma3TextConfig's
+# defaults (so the converter's defaults are what a compiler must assume).
+VLM_TEXT_CONFIG = dict(model_type="gemma3_text", vocab_size=64, hidden_size=32,
+                       intermediate_size=48, num_hidden_layers=6,
+                       num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=16, query_pre_attn_scalar=16, sliding_window=4)
+VLM_VISION_CONFIG = dict(model_type="siglip_vision_model", hidden_size=16,
+                         intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, image_size=16, patch_size=4)
+VLM_SHARD_SIZE = "100KB"
 BATCH, SEQ = 2, 7
 PROMPT_LEN, NEW_TOKENS = 5, 8
 
@@ -215,6 +229,73 @@ def make(out, arch, config_class, model_class, config, seed):
          generate_tokens=tokens, decode_logits=decode)
 
 
+def make_vlm(root):
+    """gemma3-vlm/: gemma3/'s weights as a sharded
+    Gemma3ForConditionalGeneration checkpoint under the published names.
+    Its logits are gemma3/'s: checked here by loading it back."""
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+    folder = os.path.join(root, "gemma3-vlm")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    config = dict(architectures=["Gemma3ForConditionalGeneration"],
+                  model_type="gemma3", mm_tokens_per_image=4,
+                  image_token_index=63, boi_token_index=61, eoi_token_index=62,
+                  text_config=VLM_TEXT_CONFIG, vision_config=VLM_VISION_CONFIG)
+    torch.manual_seed(60)
+    model = Gemma3ForConditionalGeneration(Gemma3Config(
+        **{k: v for k, v in config.items() if k not in ("architectures", "model_type")},
+        attn_implementation=ATTN_IMPLEMENTATION)).eval()
+    text = load_file(os.path.join(root, "gemma3", "model.safetensors"))
+    missing, unexpected = model.model.language_model.load_state_dict(
+        {k[len("model."):]: v for k, v in text.items()}, strict=True)
+    assert not missing and not unexpected
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp, safe_serialization=True,
+                              max_shard_size=VLM_SHARD_SIZE)
+        with open(os.path.join(tmp, "model.safetensors.index.json")) as fh:
+            index = json.load(fh)
+        shards = sorted(set(index["weight_map"].values()))
+        assert len(shards) > 1, shards
+
+        def published(name):
+            # transformers 5 saves under the published names already; an
+            # older one may not.
+            if name.startswith(("language_model.", "vision_tower.",
+                                "multi_modal_projector.")):
+                return name
+            for new, old in (("model.language_model.", "language_model.model."),
+                             ("model.vision_tower.", "vision_tower."),
+                             ("model.multi_modal_projector.", "multi_modal_projector.")):
+                if name.startswith(new):
+                    return old + name[len(new):]
+            raise SystemExit(f"gemma3-vlm: unexpected tensor {name}")
+        weight_map = {}
+        for shard in shards:
+            tensors = load_file(os.path.join(tmp, shard))
+            save_file({published(k): v.contiguous() for k, v in sorted(tensors.items())},
+                      os.path.join(folder, shard), metadata={"format": "pt"})
+            for k in tensors:
+                weight_map[published(k)] = shard
+    total = sum(os.path.getsize(os.path.join(folder, s)) for s in shards)
+    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as fh:
+        json.dump({"metadata": {"total_size": total},
+                   "weight_map": dict(sorted(weight_map.items()))}, fh, indent=2)
+        fh.write("\n")
+    with open(os.path.join(folder, "config.json"), "w") as fh:
+        json.dump(config, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    ids = np.load(os.path.join(root, "gemma3", "input_ids.npy"))
+    want = np.load(os.path.join(root, "gemma3", "logits.npy"))
+    loaded = Gemma3ForConditionalGeneration.from_pretrained(
+        folder, attn_implementation=ATTN_IMPLEMENTATION).eval()
+    with torch.no_grad():
+        got = loaded(input_ids=torch.from_numpy(ids)).logits.numpy()
+    check_close("gemma3-vlm logits vs gemma3", got, want)
+
+
 def generate(root):
     import numpy as np
     import torch
@@ -232,13 +313,17 @@ def generate(root):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         make(folder, arch, config_class, model_class, config, seed)
+    make_vlm(root)
     with open(os.path.join(root, "provenance.json"), "w") as fh:
         json.dump({"torch": torch.__version__.split("+")[0],
                    "transformers": transformers.__version__,
                    "gguf": gguf.__version__ if hasattr(gguf, "__version__") else "0.19.0",
                    "numpy": np.__version__,
                    "attn_implementation": ATTN_IMPLEMENTATION,
-                   "llama": LLAMA, "qwen2": QWEN2, "gemma3": GEMMA3},
+                   "llama": LLAMA, "qwen2": QWEN2, "gemma3": GEMMA3,
+                   "gemma3-vlm": {"text_config": VLM_TEXT_CONFIG,
+                                  "vision_config": VLM_VISION_CONFIG,
+                                  "max_shard_size": VLM_SHARD_SIZE}},
                   fh, indent=2, sort_keys=True)
         fh.write("\n")
 
