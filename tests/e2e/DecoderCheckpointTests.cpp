@@ -154,3 +154,93 @@ TEST_CASE("decoders: a sharded Gemma3ForConditionalGeneration checkpoint "
   CHECK(text == vlm);
   checkGenerate("gemma3", "../gemma3-vlm/model.safetensors.index.json");
 }
+
+namespace {
+/// `model`'s logits of the batch prefill, then of the first sequence's
+/// prefill and 6 decode steps over the caches. The steps feed `tokens`; an
+/// empty `tokens` is filled with this model's greedy choices, so that a
+/// second model runs the same sequence.
+std::vector<std::vector<double>>
+prefillAndDecode(Model &model, const std::string &arch,
+                 std::vector<int64_t> &tokens) {
+  HostTensor input = fixture(arch, "input_ids");
+  int64_t batch = input.shape[0], seq = input.shape[1];
+  std::vector<int64_t> shape = cacheShape(arch, batch);
+  std::vector<std::vector<double>> all;
+  all.push_back(model
+                    .runOk({input,
+                            HostTensor::i64({batch}, std::vector<int64_t>(
+                                                         size_t(batch), 0)),
+                            nanCache(shape), nanCache(shape)})["logits"]
+                    .toDoubles());
+  std::vector<int64_t> batchIds = ids(input);
+  std::vector<int64_t> prompt(batchIds.begin(), batchIds.begin() + seq);
+  shape = cacheShape(arch, 1);
+  std::vector<HostTensor> inputs = {HostTensor::i64({1, seq}, prompt),
+                                    HostTensor::i64({1}, {0}), nanCache(shape),
+                                    nanCache(shape)};
+  std::vector<int64_t> sequence = prompt;
+  // The prompt's prefill, then 6 decode steps.
+  for (size_t step = 0; step <= 6; ++step) {
+    std::vector<double> logits = model.runOk(inputs)["logits"].toDoubles();
+    int64_t vocab = int64_t(logits.size()) / inputs[0].shape[1];
+    std::vector<double> last(logits.end() - vocab, logits.end());
+    all.push_back(last);
+    if (step == 6)
+      break;
+    if (tokens.size() <= step)
+      tokens.push_back(
+          int64_t(std::max_element(last.begin(), last.end()) - last.begin()));
+    inputs[0] = HostTensor::i64({1, 1}, {tokens[step]});
+    inputs[1] = HostTensor::i64({1}, {int64_t(sequence.size())});
+    sequence.push_back(tokens[step]);
+  }
+  return all;
+}
+} // namespace
+
+TEST_CASE("decoders: Qwen2 and Gemma 3 GGUF files of 4/5/8-bit blocks run "
+          "in their blocks and match the same file dequantized",
+          "[decoders]") {
+  // model-q.gguf: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 linear layers, the token
+  // embedding in Q8_0 gathered row by row and multiplied as the tied LM
+  // head (Gemma scales it by sqrt(hidden) first), norms, biases and
+  // ffn_down (rows of 48) in F32. Against the same file compiled with
+  // --keep-fp32 '*' (every weight dequantized to f32, which e2e.decoders
+  // checks against transformers on f32 weights): the blocks' inputs are
+  // rounded per block of 32 (llama.cpp's Q8 activations), which moves
+  // these logits (standard deviation 0.12: a small embedding, tied) by up
+  // to 1.25e-2 (measured, AVX-512 host); 3e-2 absolute is allowed. A wrong
+  // block scale, offset or nibble moves them by the order of the logits
+  // themselves.
+  for (const char *arch : {"qwen2", "gemma3"}) {
+    DYNAMIC_SECTION(arch) {
+      std::string weights = fixtureDir(arch) + "/model-q.gguf";
+      std::string source = sourceDir() + "/examples/llama/llama.tfm";
+      std::shared_ptr<Model> blocks = Model::buildFiles(source, weights);
+      BuildOptions f32;
+      f32.keepFp32 = {"*"};
+      std::shared_ptr<Model> dequantized =
+          Model::buildFiles(source, weights, f32);
+      std::vector<int64_t> tokens;
+      std::vector<std::vector<double>> want =
+          prefillAndDecode(*dequantized, arch, tokens);
+      std::vector<std::vector<double>> got =
+          prefillAndDecode(*blocks, arch, tokens);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        INFO((i == 0   ? std::string("batch prefill")
+              : i == 1 ? std::string("prompt prefill")
+                       : "decode step " + std::to_string(i - 2)));
+        Comparison c = allClose(got[i], want[i], 0, 3e-2);
+        INFO(c.message);
+        CHECK(c.ok);
+      }
+      // The dequantized weights are the file's, not a copy of the f32
+      // checkpoint's: 4-bit weights move the logits visibly.
+      Comparison exact =
+          allClose(want[0], fixture(arch, "logits").toDoubles(), 1e-4, 1e-4);
+      CHECK_FALSE(exact.ok);
+    }
+  }
+}

@@ -133,8 +133,19 @@ def permute_rows(w, n_head):
             .swapaxes(1, 2).reshape(w.shape))
 
 
-def write_gguf(path, arch, config, state):
-    """The checkpoint as convert_hf_to_gguf.py writes it, in F32."""
+# model-q.gguf (qwen2, gemma3): the same weights as llama-quantize would
+# leave a mixed 4/8-bit file, one block type per kind of tensor; norms and
+# ffn_down (rows of 48, not whole blocks of 32) stay F32, as llama.cpp
+# falls back for rows its blocks do not divide. The token embedding is also
+# the (tied) LM head.
+QUANT_TYPES = {"token_embd": "Q8_0", "attn_q": "Q4_0", "attn_k": "Q5_0",
+               "attn_v": "Q8_0", "attn_output": "Q4_1", "ffn_gate": "Q5_1",
+               "ffn_up": "Q4_0"}
+
+
+def write_gguf(path, arch, config, state, quantized=False):
+    """The checkpoint as convert_hf_to_gguf.py writes it, in F32; or, with
+    `quantized`, with QUANT_TYPES' block types."""
     import gguf
     import numpy as np
     c = config
@@ -161,7 +172,8 @@ def write_gguf(path, arch, config, state):
         # base nor their pattern: llama.cpp assumes 10000 and every sixth
         # layer global.
         writer.add_sliding_window(c["sliding_window"])
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0 if quantized
+                         else gguf.LlamaFileType.ALL_F32)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()],
                                      c["num_hidden_layers"])
     for name in sorted(state):
@@ -175,7 +187,13 @@ def write_gguf(path, arch, config, state):
         mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if mapped is None:
             raise SystemExit(f"{arch}: the gguf package does not map {name}")
-        writer.add_tensor(mapped, np.ascontiguousarray(data))
+        kind = QUANT_TYPES.get(mapped.split(".")[-2]) if quantized else None
+        if kind and data.ndim == 2 and data.shape[-1] % 32 == 0:
+            qtype = gguf.GGMLQuantizationType[kind]
+            writer.add_tensor(mapped, gguf.quants.quantize(data, qtype),
+                              raw_dtype=qtype)
+        else:
+            writer.add_tensor(mapped, np.ascontiguousarray(data))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -195,6 +213,10 @@ def make(out, arch, config_class, model_class, config, seed):
     model.save_pretrained(out, safe_serialization=True)
     write_gguf(os.path.join(out, "model.gguf"), arch, config,
                load_file(os.path.join(out, "model.safetensors")))
+    if arch != "llama":
+        write_gguf(os.path.join(out, "model-q.gguf"), arch, config,
+                   load_file(os.path.join(out, "model.safetensors")),
+                   quantized=True)
 
     rng = np.random.RandomState(seed + 2)
     ids = rng.randint(0, config["vocab_size"], size=(BATCH, SEQ)).astype(np.int64)
