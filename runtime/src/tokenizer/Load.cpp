@@ -868,20 +868,32 @@ std::unique_ptr<Tokenizer> loadFromGguf(const GgufFile *file,
     if (const GgufValue *v =
             find("tokenizer.ggml.pre", GgufValue::Kind::String, false))
       pre = v->string;
+    // llama.cpp's names (llama-vocab.cpp) for the regexes tfm knows.
     KnownRegex regex = KnownRegex::Gpt2;
-    if (pre == "default" || pre == "gpt-2" || pre == "gpt2")
+    // SmolLM's and its siblings': every digit a piece of its own (the
+    // tokenizers package's Digits(individual_digits)), then GPT-2's regex.
+    bool digitsFirst = false;
+    if (pre == "default" || pre == "gpt-2" || pre == "gpt2" || pre == "phi-2")
       regex = KnownRegex::Gpt2;
     else if (pre == "llama-bpe" || pre == "llama3")
       regex = KnownRegex::Llama3;
-    else if (pre == "qwen2")
+    else if (pre == "qwen2" || pre == "deepseek-r1-qwen")
       regex = KnownRegex::Qwen2;
+    else if (pre == "smollm" || pre == "starcoder" || pre == "refact" ||
+             pre == "command-r" || pre == "codeshell" || pre == "exaone" ||
+             pre == "minerva")
+      digitsFirst = true;
     else
       fail("tokenizer.ggml.pre",
-           fmt::format("'{}' is not supported (default, gpt-2, llama-bpe, "
-                       "qwen2)",
+           fmt::format("'{}' is not supported (default, gpt-2, phi-2, "
+                       "llama-bpe, qwen2, deepseek-r1-qwen, smollm, "
+                       "starcoder, refact, command-r, codeshell, exaone, "
+                       "minerva)",
                        printableToken(pre)));
     config.ignoreMerges = regex == KnownRegex::Llama3;
     std::vector<std::unique_ptr<PreTokenizer>> pres;
+    if (digitsFirst)
+      pres.push_back(makeDigits(true));
     pres.push_back(makeRegexSplit(regex, SplitBehavior::Isolated, false));
     pres.push_back(makeByteLevelPreTokenizer(false, false));
     t->preTokenizer = makePreTokenizerSequence(std::move(pres));

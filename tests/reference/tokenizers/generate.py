@@ -245,6 +245,12 @@ def byte_level(kind):
     if kind == "gpt2":
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         specials = ["<|endoftext|>"]
+    elif kind == "smollm":
+        # SmolLM/SmolLM2's: every digit its own piece, then GPT-2's regex.
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     else:
         regex = LLAMA3_REGEX if kind == "llama3" else QWEN2_REGEX
         tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -387,7 +393,9 @@ def write_gguf_llama(path, vocab, specials):
     w.close()
 
 
-def write_gguf_llama3(path, tok):
+def write_gguf_bpe(path, tok, pre, bos, eos, add_bos):
+    """A byte-level BPE vocabulary as convert_hf_to_gguf.py writes it
+    (tokenizer.ggml.model gpt2), under llama.cpp's pre-tokenizer name."""
     import gguf
     data = json.loads(tok.to_str())
     vocab = data["model"]["vocab"]
@@ -395,14 +403,14 @@ def write_gguf_llama3(path, tok):
     tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
     w = gguf.GGUFWriter(path, arch="llama")
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("llama-bpe")
+    w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
     w.add_token_types([gguf.TokenType.CONTROL if t in added
                        else gguf.TokenType.NORMAL for t in tokens])
     w.add_token_merges([" ".join(m) for m in data["model"]["merges"]])
-    w.add_bos_token_id(vocab["<|begin_of_text|>"])
-    w.add_eos_token_id(vocab["<|end_of_text|>"])
-    w.add_add_bos_token(True)
+    w.add_bos_token_id(vocab[bos])
+    w.add_eos_token_id(vocab[eos])
+    w.add_add_bos_token(add_bos)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -515,11 +523,13 @@ def write(out):
         "gpt2": byte_level("gpt2"),
         "llama3": byte_level("llama3"),
         "qwen2": byte_level("qwen2"),
+        "smollm": byte_level("smollm"),
     }
     llama2, vocab, specials = sentencepiece("llama2")
     made["llama2"] = llama2
     made["gemma"] = sentencepiece("gemma")[0]
-    ggufs = {"llama2": "tokenizer.gguf", "llama3": "tokenizer.gguf"}
+    ggufs = {"llama2": "tokenizer.gguf", "llama3": "tokenizer.gguf",
+             "smollm": "tokenizer.gguf"}
     for name, tok in made.items():
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
@@ -527,7 +537,12 @@ def write(out):
         if name == "llama2":
             write_gguf_llama(os.path.join(d, "tokenizer.gguf"), vocab, specials)
         elif name == "llama3":
-            write_gguf_llama3(os.path.join(d, "tokenizer.gguf"), tok)
+            write_gguf_bpe(os.path.join(d, "tokenizer.gguf"), tok, "llama-bpe",
+                           "<|begin_of_text|>", "<|end_of_text|>", True)
+        elif name == "smollm":
+            # As SmolLM2's GGUF files: no BOS added.
+            write_gguf_bpe(os.path.join(d, "tokenizer.gguf"), tok, "smollm",
+                           "<|im_start|>", "<|im_end|>", False)
         cases, batch = cases_for(tok)
         expected = {"tokenizer": name, "tokenizers_version": tokenizers.__version__,
                     "gguf": ggufs.get(name), "cases": cases, "batch": batch}

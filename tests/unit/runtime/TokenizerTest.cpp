@@ -220,8 +220,9 @@ void checkBatch(const tfm_tokenizer *t, const json &batch) {
 
 TEST_CASE("tokenizers match the tokenizers package on the corpus",
           "[tokenizer]") {
-  for (const char *name : {"bert_uncased", "bert_cased", "bert_strip_accents",
-                           "gpt2", "llama3", "qwen2", "llama2", "gemma"}) {
+  for (const char *name :
+       {"bert_uncased", "bert_cased", "bert_strip_accents", "gpt2", "llama3",
+        "qwen2", "smollm", "llama2", "gemma"}) {
     DYNAMIC_SECTION(name) {
       json expected =
           json::parse(readFile(fixtureDir(name) + "/expected.json"));
