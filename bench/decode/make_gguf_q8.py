@@ -16,7 +16,8 @@ matrix whose rows are not whole 256-element super-blocks (SmolLM2's hidden
 
 The defaults are SmolLM2-135M's shape. Pure Python (no numpy): values from
 os.urandom, a random f16 scale per block; timing does not depend on them. OUT_DIR gets model.gguf, input_ids.npy [1, 1], past.npy [1] and
-cache.npy (zeros, [layers, 1, kv_heads, 1024, head_dim]).
+cache.npy (zeros, [layers, 1, kv_heads, capacity, head_dim], capacity
+1024 unless --capacity).
 """
 import argparse
 import os
@@ -121,6 +122,8 @@ def main():
     p.add_argument("--ffn", type=int, default=1536)
     p.add_argument("--vocab", type=int, default=49152)
     p.add_argument("--position", type=int, default=128)
+    p.add_argument("--capacity", type=int, default=1024,
+                   help="positions of cache.npy (the model's tfm.capacity)")
     p.add_argument("--type", choices=list(NAMES) + ["Q4_K_M"],
                    default="Q8_0")
     p.add_argument("--llama-cpp", action="store_true",
@@ -182,8 +185,8 @@ def main():
               struct.pack("<q", 1))
     write_npy(os.path.join(a.out, "past.npy"), "<i8", (1,),
               struct.pack("<q", a.position))
-    cache = (a.layers, 1, a.kv_heads, 1024, d)
-    n = a.layers * a.kv_heads * 1024 * d
+    cache = (a.layers, 1, a.kv_heads, a.capacity, d)
+    n = a.layers * a.kv_heads * a.capacity * d
     write_npy(os.path.join(a.out, "cache.npy"), "<f4", cache, bytes(4 * n))
     linear = a.layers * (2 * h * h + 2 * h * kv + 3 * h * a.ffn) + a.vocab * h
     print(f"{linear} weights in linear layers (output head included)")

@@ -4,7 +4,9 @@
     bench/decode/vs_llama_cpp.py (--llama-bench PATH | --python VENV/bin/python)
         [--types Q8_0,Q4_0]
         [--threads 1,2] [--position 64] [--prefill 32] [--runs 30]
-        [--tfm-bin build/bin] [--work DIR] [make_gguf_q8.py size options]
+        [--tfm-bin build/bin] [--work DIR] [--torch PYTHON]
+        [make_gguf_q8.py size options: --layers --hidden --heads --kv-heads
+         --ffn --vocab]
 
 Writes a random SmolLM2-135M-shaped Llama GGUF per type with make_gguf_q8.py
 (--llama-cpp: the keys and placeholder vocabulary llama.cpp needs), compiles
@@ -14,7 +16,9 @@ examples/llama/llama.tfm against it, and times, on each thread count:
            position growing by one a run), min and median ms;
   prefill  --prefill tokens from an empty cache (tfm-run --bench; llama.cpp:
            eval after reset), min ms;
-and prints a markdown table with the weights' bytes read per decoded token
+with PyTorch eager (--torch: transformers' LlamaForCausalLM of the same
+sizes in f32, its KV cache; in the llama.cpp columns of its own rows), and
+prints a markdown table with the weights' bytes read per decoded token
 (every matrix and the tied head: the GGUF's tensor data) and the GB/s that
 makes. llama.cpp runs either as its own `llama-bench` (--llama-bench PATH:
 tg of --runs tokens at depth --position, pp of --prefill tokens, per-token
@@ -56,6 +60,49 @@ for i in range(runs):
 times.sort()
 print(f"{times[0] * 1e3:.3f} {times[len(times) // 2] * 1e3:.3f} {best * 1e3:.3f}")
 """
+
+
+TORCH = r"""
+import sys, time, torch, transformers
+(layers, hidden, heads, kv_heads, ffn, vocab, threads, position, prefill,
+ runs) = map(int, sys.argv[1:11])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+config = transformers.LlamaConfig(
+    vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn,
+    num_hidden_layers=layers, num_attention_heads=heads,
+    num_key_value_heads=kv_heads, tie_word_embeddings=True,
+    rope_theta=100000.0, max_position_embeddings=position + prefill + runs + 8)
+model = transformers.LlamaForCausalLM(config).eval()
+with torch.inference_mode():
+    prompt = ((torch.arange(prefill) % 1000 + 300) % vocab)[None]
+    best = None
+    for _ in range(3):
+        t = time.perf_counter(); model(prompt, use_cache=True)
+        t = time.perf_counter() - t
+        best = t if best is None else min(best, t)
+    out = model(((torch.arange(position) % 1000 + 300) % vocab)[None],
+                use_cache=True)
+    cache, times = out.past_key_values, []
+    for i in range(runs):
+        t = time.perf_counter()
+        out = model(torch.tensor([[(400 + i) % vocab]]), past_key_values=cache,
+                    use_cache=True)
+        times.append(time.perf_counter() - t)
+        cache = out.past_key_values
+times.sort()
+print(f"{times[0] * 1e3:.3f} {times[len(times) // 2] * 1e3:.3f} {best * 1e3:.3f}")
+"""
+
+
+def size_value(size_args, name, default):
+    """make_gguf_q8.py's --NAME among the pass-through arguments."""
+    for i, arg in enumerate(size_args):
+        if arg == f"--{name}" and i + 1 < len(size_args):
+            return int(size_args[i + 1])
+        if arg.startswith(f"--{name}="):
+            return int(arg.split("=", 1)[1])
+    return default
 
 
 def write_npy_i64(path, shape, values):
@@ -110,19 +157,29 @@ def main():
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--tfm-bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--work", default="/tmp/tfm-vs-llama-cpp")
+    p.add_argument("--torch", metavar="PYTHON",
+                   help="also PyTorch eager (f32, transformers' "
+                        "LlamaForCausalLM of the same sizes, random weights) "
+                        "with this interpreter")
     a, size_args = p.parse_known_args()
+    # The caches hold the decode position (plus its runs) or the prefill,
+    # whichever is longer: llama.tfm's tfm.capacity.
+    need = max(a.position + a.runs + 1, a.prefill)
+    capacity = max(1024, -(-need // 256) * 256)
     rows = []
     for kind in a.types.split(","):
         work = os.path.join(a.work, kind)
         subprocess.run([sys.executable, os.path.join(HERE, "make_gguf_q8.py"),
                         work, "--type", kind, "--llama-cpp", "--position",
-                        str(a.position)] + size_args, check=True,
+                        str(a.position), "--capacity", str(capacity)] +
+                       size_args, check=True,
                        stdout=subprocess.DEVNULL)
         gguf = os.path.join(work, "model.gguf")
         so = os.path.join(work, "tfm.so")
         subprocess.run([os.path.join(a.tfm_bin, "tfm-compile"),
                         os.path.join(ROOT, "examples", "llama", "llama.tfm"),
-                        "--weights", gguf, "-o", so], check=True)
+                        "--weights", gguf, "--set",
+                        f"tfm.capacity={capacity}", "-o", so], check=True)
         ids = os.path.join(work, f"prompt_{a.prefill}.npy")
         zero = os.path.join(work, "zero.npy")
         write_npy_i64(ids, (1, a.prefill), [300 + i for i in range(a.prefill)])
@@ -156,6 +213,22 @@ def main():
                     ref = [float(x) for x in out.stdout.split()[-3:]]
             rows.append((kind, threads, weight_bytes, decode, prefill, ref))
             print(rows[-1], file=sys.stderr)
+    torch_rows = []
+    if a.torch:
+        sizes = [size_value(size_args, n, d) for n, d in (
+            ("layers", 30), ("hidden", 576), ("heads", 9), ("kv-heads", 3),
+            ("ffn", 1536), ("vocab", 49152))]
+        for threads in map(int, a.threads.split(",")):
+            out = subprocess.run(
+                [a.torch, "-c", TORCH] + [str(v) for v in sizes] +
+                [str(threads), str(a.position), str(a.prefill), str(a.runs)],
+                capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"PyTorch failed: {out.stderr[-500:]}", file=sys.stderr)
+                continue
+            torch_rows.append((threads, [float(x) for x in
+                                         out.stdout.split()[-3:]]))
+            print(torch_rows[-1], file=sys.stderr)
     print(f"| type | thr | weights MB | tfm decode ms (min / median) | "
           f"llama.cpp decode ms | tfm GB/s | llama.cpp GB/s | tfm prefill "
           f"{a.prefill} ms | llama.cpp prefill ms |")
@@ -167,6 +240,9 @@ def main():
         print(f"| {kind} | {threads} | {size / 1e6:.0f} | {decode[0]:.2f} / "
               f"{decode[1]:.2f} | {llama[0]} | {gbs(decode[0])} | {llama[1]} | "
               f"{prefill[0]:.1f} | {llama[2]} |")
+    for threads, (best, median, prefill) in torch_rows:
+        print(f"| PyTorch eager f32 | {threads} | - | - | {best:.2f} / "
+              f"{median:.2f} | - | - | - | {prefill:.1f} |")
 
 
 if __name__ == "__main__":
