@@ -403,7 +403,10 @@ func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<3
 // AMX:                      llvm.call_intrinsic "llvm.x86.tilestored64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64, %{{.*}})
 // AMX:          vector.store %{{.*}}, %[[ROWS]][%{{.*}}, %{{.*}}] : memref<96x528xi32>, vector<8xi32>
 // AMX:          {{^    return$}}
-func.func @bf16_chunks(
+// The caller's column blocks: at most 32 panels (512 KB of a K chunk of
+// 256), or, where the CPU runs the AMX variant (level 6), 95 (6 MB of
+// packed weights, a panel being 515 x 128 bytes).
+// AMX-LABEL: func.func @bf16_chunks(
 // AMX:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
 // AMX-NEXT:     %[[SIX:.*]] = arith.constant 6 : i32
 // AMX-NEXT:     %[[RUNS_AMX:.*]] = arith.cmpi sge, %[[LEVEL]], %[[SIX]] : i32
