@@ -1,5 +1,4 @@
-//===- GeluApproximation.h - A short GELU for low-precision GEMMs -*- C++
-//-*-===//
+//===- GeluApproximation.h - GELU for low-precision GEMMs -------*- C++ -*-===//
 //
 // GELU(x) = 0.5 x (1 + erf(x / sqrt(2))) with erf as one rational function
 // on a clamped range: the epilogue of a bf16 or int8 GEMM, whose output
