@@ -407,6 +407,16 @@ TEST_CASE("AMX tiles (level 6) match float64 at odd shapes, beside level 5",
               /*lowestLevel=*/5);
   checkShapes(Precision::Int8, 2066, 64, {{2, 125}, {1, 33}}, "portable",
               /*lowestLevel=*/5);
+  // More panels than the vector kernels' column block (32 panels of bf16
+  // at K chunks of 256, 32 of int8): at level 6 one task takes them all
+  // (up to 6 MB of packed weights), the last panel partial (N = 1100) or,
+  // in K chunks, whole (N = 1088).
+  checkShapes(Precision::BF16, 96, 1100, {{1, 33}, {2, 65}}, "portable",
+              /*lowestLevel=*/5);
+  checkShapes(Precision::Int8, 96, 1100, {{1, 33}, {2, 65}}, "portable",
+              /*lowestLevel=*/5);
+  checkShapes(Precision::BF16, 1034, 1088, {{2, 125}}, "portable",
+              /*lowestLevel=*/5);
 }
 
 TEST_CASE("bf16 and int8 GEMMs built for one CPU match float64", "[lowp]") {

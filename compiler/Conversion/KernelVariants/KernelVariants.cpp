@@ -267,6 +267,11 @@ void mlir::tfm::setKernelTarget(func::FuncOp task,
                                        task.getContext(), variant.features));
 }
 
+Value mlir::tfm::emitCpuLevel(OpBuilder &b, Location loc, ModuleOp module) {
+  return LLVM::CallOp::create(b, loc, getOrCreateCpuLevel(module), ValueRange{})
+      .getResult();
+}
+
 void mlir::tfm::emitVariantSwitch(
     OpBuilder &b, Location loc, ModuleOp module,
     ArrayRef<KernelVariant> variants,
@@ -275,9 +280,7 @@ void mlir::tfm::emitVariantSwitch(
     emitCall(variants.front());
     return;
   }
-  LLVM::LLVMFuncOp cpuLevel = getOrCreateCpuLevel(module);
-  Value level =
-      LLVM::CallOp::create(b, loc, cpuLevel, ValueRange{}).getResult();
+  Value level = emitCpuLevel(b, loc, module);
   // The level of the last variant the CPU's level reaches: levels need not
   // be consecutive (an i8 kernel's variants are 1, 2, 3 and 4; a CPU at 5
   // runs the fourth).

@@ -60,6 +60,11 @@ SmallVector<KernelVariant> getKernelVariants(
 /// Compiles `task` for the variant's target features.
 void setKernelTarget(func::FuncOp task, const KernelVariant &variant);
 
+/// The i32 that `__tfm_cpu_level()` returns (defined once per module), at
+/// `b`'s insertion point: for choices that depend on the variant that will
+/// run, made before the task is called.
+Value emitCpuLevel(OpBuilder &b, Location loc, ModuleOp module);
+
 /// Emits a call of `__tfm_cpu_level()` (defined once per module: CPUID and
 /// XGETBV, cached; the environment variable TFM_CPU_LEVEL=1..5 caps it, for
 /// testing each variant on one machine) and an `scf.index_switch` with one

@@ -57,8 +57,9 @@ class GemmCallEmitter : mlir::tfm::IndexArith<GemmCallEmitter> {
 
 public:
   GemmCallEmitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  /// `amxLevel`: the CPU level of the task's AMX variant, 0 without one.
   void emit(PackedLinearOp op, const GemmTiling &partition, int64_t panelWidth,
-            func::FuncOp task);
+            int64_t amxLevel, func::FuncOp task);
 
 private:
   OpBuilder &b;
@@ -81,7 +82,8 @@ std::string taskKey(PackedLinearOp op) {
 /// row blocks every variant's micro-kernels cover), so that the model's
 /// glue is the same whichever variant runs.
 void GemmCallEmitter::emit(PackedLinearOp op, const GemmTiling &partition,
-                           int64_t panelWidth, func::FuncOp task) {
+                           int64_t panelWidth, int64_t amxLevel,
+                           func::FuncOp task) {
   // Tasks are (row block, column block) pairs, row-major. Every task
   // streams its row block's A and its column block's packed B from memory
   // (or L3): A once per column block, B once per row block. So there are as
@@ -105,8 +107,28 @@ void GemmCallEmitter::emit(PackedLinearOp op, const GemmTiling &partition,
                         8;
   int64_t maxPanels = std::max<int64_t>(
       1, (512 << 10) / (partition.blockK * panelWidth * packedBytes));
+  Value maxPanelsValue = idx(maxPanels);
+  if (amxLevel) {
+    // The AMX variant converts the task's rows of A to bf16 (or u8) once per
+    // column block, and streams a column block's weights once per group of
+    // rows (all of K: a panel is 48 KB at K = 768) or per K chunk of them,
+    // so its column blocks are wider: up to 6 MB of packed weights (BERT's
+    // 768 -> 3072 feed-forward, 4.5 MB in bf16: one column block rather
+    // than three, measured 1.05x faster at 128 and 512 rows). Whether the
+    // AMX variant runs is known at run time only.
+    int64_t panelBytes =
+        panelWidth * 4 *
+        cast<MemRefType>(op.getPackedWeight().getType()).getShape()[1];
+    int64_t amxPanels = std::max<int64_t>(maxPanels, (6 << 20) / panelBytes);
+    Value runsAmx = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge,
+        emitCpuLevel(b, loc, op->getParentOfType<ModuleOp>()),
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), amxLevel));
+    maxPanelsValue = arith::SelectOp::create(b, loc, runsAmx, idx(amxPanels),
+                                             maxPanelsValue);
+  }
   Value columnSplit = max(
-      ceilDiv(panels, idx(maxPanels)),
+      ceilDiv(panels, maxPanelsValue),
       max(idx(1), min(panels, ceilDiv(threads, max(minRowBlocks, idx(1))))));
   // With one row block (short sequences, decode) the columns alone make
   // the tasks: a multiple of the threads, rather than rows split into
@@ -202,7 +224,9 @@ struct ConvertLinearToCPUPass
         tasks[taskKey(op)] = task;
       }
       OpBuilder b(op);
-      GemmCallEmitter(b, op.getLoc()).emit(op, partition, panelWidth, task);
+      int64_t amxLevel = variants.back().amx ? variants.back().level : 0;
+      GemmCallEmitter(b, op.getLoc())
+          .emit(op, partition, panelWidth, amxLevel, task);
       op.erase();
     }
     // Activations as polynomials on vectors, in the tasks alone: LLVM would

@@ -11,6 +11,8 @@
 // RUN:   | FileCheck %s --check-prefix=ONE-DOT
 // RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512" \
 // RUN:   | FileCheck %s --check-prefix=ONE-WIDE
+// RUN: tfm-opt %s -split-input-file -convert-linear-to-cpu="vector-bits=512 target-bf16-dot=true" \
+// RUN:   | FileCheck %s --check-prefix=GELU
 
 // Each bufferized tfm.packed_linear becomes a call to an outlined task
 // function over [0, row blocks x column blocks), sized by the caller's
@@ -401,6 +403,17 @@ func.func @i8_variants(%x: memref<?x3xf32>, %w: memref<1x1x128xi8>, %s: memref<3
 // AMX:                      llvm.call_intrinsic "llvm.x86.tilestored64.internal"(%{{.*}}, %{{.*}}, %{{.*}}, %c256_i64, %{{.*}})
 // AMX:          vector.store %{{.*}}, %[[ROWS]][%{{.*}}, %{{.*}}] : memref<96x528xi32>, vector<8xi32>
 // AMX:          {{^    return$}}
+// The caller's column blocks: at most 32 panels (512 KB of a K chunk of
+// 256), or, where the CPU runs the AMX variant (level 6), 95 (6 MB of
+// packed weights, a panel being 515 x 128 bytes).
+// AMX-LABEL: func.func @bf16_chunks(
+// AMX:          %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32
+// AMX-NEXT:     %[[SIX:.*]] = arith.constant 6 : i32
+// AMX-NEXT:     %[[RUNS_AMX:.*]] = arith.cmpi sge, %[[LEVEL]], %[[SIX]] : i32
+// AMX-NEXT:     %[[WIDE:.*]] = arith.constant 95 : index
+// AMX-NEXT:     %[[MAX_PANELS:.*]] = arith.select %[[RUNS_AMX]], %[[WIDE]], %c32{{(_[0-9]+)?}} : index
+// AMX-NEXT:     arith.ceildivsi %{{.*}}, %[[MAX_PANELS]] : index
+// AMX:          call @__tfm_task_linear_0(
 func.func @bf16_chunks(%x: memref<?x1030xf32>, %w: memref<2x515x64xbf16>, %y: memref<?x64xf32>) {
   tfm.packed_linear ins(%x, %w : memref<?x1030xf32>, memref<2x515x64xbf16>) outs(%y : memref<?x64xf32>) activation "none"
   return
@@ -461,5 +474,44 @@ func.func @q8_0_blocks(%x: memref<?x64xf32>, %w: memref<1x16x128xi8>, %s: memref
 // ONE-WIDE:         {{^    return$}}
 func.func @q4_0_blocks(%x: memref<?x64xf32>, %w: memref<1x8x128xi8>, %s: memref<2x32xf32>, %y: memref<?x13xf32>) {
   tfm.packed_linear ins(%x, %w : memref<?x64xf32>, memref<1x8x128xi8>) dequant(%s : memref<2x32xf32>) outs(%y : memref<?x13xf32>) activation none
+  return
+}
+
+// -----
+
+// GELU in a bf16 GEMM's epilogue is one rational function of x / sqrt(2)
+// clamped to [-4, 4], z P(z^2) / Q(z^2): no lanes selected between
+// intervals. An f32 GEMM keeps math.erf's expansion, which selects its
+// coefficients lane by lane.
+
+// GELU-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x5xf32>, %arg1: memref<1x3x64xbf16>
+// GELU-DAG:     %[[FOUR:.*]] = arith.constant dense<4.000000e+00> : vector<16xf32>
+// GELU-DAG:     %[[MINUS_FOUR:.*]] = arith.constant dense<-4.000000e+00> : vector<16xf32>
+// GELU-DAG:     %[[HALF:.*]] = arith.constant dense<5.000000e-01> : vector<16xf32>
+// GELU:         %[[X:.*]] = arith.addf
+// GELU-NEXT:    %[[SCALED:.*]] = arith.mulf %[[X]], %{{.*}} : vector<16xf32>
+// GELU-NEXT:    %[[LOW:.*]] = arith.minnumf %[[SCALED]], %[[FOUR]] : vector<16xf32>
+// GELU-NEXT:    %[[Z:.*]] = arith.maxnumf %[[LOW]], %[[MINUS_FOUR]] : vector<16xf32>
+// GELU-NEXT:    %[[Z2:.*]] = arith.mulf %[[Z]], %[[Z]] : vector<16xf32>
+// GELU-COUNT-6: vector.fma %{{.*}}, %[[Z2]], %{{.*}} : vector<16xf32>
+// GELU-NEXT:    %[[P:.*]] = arith.mulf %[[Z]], %{{.*}} : vector<16xf32>
+// GELU-COUNT-4: vector.fma %{{.*}}, %[[Z2]], %{{.*}} : vector<16xf32>
+// GELU-NEXT:    %[[ERF:.*]] = arith.divf %[[P]], %{{.*}} : vector<16xf32>
+// GELU-NEXT:    %[[H:.*]] = arith.mulf %[[X]], %[[HALF]] : vector<16xf32>
+// GELU-NEXT:    vector.fma %[[H]], %[[ERF]], %[[H]] : vector<16xf32>
+// GELU-NOT:     arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// GELU:         {{^    return$}}
+func.func @bf16_gelu(%x: memref<?x5xf32>, %w: memref<1x3x64xbf16>, %b: memref<32xf32>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x5xf32>, memref<1x3x64xbf16>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation gelu
+  return
+}
+
+// -----
+
+// GELU-LABEL: func.func private @__tfm_task_linear_0(%arg0: memref<?x5xf32>, %arg1: memref<1x5x32xf32>
+// GELU:         arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// GELU:         {{^    return$}}
+func.func @f32_gelu(%x: memref<?x5xf32>, %w: memref<1x5x32xf32>, %b: memref<32xf32>, %y: memref<?x13xf32>) {
+  tfm.packed_linear ins(%x, %w : memref<?x5xf32>, memref<1x5x32xf32>) bias(%b : memref<32xf32>) outs(%y : memref<?x13xf32>) activation gelu
   return
 }
