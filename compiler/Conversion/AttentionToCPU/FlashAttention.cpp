@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToCPU/FlashAttention.h"
+#include "compiler/Conversion/AttentionToCPU/AmxAttention.h"
 #include "compiler/Conversion/Common/IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,12 +71,13 @@ class FlashAttentionEmitter : mlir::tfm::IndexArith<FlashAttentionEmitter> {
 
 public:
   /// With `bf16`, QK^T and PV run on vdpbf16ps over operands rounded to
-  /// bf16 (16 lanes of f32 only); the softmax stays f32.
+  /// bf16 (16 lanes of f32 only); the softmax stays f32. With `amx` too,
+  /// on AMX tiles (AmxAttention.h) over the same rounded operands.
   FlashAttentionEmitter(AttentionOp op, const FlashAttentionTiling &tiling,
-                        OpBuilder &at, bool bf16 = false)
+                        OpBuilder &at, bool bf16 = false, bool amx = false)
       : op(op), tiling(tiling),
         b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()),
-        bf16(bf16) {}
+        bf16(bf16 || amx), amx(amx) {}
 
   /// Whether the op's shapes and layouts are ones the kernel takes.
   LogicalResult check();
@@ -140,6 +142,10 @@ private:
   OpBuilder b;
   Location loc;
   bool bf16;
+  bool amx;
+  /// The AMX variant's tiles (keyPairs, queryPairs, scores and
+  /// probabilityPairs among them, padded to whole tiles).
+  AmxAttentionTiles amxTiles;
 
   /// bf16 operands: `x` (vector<lanes x f32>) rounded, as vector<lanes x
   /// bf16>; `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
@@ -281,7 +287,8 @@ void FlashAttentionEmitter::allocateTiles() {
   // The scores micro-kernel writes whole groups of micro-rows keys, so the
   // last group of a block may run past the block's keys.
   scores = tile({int64_t(llvm::alignTo(bk, tiling.microRows)), bq});
-  acc = tile({bq, valueVectors * tiling.lanes});
+  if (!amx)
+    acc = tile({bq, valueVectors * tiling.lanes});
   rowMax = tile({bq});
   rowSum = tile({bq});
   rowScale = tile({bq});
@@ -292,6 +299,36 @@ void FlashAttentionEmitter::allocateTiles() {
                                     b.getI64IntegerAttr(64));
   };
   Type bf16Type = b.getBF16Type(), i32 = b.getI32Type();
+  if (amx) {
+    // Head dims padded to whole K tiles, value dims to whole C tiles; the
+    // padding of the keys' rows and the query pairs is zero for good (the
+    // packs never write it), so padded dims add exact zeros.
+    AmxAttentionTiles &t = amxTiles;
+    t.blockQ = bq;
+    t.blockK = bk;
+    t.headDim = amxAttentionHeadDim(headDim);
+    t.valueDim = amxAttentionValueDim(valueDim);
+    t.scores = scores;
+    t.keys = keyPairs = typedTile({bk, t.headDim / 2}, i32);
+    t.queries = queryPairs = typedTile({t.headDim / 2, 2 * bq}, bf16Type);
+    t.probabilities = probabilityPairs = typedTile({bk / 2, bq}, i32);
+    t.valuesT = typedTile({t.valueDim, bk}, bf16Type);
+    t.accT = acc = tile({t.valueDim, bq});
+    auto zeroRows = [&](Value buffer, int64_t rows, int64_t columns) {
+      auto type = VectorType::get(
+          {tiling.lanes}, cast<MemRefType>(buffer.getType()).getElementType());
+      Value zero = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+      forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+        for (int64_t c = 0; c < columns; c += tiling.lanes)
+          vector::StoreOp::create(b, loc, zero, buffer, ValueRange{r, idx(c)});
+      });
+    };
+    zeroRows(keyPairs, bk, t.headDim / 2);
+    zeroRows(queryPairs, t.headDim / 2, 2 * bq);
+    return;
+  }
   int64_t headPairs = llvm::divideCeil(headDim, 2);
   int64_t keyPairsCount = llvm::divideCeil(bk, 2);
   queryPairs = typedTile({headPairs, 2 * bq}, bf16Type);
@@ -358,10 +395,21 @@ void FlashAttentionEmitter::emitPackProbabilityPairs(Value lane0, Value keys) {
   // Pb[j'][q] = the bf16 pair (P[2j'][q], P[2j' + 1][q]) of the vector of
   // queries at lane0; a pair's second key past the visible ones is 0.
   auto packedType = VectorType::get({tiling.lanes}, b.getI32Type());
-  Value count =
-      arith::DivUIOp::create(b, loc, add(max(keys, idx(0)), idx(1)), idx(2));
+  // AMX multiplies whole tiles of 32 keys: every pair of the block is
+  // written, zeros past the visible keys (a stale probability would weigh
+  // a key these queries do not see).
+  Value count = amx ? idx(tiling.blockK() / 2)
+                    : arith::DivUIOp::create(
+                          b, loc, add(max(keys, idx(0)), idx(1)), idx(2))
+                          .getResult();
   forLoop(idx(0), count, idx(1), [&](Value j) {
     Value low = loadVector(scores, {mul(j, idx(2)), lane0});
+    if (amx)
+      low = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                mul(j, idx(2)), keys),
+          low, splat(fconst(0.0)));
     Value highRow = add(mul(j, idx(2)), idx(1));
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, highRow, keys);
@@ -508,10 +556,17 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     keyLimit = min(keyLimit, add(queryOffset, sq));
   Value negInf = fconst(-std::numeric_limits<double>::infinity());
   Value zero = fconst(0.0), one = fconst(1.0);
-  forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
-    for (int64_t n = 0; n < valueVectors; ++n)
-      storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
-  });
+  if (amx) {
+    forLoop(idx(0), idx(amxTiles.valueDim), idx(1), [&](Value c) {
+      for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n)
+        storeVector(splat(zero), acc, {c, idx(n * tiling.lanes)});
+    });
+  } else {
+    forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
+      for (int64_t n = 0; n < valueVectors; ++n)
+        storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
+    });
+  }
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
     Value at = idx(n * tiling.lanes);
     storeVector(splat(negInf), rowMax, {at});
@@ -537,6 +592,14 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   }
   forLoop(keyBegin, keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
+    if (amx) {
+      emitPackKeyPairs(j0, validKeys);
+      emitAmxPackValues(b, loc, amxTiles, v, valueDim, j0, validKeys);
+      emitAmxScores(b, loc, amxTiles, validKeys);
+      emitOnlineSoftmax(i0, j0, validKeys);
+      emitAmxAccumulate(b, loc, amxTiles, rowScale, validKeys);
+      return;
+    }
     if (bf16) {
       emitPackKeyPairs(j0, validKeys);
       emitPackValuePairs(j0, validKeys);
@@ -545,6 +608,8 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     emitOnlineSoftmax(i0, j0, validKeys);
     emitAccumulate(i0, j0, rows, validKeys);
   });
+  if (amx)
+    return emitAmxStoreOutput(b, loc, amxTiles, rowSum, o, valueDim, i0, rows);
   emitStoreOutput(i0, rows);
 }
 
@@ -907,7 +972,8 @@ LogicalResult mlir::tfm::emitFlashAttention(
         bool bf16 =
             roundToBF16 && variant.bf16Dot && tiling.lanes == 16 &&
             cast<ShapedType>(op.getQuery().getType()).getElementType().isF32();
-        return FlashAttentionEmitter(op, tiling, inside, bf16)
+        bool amx = bf16 && variant.amx;
+        return FlashAttentionEmitter(op, tiling, inside, bf16 && !amx, amx)
             .emitTaskBody(body);
       });
   if (failed(task))
