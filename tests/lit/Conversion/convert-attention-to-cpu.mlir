@@ -162,12 +162,13 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // vdpbf16ps over bf16 pairs: the query block's pairs of head dims
 // (interleaved), the key rows rounded, the probabilities' and the values'
 // pairs of keys; the other variants stay f32 (FMA, no rounding). The AMX
-// variant (level 6) multiplies the same rounded operands on tiles: key rows
-// [64 keys, 32 head dims (16 padded with zeros)] by the query pairs
-// [16 pairs, 2 x 64 queries] (scores: 2 x 2 C tiles per 32 keys and 32
+// variant (level 6) multiplies the same rounded operands on tiles, in
+// blocks of 128 queries (so every variant's tasks are 128 queries): key
+// rows [64 keys, 32 head dims (16 padded with zeros)] by the query pairs
+// [16 pairs, 2 x 128 queries] (scores: 2 x 2 C tiles per 32 keys and 32
 // queries, one K tile), then the value block transposed through registers
-// [16 dims, 64 keys] by the probabilities' pairs of keys [32, 64] onto the
-// transposed accumulator [16 dims, 64 queries] (1 x 2 C tiles, loaded,
+// [16 dims, 64 keys] by the probabilities' pairs of keys [32, 128] onto the
+// transposed accumulator [16 dims, 128 queries] (1 x 2 C tiles, loaded,
 // multiplied, stored); no vector FMA or vdpbf16ps in its products.
 // BF16-LABEL: func.func private @__tfm_task_attention_0_avx2(%{{.*}}: memref<1x2x9x16xf32>
 // BF16-NOT:     arith.truncf
@@ -184,15 +185,15 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // BF16:         return
 // BF16-LABEL: func.func private @__tfm_task_attention_0_amx(%{{.*}}: memref<1x2x9x16xf32>
 // BF16-SAME:    target_features = #llvm.target_features<[{{.*}}"+amx-tile", "+amx-bf16"
-// BF16:         memref.alloca() {{.*}} : memref<64x64xf32>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<64xf32>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<64xf32>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<64xf32>
+// BF16:         memref.alloca() {{.*}} : memref<64x128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
 // BF16-NEXT:    memref.alloca() {{.*}} : memref<64x16xi32>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x128xbf16>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<32x64xi32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x256xbf16>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<32x128xi32>
 // BF16-NEXT:    memref.alloca() {{.*}} : memref<16x64xbf16>
-// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x64xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x128xf32>
 // BF16-NOT:     vector.fma
 // BF16-NOT:     dpbf16ps.512
 // BF16:         vector.shuffle
