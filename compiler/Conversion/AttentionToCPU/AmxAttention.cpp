@@ -36,9 +36,9 @@ public:
   Emitter(OpBuilder &b, Location loc, const AmxAttentionTiles &t)
       : b(b), loc(loc), t(t), amx(b, loc, AmxDot::BF16) {}
 
-  void scores(Value validKeys);
+  void scores(Value validKeys, Value rows);
   void packValues(Value v, int64_t valueDim, Value j0, Value validKeys);
-  void accumulate(Value rowScale, Value validKeys);
+  void accumulate(Value rowScale, Value validKeys, Value rows);
   void storeOutput(Value rowSum, Value o, int64_t valueDim, Value i0,
                    Value rows);
 
@@ -47,6 +47,17 @@ private:
   Value zeros() {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(f32Vector(), b.getF32FloatAttr(0.0f)));
+  }
+  /// Moves the builder into an scf.if that skips a group of queries from
+  /// `first` past the block's `rows`; the caller's InsertionGuard restores
+  /// it.
+  void skipPast(int64_t first, Value rows) {
+    auto active = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx(first),
+                              rows),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(active.thenBlock()->getTerminator());
   }
   Value laneMask(int64_t lanes) {
     return vector::CreateMaskOp::create(
@@ -75,7 +86,7 @@ private:
   AmxTiles amx;
 };
 
-void Emitter::scores(Value validKeys) {
+void Emitter::scores(Value validKeys, Value rows) {
   // Per 32 keys and 32 queries: 2 x 2 C tiles over the head dims' K tiles.
   int64_t keyRow = t.headDim * 2, queryRow = t.blockQ * 4;
   Value keyStride = amx.stride(keyRow), queryStride = amx.stride(queryRow);
@@ -88,6 +99,8 @@ void Emitter::scores(Value validKeys) {
             int64_t queryTiles = t.blockQ / kLanes;
             for (int64_t q0 = 0; q0 < queryTiles; q0 += 2) {
               int64_t nc = std::min<int64_t>(2, queryTiles - q0);
+              OpBuilder::InsertionGuard guard(b);
+              skipPast(q0 * kLanes, rows);
               auto a = [&](int64_t r, Value dt) {
                 return add(keys, add(mul(add(firstKey, idx(r * kAmxTileRows)),
                                          idx(keyRow)),
@@ -116,11 +129,14 @@ void Emitter::scores(Value validKeys) {
 
 void Emitter::packValues(Value v, int64_t valueDim, Value j0, Value validKeys) {
   // 16 keys x 16 dims at a time: 16 rows of V loaded (zeros past the
-  // block's keys, which are never read, and past Dv), transposed, each row
+  // block's keys, whose probabilities are 0, and past Dv), transposed, each row
   // (one dim of 16 keys) rounded and stored.
   auto bf16Vector = VectorType::get({kLanes}, b.getBF16Type());
   Value lastKey = sub(validKeys, idx(1));
-  forLoop(idx(0), idx(t.blockK), idx(kLanes), [&](Value k0) {
+  // The whole tiles of 32 keys the products read.
+  Value keys =
+      mul(ceilDiv(validKeys, idx(kAmxTileBytes / 2)), idx(kAmxTileBytes / 2));
+  forLoop(idx(0), keys, idx(kLanes), [&](Value k0) {
     for (int64_t c0 = 0; c0 < t.valueDim; c0 += kLanes) {
       SmallVector<Value> rows;
       for (int64_t r = 0; r < kLanes; ++r) {
@@ -147,7 +163,7 @@ void Emitter::packValues(Value v, int64_t valueDim, Value j0, Value validKeys) {
   });
 }
 
-void Emitter::accumulate(Value rowScale, Value validKeys) {
+void Emitter::accumulate(Value rowScale, Value validKeys, Value rows) {
   // The correction of the running max, per query (lanes) for every row.
   SmallVector<Value> scale;
   for (int64_t n = 0; n < t.blockQ / kLanes; ++n)
@@ -175,6 +191,8 @@ void Emitter::accumulate(Value rowScale, Value validKeys) {
     int64_t queryTiles = t.blockQ / kLanes;
     for (int64_t q0 = 0; q0 < queryTiles; q0 += 2) {
       int64_t nc = std::min<int64_t>(2, queryTiles - q0);
+      OpBuilder::InsertionGuard guard(b);
+      skipPast(q0 * kLanes, rows);
       auto cAt = [&](int64_t r, int64_t col) {
         return add(accT, idx((r0 + r) * kAmxTileRows * queryRow +
                              (q0 + col) * kAmxTileBytes));
@@ -202,46 +220,50 @@ void Emitter::accumulate(Value rowScale, Value validKeys) {
 
 void Emitter::storeOutput(Value rowSum, Value o, int64_t valueDim, Value i0,
                           Value rows) {
-  forLoop(idx(0), idx(t.blockQ), idx(kLanes), [&](Value q0) {
-    Value sum =
-        vector::LoadOp::create(b, loc, f32Vector(), rowSum, ValueRange{q0});
-    Value empty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, sum, zeros());
-    Value one = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(f32Vector(), b.getF32FloatAttr(1.0f)));
-    Value inverse = arith::SelectOp::create(
-        b, loc, empty, zeros(), arith::DivFOp::create(b, loc, one, sum));
-    for (int64_t c0 = 0; c0 < t.valueDim; c0 += kLanes) {
-      SmallVector<Value> dims;
-      for (int64_t c = 0; c < kLanes; ++c)
-        dims.push_back(arith::MulFOp::create(
+  forLoop(
+      idx(0), mul(ceilDiv(rows, idx(kLanes)), idx(kLanes)), idx(kLanes),
+      [&](Value q0) {
+        Value sum =
+            vector::LoadOp::create(b, loc, f32Vector(), rowSum, ValueRange{q0});
+        Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                            sum, zeros());
+        Value one = arith::ConstantOp::create(
             b, loc,
-            vector::LoadOp::create(b, loc, f32Vector(), t.accT,
-                                   ValueRange{idx(c0 + c), q0}),
-            inverse));
-      SmallVector<Value> queries = transposed(dims);
-      for (int64_t r = 0; r < kLanes; ++r) {
-        Value query = add(q0, idx(r));
-        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                             query, rows);
-        auto ifInside = scf::IfOp::create(b, loc, inside, false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(ifInside.thenBlock()->getTerminator());
-        SmallVector<Value> at{add(i0, query), idx(c0)};
-        if (c0 + kLanes <= valueDim)
-          vector::StoreOp::create(b, loc, queries[r], o, at);
-        else
-          vector::MaskedStoreOp::create(b, loc, o, at, laneMask(valueDim - c0),
-                                        queries[r]);
-      }
-    }
-  });
+            DenseElementsAttr::get(f32Vector(), b.getF32FloatAttr(1.0f)));
+        Value inverse = arith::SelectOp::create(
+            b, loc, empty, zeros(), arith::DivFOp::create(b, loc, one, sum));
+        for (int64_t c0 = 0; c0 < t.valueDim; c0 += kLanes) {
+          SmallVector<Value> dims;
+          for (int64_t c = 0; c < kLanes; ++c)
+            dims.push_back(arith::MulFOp::create(
+                b, loc,
+                vector::LoadOp::create(b, loc, f32Vector(), t.accT,
+                                       ValueRange{idx(c0 + c), q0}),
+                inverse));
+          SmallVector<Value> queries = transposed(dims);
+          for (int64_t r = 0; r < kLanes; ++r) {
+            Value query = add(q0, idx(r));
+            Value inside = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, query, rows);
+            auto ifInside = scf::IfOp::create(b, loc, inside, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(ifInside.thenBlock()->getTerminator());
+            SmallVector<Value> at{add(i0, query), idx(c0)};
+            if (c0 + kLanes <= valueDim)
+              vector::StoreOp::create(b, loc, queries[r], o, at);
+            else
+              vector::MaskedStoreOp::create(
+                  b, loc, o, at, laneMask(valueDim - c0), queries[r]);
+          }
+        }
+      });
 }
 } // namespace
 
 void mlir::tfm::emitAmxScores(OpBuilder &b, Location loc,
-                              const AmxAttentionTiles &t, Value validKeys) {
-  Emitter(b, loc, t).scores(validKeys);
+                              const AmxAttentionTiles &t, Value validKeys,
+                              Value rows) {
+  Emitter(b, loc, t).scores(validKeys, rows);
 }
 
 void mlir::tfm::emitAmxPackValues(OpBuilder &b, Location loc,
@@ -252,8 +274,8 @@ void mlir::tfm::emitAmxPackValues(OpBuilder &b, Location loc,
 
 void mlir::tfm::emitAmxAccumulate(OpBuilder &b, Location loc,
                                   const AmxAttentionTiles &t, Value rowScale,
-                                  Value validKeys) {
-  Emitter(b, loc, t).accumulate(rowScale, validKeys);
+                                  Value validKeys, Value rows) {
+  Emitter(b, loc, t).accumulate(rowScale, validKeys, rows);
 }
 
 void mlir::tfm::emitAmxStoreOutput(OpBuilder &b, Location loc,

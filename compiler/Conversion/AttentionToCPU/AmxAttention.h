@@ -47,9 +47,10 @@ struct AmxAttentionTiles {
   Value accT;          ///< [valueDim, blockQ] f32: (P V)^T
 };
 
-/// St[0 : ceil(validKeys / 32) * 32, :] = keys . queries.
+/// St[0 : ceil(validKeys / 32) * 32, :] = keys . queries, over the groups of
+/// 32 queries that hold one of the block's first `rows`.
 void emitAmxScores(OpBuilder &b, Location loc, const AmxAttentionTiles &t,
-                   Value validKeys);
+                   Value validKeys, Value rows);
 
 /// valuesT[c][jj] = bf16(V[j0 + jj, c]) for the block's keys, zero past
 /// `validKeys` and past `valueDim` (V's dims); V [Sk, valueDim] f32 is read
@@ -58,9 +59,10 @@ void emitAmxPackValues(OpBuilder &b, Location loc, const AmxAttentionTiles &t,
                        Value v, int64_t valueDim, Value j0, Value validKeys);
 
 /// accT = accT * rowScale (per query, the online softmax's correction) +
-/// valuesT . probabilities over the block's whole tiles of 32 keys.
+/// valuesT . probabilities over the block's whole tiles of 32 keys (the
+/// groups of 32 queries that hold one of the first `rows`).
 void emitAmxAccumulate(OpBuilder &b, Location loc, const AmxAttentionTiles &t,
-                       Value rowScale, Value validKeys);
+                       Value rowScale, Value validKeys, Value rows);
 
 /// O[i0 + q, c] = accT[c, q] / rowSum[q] for q < rows and c < valueDim (0
 /// where a query saw no key), transposed back through registers.

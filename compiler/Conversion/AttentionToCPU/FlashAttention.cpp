@@ -146,6 +146,20 @@ private:
   /// The AMX variant's tiles (keyPairs, queryPairs, scores and
   /// probabilityPairs among them, padded to whole tiles).
   AmxAttentionTiles amxTiles;
+  /// The AMX variant's blocks are 128 queries: it skips the vectors of
+  /// queries past the block's `activeRows` (a short sequence), moving the
+  /// builder into an scf.if until the caller's InsertionGuard restores it.
+  Value activeRows;
+  void skipPastQueries(int64_t lane0) {
+    if (!amx)
+      return;
+    auto active = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx(lane0),
+                              activeRows),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(active.thenBlock()->getTerminator());
+  }
 
   /// bf16 operands: `x` (vector<lanes x f32>) rounded, as vector<lanes x
   /// bf16>; `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
@@ -346,6 +360,8 @@ void FlashAttentionEmitter::emitPackQueryPairs() {
   Value zero = splat(fconst(0.0));
   int64_t headPairs = llvm::divideCeil(headDim, 2);
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    OpBuilder::InsertionGuard guard(b);
+    skipPastQueries(n * tiling.lanes);
     Value lane0 = idx(n * tiling.lanes);
     forLoop(idx(0), idx(headPairs), idx(1), [&](Value d) {
       Value low = loadVector(queriesT, {mul(d, idx(2)), lane0});
@@ -547,6 +563,7 @@ Value FlashAttentionEmitter::perSequence(Value buffer) {
 
 void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   Value rows = min(idx(tiling.blockQ), sub(sq, i0));
+  activeRows = rows;
   keyLimit = kvLengthArg ? perSequence(kvLengthArg) : sk;
   queryOffset = queryOffsetArg ? perSequence(queryOffsetArg) : idx(0);
   // Causal: no query sees past the last one's position, and the keys there
@@ -595,9 +612,9 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     if (amx) {
       emitPackKeyPairs(j0, validKeys);
       emitAmxPackValues(b, loc, amxTiles, v, valueDim, j0, validKeys);
-      emitAmxScores(b, loc, amxTiles, validKeys);
+      emitAmxScores(b, loc, amxTiles, validKeys, rows);
       emitOnlineSoftmax(i0, j0, validKeys);
-      emitAmxAccumulate(b, loc, amxTiles, rowScale, validKeys);
+      emitAmxAccumulate(b, loc, amxTiles, rowScale, validKeys, rows);
       return;
     }
     if (bf16) {
@@ -626,7 +643,9 @@ void FlashAttentionEmitter::emitPackQueries(Value i0) {
   int64_t wholeDims = headDim / lanes * lanes;
   auto blockType = VectorType::get({lanes, lanes}, elementType);
   Value scaleVector = splat(scale);
-  forLoop(idx(0), idx(tiling.blockQ), idx(lanes), [&](Value i) {
+  Value packed = amx ? mul(ceilDiv(activeRows, idx(lanes)), idx(lanes))
+                     : idx(tiling.blockQ);
+  forLoop(idx(0), packed, idx(lanes), [&](Value i) {
     SmallVector<Value> rows;
     for (int64_t r = 0; r < lanes; ++r)
       rows.push_back(min(add(i0, add(i, idx(r))), lastQuery));
@@ -746,6 +765,8 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
   Value negInfVector = splat(fconst(-std::numeric_limits<double>::infinity()));
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    OpBuilder::InsertionGuard guard(b);
+    skipPastQueries(n * tiling.lanes);
     Value lane0 = idx(n * tiling.lanes);
     Value firstQuery = add(i0, lane0);
     Value queries = arith::AddIOp::create(
