@@ -328,19 +328,26 @@ void FlashAttentionEmitter::allocateTiles() {
     t.probabilities = probabilityPairs = typedTile({bk / 2, bq}, i32);
     t.valuesT = typedTile({t.valueDim, bk}, bf16Type);
     t.accT = acc = tile({t.valueDim, bq});
-    auto zeroRows = [&](Value buffer, int64_t rows, int64_t columns) {
+    // Only the padding: the packs write the rest (the keys' rows up to
+    // whole vectors of head dims, the query pairs up to the head dim).
+    auto zero = [&](Value buffer, int64_t row0, int64_t rows, int64_t column0,
+                    int64_t columns, int64_t width) {
       auto type = VectorType::get(
-          {tiling.lanes}, cast<MemRefType>(buffer.getType()).getElementType());
-      Value zero = arith::ConstantOp::create(
+          {width}, cast<MemRefType>(buffer.getType()).getElementType());
+      Value zeros = arith::ConstantOp::create(
           b, loc,
           DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
-      forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
-        for (int64_t c = 0; c < columns; c += tiling.lanes)
-          vector::StoreOp::create(b, loc, zero, buffer, ValueRange{r, idx(c)});
+      if (column0 >= columns || row0 >= rows)
+        return;
+      forLoop(idx(row0), idx(rows), idx(1), [&](Value r) {
+        for (int64_t c = column0; c < columns; c += width)
+          vector::StoreOp::create(b, loc, zeros, buffer, ValueRange{r, idx(c)});
       });
     };
-    zeroRows(keyPairs, bk, t.headDim / 2);
-    zeroRows(queryPairs, t.headDim / 2, 2 * bq);
+    zero(keyPairs, 0, bk, llvm::alignTo(headDim, tiling.lanes) / 2,
+         t.headDim / 2, tiling.lanes / 2);
+    zero(queryPairs, llvm::divideCeil(headDim, 2), t.headDim / 2, 0, 2 * bq,
+         tiling.lanes);
     return;
   }
   int64_t headPairs = llvm::divideCeil(headDim, 2);
