@@ -115,8 +115,9 @@ def ConvertAttentionToCPU : Pass<"convert-attention-to-cpu", "ModuleOp"> {
            "run time by the CPU's features (vector-bits is then ignored)">,
     Option<"bf16", "bf16", "bool", /*default=*/"false",
            "Compute QK^T and PV on operands rounded to bf16 with vdpbf16ps "
-           "(an AVX512-BF16 variant with multiversion; the target's own "
-           "with target-bf16-dot), f32 elsewhere; the softmax stays f32">,
+           "(an AVX512-BF16 variant with multiversion, and an AMX one with "
+           "tdpbf16ps; the target's own with target-bf16-dot), f32 "
+           "elsewhere; the softmax stays f32">,
     Option<"targetBF16Dot", "target-bf16-dot", "bool", /*default=*/"false",
            "Without multiversion: the target has AVX512-BF16">
   ];

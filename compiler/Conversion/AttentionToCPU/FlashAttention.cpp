@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToCPU/FlashAttention.h"
+#include "compiler/Conversion/AttentionToCPU/AmxAttention.h"
 #include "compiler/Conversion/Common/IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,12 +71,13 @@ class FlashAttentionEmitter : mlir::tfm::IndexArith<FlashAttentionEmitter> {
 
 public:
   /// With `bf16`, QK^T and PV run on vdpbf16ps over operands rounded to
-  /// bf16 (16 lanes of f32 only); the softmax stays f32.
+  /// bf16 (16 lanes of f32 only); the softmax stays f32. With `amx` too,
+  /// on AMX tiles (AmxAttention.h) over the same rounded operands.
   FlashAttentionEmitter(AttentionOp op, const FlashAttentionTiling &tiling,
-                        OpBuilder &at, bool bf16 = false)
+                        OpBuilder &at, bool bf16 = false, bool amx = false)
       : op(op), tiling(tiling),
         b(at.getInsertionBlock(), at.getInsertionPoint()), loc(op.getLoc()),
-        bf16(bf16) {}
+        bf16(bf16 || amx), amx(amx) {}
 
   /// Whether the op's shapes and layouts are ones the kernel takes.
   LogicalResult check();
@@ -140,6 +142,24 @@ private:
   OpBuilder b;
   Location loc;
   bool bf16;
+  bool amx;
+  /// The AMX variant's tiles (keyPairs, queryPairs, scores and
+  /// probabilityPairs among them, padded to whole tiles).
+  AmxAttentionTiles amxTiles;
+  /// The AMX variant's blocks are 128 queries: it skips the vectors of
+  /// queries past the block's `activeRows` (a short sequence), moving the
+  /// builder into an scf.if until the caller's InsertionGuard restores it.
+  Value activeRows;
+  void skipPastQueries(int64_t lane0) {
+    if (!amx)
+      return;
+    auto active = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx(lane0),
+                              activeRows),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(active.thenBlock()->getTerminator());
+  }
 
   /// bf16 operands: `x` (vector<lanes x f32>) rounded, as vector<lanes x
   /// bf16>; `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
@@ -281,7 +301,8 @@ void FlashAttentionEmitter::allocateTiles() {
   // The scores micro-kernel writes whole groups of micro-rows keys, so the
   // last group of a block may run past the block's keys.
   scores = tile({int64_t(llvm::alignTo(bk, tiling.microRows)), bq});
-  acc = tile({bq, valueVectors * tiling.lanes});
+  if (!amx)
+    acc = tile({bq, valueVectors * tiling.lanes});
   rowMax = tile({bq});
   rowSum = tile({bq});
   rowScale = tile({bq});
@@ -292,6 +313,43 @@ void FlashAttentionEmitter::allocateTiles() {
                                     b.getI64IntegerAttr(64));
   };
   Type bf16Type = b.getBF16Type(), i32 = b.getI32Type();
+  if (amx) {
+    // Head dims padded to whole K tiles, value dims to whole C tiles; the
+    // padding of the keys' rows and the query pairs is zero for good (the
+    // packs never write it), so padded dims add exact zeros.
+    AmxAttentionTiles &t = amxTiles;
+    t.blockQ = bq;
+    t.blockK = bk;
+    t.headDim = amxAttentionHeadDim(headDim);
+    t.valueDim = amxAttentionValueDim(valueDim);
+    t.scores = scores;
+    t.keys = keyPairs = typedTile({bk, t.headDim / 2}, i32);
+    t.queries = queryPairs = typedTile({t.headDim / 2, 2 * bq}, bf16Type);
+    t.probabilities = probabilityPairs = typedTile({bk / 2, bq}, i32);
+    t.valuesT = typedTile({t.valueDim, bk}, bf16Type);
+    t.accT = acc = tile({t.valueDim, bq});
+    // Only the padding: the packs write the rest (the keys' rows up to
+    // whole vectors of head dims, the query pairs up to the head dim).
+    auto zero = [&](Value buffer, int64_t row0, int64_t rows, int64_t column0,
+                    int64_t columns, int64_t width) {
+      auto type = VectorType::get(
+          {width}, cast<MemRefType>(buffer.getType()).getElementType());
+      Value zeros = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+      if (column0 >= columns || row0 >= rows)
+        return;
+      forLoop(idx(row0), idx(rows), idx(1), [&](Value r) {
+        for (int64_t c = column0; c < columns; c += width)
+          vector::StoreOp::create(b, loc, zeros, buffer, ValueRange{r, idx(c)});
+      });
+    };
+    zero(keyPairs, 0, bk, llvm::alignTo(headDim, tiling.lanes) / 2,
+         t.headDim / 2, tiling.lanes / 2);
+    zero(queryPairs, llvm::divideCeil(headDim, 2), t.headDim / 2, 0, 2 * bq,
+         tiling.lanes);
+    return;
+  }
   int64_t headPairs = llvm::divideCeil(headDim, 2);
   int64_t keyPairsCount = llvm::divideCeil(bk, 2);
   queryPairs = typedTile({headPairs, 2 * bq}, bf16Type);
@@ -309,6 +367,8 @@ void FlashAttentionEmitter::emitPackQueryPairs() {
   Value zero = splat(fconst(0.0));
   int64_t headPairs = llvm::divideCeil(headDim, 2);
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    OpBuilder::InsertionGuard guard(b);
+    skipPastQueries(n * tiling.lanes);
     Value lane0 = idx(n * tiling.lanes);
     forLoop(idx(0), idx(headPairs), idx(1), [&](Value d) {
       Value low = loadVector(queriesT, {mul(d, idx(2)), lane0});
@@ -358,10 +418,21 @@ void FlashAttentionEmitter::emitPackProbabilityPairs(Value lane0, Value keys) {
   // Pb[j'][q] = the bf16 pair (P[2j'][q], P[2j' + 1][q]) of the vector of
   // queries at lane0; a pair's second key past the visible ones is 0.
   auto packedType = VectorType::get({tiling.lanes}, b.getI32Type());
-  Value count =
-      arith::DivUIOp::create(b, loc, add(max(keys, idx(0)), idx(1)), idx(2));
+  // AMX multiplies whole tiles of 32 keys: every pair of the block is
+  // written, zeros past the visible keys (a stale probability would weigh
+  // a key these queries do not see).
+  Value count = amx ? idx(tiling.blockK() / 2)
+                    : arith::DivUIOp::create(
+                          b, loc, add(max(keys, idx(0)), idx(1)), idx(2))
+                          .getResult();
   forLoop(idx(0), count, idx(1), [&](Value j) {
     Value low = loadVector(scores, {mul(j, idx(2)), lane0});
+    if (amx)
+      low = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                mul(j, idx(2)), keys),
+          low, splat(fconst(0.0)));
     Value highRow = add(mul(j, idx(2)), idx(1));
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, highRow, keys);
@@ -499,6 +570,7 @@ Value FlashAttentionEmitter::perSequence(Value buffer) {
 
 void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   Value rows = min(idx(tiling.blockQ), sub(sq, i0));
+  activeRows = rows;
   keyLimit = kvLengthArg ? perSequence(kvLengthArg) : sk;
   queryOffset = queryOffsetArg ? perSequence(queryOffsetArg) : idx(0);
   // Causal: no query sees past the last one's position, and the keys there
@@ -508,10 +580,17 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     keyLimit = min(keyLimit, add(queryOffset, sq));
   Value negInf = fconst(-std::numeric_limits<double>::infinity());
   Value zero = fconst(0.0), one = fconst(1.0);
-  forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
-    for (int64_t n = 0; n < valueVectors; ++n)
-      storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
-  });
+  if (amx) {
+    forLoop(idx(0), idx(amxTiles.valueDim), idx(1), [&](Value c) {
+      for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n)
+        storeVector(splat(zero), acc, {c, idx(n * tiling.lanes)});
+    });
+  } else {
+    forLoop(idx(0), idx(tiling.blockQ), idx(1), [&](Value r) {
+      for (int64_t n = 0; n < valueVectors; ++n)
+        storeVector(splat(zero), acc, {r, idx(n * tiling.lanes)});
+    });
+  }
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
     Value at = idx(n * tiling.lanes);
     storeVector(splat(negInf), rowMax, {at});
@@ -537,6 +616,14 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   }
   forLoop(keyBegin, keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
+    if (amx) {
+      emitPackKeyPairs(j0, validKeys);
+      emitAmxPackValues(b, loc, amxTiles, v, valueDim, j0, validKeys);
+      emitAmxScores(b, loc, amxTiles, validKeys, rows);
+      emitOnlineSoftmax(i0, j0, validKeys);
+      emitAmxAccumulate(b, loc, amxTiles, rowScale, validKeys, rows);
+      return;
+    }
     if (bf16) {
       emitPackKeyPairs(j0, validKeys);
       emitPackValuePairs(j0, validKeys);
@@ -545,6 +632,8 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
     emitOnlineSoftmax(i0, j0, validKeys);
     emitAccumulate(i0, j0, rows, validKeys);
   });
+  if (amx)
+    return emitAmxStoreOutput(b, loc, amxTiles, rowSum, o, valueDim, i0, rows);
   emitStoreOutput(i0, rows);
 }
 
@@ -561,7 +650,9 @@ void FlashAttentionEmitter::emitPackQueries(Value i0) {
   int64_t wholeDims = headDim / lanes * lanes;
   auto blockType = VectorType::get({lanes, lanes}, elementType);
   Value scaleVector = splat(scale);
-  forLoop(idx(0), idx(tiling.blockQ), idx(lanes), [&](Value i) {
+  Value packed = amx ? mul(ceilDiv(activeRows, idx(lanes)), idx(lanes))
+                     : idx(tiling.blockQ);
+  forLoop(idx(0), packed, idx(lanes), [&](Value i) {
     SmallVector<Value> rows;
     for (int64_t r = 0; r < lanes; ++r)
       rows.push_back(min(add(i0, add(i, idx(r))), lastQuery));
@@ -681,6 +772,8 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
   Value negInfVector = splat(fconst(-std::numeric_limits<double>::infinity()));
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
   for (int64_t n = 0; n < tiling.blockQ / tiling.lanes; ++n) {
+    OpBuilder::InsertionGuard guard(b);
+    skipPastQueries(n * tiling.lanes);
     Value lane0 = idx(n * tiling.lanes);
     Value firstQuery = add(i0, lane0);
     Value queries = arith::AddIOp::create(
@@ -907,7 +1000,8 @@ LogicalResult mlir::tfm::emitFlashAttention(
         bool bf16 =
             roundToBF16 && variant.bf16Dot && tiling.lanes == 16 &&
             cast<ShapedType>(op.getQuery().getType()).getElementType().isF32();
-        return FlashAttentionEmitter(op, tiling, inside, bf16)
+        bool amx = bf16 && variant.amx;
+        return FlashAttentionEmitter(op, tiling, inside, bf16 && !amx, amx)
             .emitTaskBody(body);
       });
   if (failed(task))

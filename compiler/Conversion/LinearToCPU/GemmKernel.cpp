@@ -69,6 +69,7 @@
 
 #include "compiler/Conversion/LinearToCPU/GemmKernel.h"
 #include "compiler/Conversion/Common/IndexArith.h"
+#include "compiler/Conversion/KernelVariants/AmxTiles.h"
 #include "compiler/Conversion/LinearToCPU/GeluApproximation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -97,8 +98,8 @@ constexpr int64_t kAmxChunkedRows = 128;
 /// K steps per iteration of the AMX K loops.
 constexpr int64_t kAmxUnroll = 4;
 /// Bytes of a tile row, and rows of a tile.
-constexpr int64_t kTileBytes = 64;
-constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileBytes = kAmxTileBytes;
+constexpr int64_t kTileRows = kAmxTileRows;
 
 /// The packed weight's depth ceil(K / g) where static and AMX can run the
 /// op: bf16 or per-column i8 in panels of 32 columns (a packed row is 128
@@ -182,7 +183,6 @@ private:
                     Value resultStride, int64_t unroll);
   /// The address of `buffer`'s first element, as an index.
   Value addressOf(Value buffer);
-  Value pointerAt(Value address);
   Value splat(double v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(f32Vector, b.getF32FloatAttr(v)));
@@ -537,18 +537,7 @@ void GemmEmitter::emitVectorBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
 }
 
 Value GemmEmitter::addressOf(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  return add(aligned,
-             mul(metadata.getOffset(), idx(type.getElementTypeBitWidth() / 8)));
-}
-
-Value GemmEmitter::pointerAt(Value address) {
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), address).getResult());
+  return AmxTiles(b, loc, AmxDot::BF16).addressOf(buffer);
 }
 
 void GemmEmitter::emitAmxBlock(Value m0, Value mEnd, Value p0, Value pEnd) {
@@ -757,45 +746,16 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
                                bool tail, Value partial, Value partialStride,
                                Value result, Value resultStride,
                                int64_t unroll) {
-  MLIRContext *ctx = b.getContext();
-  Type tile = LLVM::LLVMX86AMXType::get(ctx);
-  auto i16 = [&](int64_t v) {
-    return LLVM::ConstantOp::create(b, loc, b.getI16Type(),
-                                    b.getI16IntegerAttr(v));
-  };
-  Value rows = i16(kTileRows), width = i16(kTileBytes);
-  // A packed row of a panel: 32 columns of g values (128 bytes).
-  int64_t weightStride = 128;
-  Value weightStrideValue =
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(weightStride));
-  auto load = [&](Value address, Value stride) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, tile, b.getStringAttr("llvm.x86.tileloadd64.internal"),
-               ValueRange{rows, width, pointerAt(address), stride})
-        .getResult(0);
-  };
-  StringRef dot = kind == GemmKind::BF16 ? "llvm.x86.tdpbf16ps.internal"
-                                         : "llvm.x86.tdpbusd.internal";
-  // One K step: A tiles of 16 rows x 64 bytes, B tiles of 16 packed rows x
-  // 16 columns (the panel's halves), onto C[r][c].
-  auto step = [&](SmallVector<Value> acc, Value t, Value weightAt) {
-    // All four loaded first: live together, they get four tile registers
-    // (interleaved, both A tiles shared one, each load waiting for the dot
-    // products before it).
-    SmallVector<Value> inputs, weightTiles;
-    for (int64_t r = 0; r < rowTiles; ++r)
-      inputs.push_back(load(input(r, t), inputStride));
-    for (int64_t c = 0; c < 2; ++c)
-      weightTiles.push_back(
-          load(add(weightAt, idx(c * kTileBytes)), weightStrideValue));
-    for (int64_t r = 0; r < rowTiles; ++r)
-      for (int64_t c = 0; c < 2; ++c)
-        acc[r * 2 + c] = LLVM::CallIntrinsicOp::create(
-                             b, loc, tile, b.getStringAttr(dot),
-                             ValueRange{rows, width, width, acc[r * 2 + c],
-                                        inputs[r], weightTiles[c]})
-                             .getResult(0);
-    return acc;
+  AmxTiles amx(b, loc, kind == GemmKind::BF16 ? AmxDot::BF16 : AmxDot::Int8);
+  // A packed row of a panel: 32 columns of g values (128 bytes); B tiles
+  // of 16 packed rows x 16 columns, the panel's halves.
+  constexpr int64_t weightStride = 128;
+  Value weightStrideValue = amx.stride(weightStride);
+  auto panelTile = [&](Value base) {
+    return [this, base](int64_t c, Value t) {
+      return add(base, add(mul(t, idx(kTileRows * weightStride)),
+                           idx(c * kTileBytes)));
+    };
   };
   // C tile (r, c) of a buffer whose rows are `stride` bytes apart.
   auto cTile = [&](Value base, Value stride, int64_t r, int64_t c) {
@@ -804,50 +764,26 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
     return add(base,
                add(mul(idx(r * kTileRows), rowBytes), idx(c * kTileBytes)));
   };
-  SmallVector<Value> init;
+  SmallVector<Value> acc;
   for (int64_t r = 0; r < rowTiles; ++r)
     for (int64_t c = 0; c < 2; ++c)
-      init.push_back(
-          partial
-              ? load(cTile(partial, partialStride, r, c), partialStride)
-              : LLVM::CallIntrinsicOp::create(
-                    b, loc, tile, b.getStringAttr("llvm.x86.tilezero.internal"),
-                    ValueRange{rows, width})
-                    .getResult(0));
-  // Unrolled by `unroll` (LLVM leaves the loop rolled), then the remaining
-  // steps one by one.
-  auto loop = [&](Value begin, Value end, int64_t unroll, ValueRange from) {
-    return scf::ForOp::create(
-               b, loc, begin, end, idx(unroll), from,
-               [&](OpBuilder &nested, Location, Value kt, ValueRange acc) {
-                 OpBuilder::InsertionGuard guard(b);
-                 b.setInsertionPointToStart(nested.getBlock());
-                 SmallVector<Value> next(acc);
-                 for (int64_t u = 0; u < unroll; ++u) {
-                   Value t = add(kt, idx(u));
-                   next = step(
-                       next, t,
-                       add(weights, mul(t, idx(kTileRows * weightStride))));
-                 }
-                 scf::YieldOp::create(b, loc, next);
-               })
-        .getResults();
-  };
-  SmallVector<Value> acc(init);
-  Value rolledFrom = idx(0);
-  if (unroll > 1) {
-    rolledFrom = sub(tiles, arith::RemUIOp::create(b, loc, tiles, idx(unroll)));
-    acc = SmallVector<Value>(loop(idx(0), rolledFrom, unroll, acc));
-  }
-  acc = SmallVector<Value>(loop(rolledFrom, tiles, 1, acc));
+      acc.push_back(
+          partial ? amx.load(cTile(partial, partialStride, r, c), partialStride)
+                  : amx.zero());
+  acc = amx.steps(acc, rowTiles, 2, idx(0), tiles, unroll, input, inputStride,
+                  panelTile(weights), weightStrideValue);
+  // The last partial K tile: its weights copied into 16 zeroed rows.
   if (tail)
-    acc = step(acc, tiles, amxWeightTailAddress);
+    acc = amx.step(
+        acc, rowTiles, 2, tiles, input, inputStride,
+        [&](int64_t c, Value) {
+          return add(amxWeightTailAddress, idx(c * kTileBytes));
+        },
+        weightStrideValue);
   for (int64_t r = 0; r < rowTiles; ++r)
     for (int64_t c = 0; c < 2; ++c)
-      LLVM::CallIntrinsicOp::create(
-          b, loc, b.getStringAttr("llvm.x86.tilestored64.internal"),
-          ValueRange{rows, width, pointerAt(cTile(result, resultStride, r, c)),
-                     resultStride, acc[r * 2 + c]});
+      amx.store(acc[r * 2 + c], cTile(result, resultStride, r, c),
+                resultStride);
 }
 
 void GemmEmitter::emitRowQuantization(Value m0, Value mEnd) {

@@ -161,9 +161,15 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // bf16=true: the AVX512-BF16 variant (level 5) computes QK^T and PV with
 // vdpbf16ps over bf16 pairs: the query block's pairs of head dims
 // (interleaved), the key rows rounded, the probabilities' and the values'
-// pairs of keys; the other variants stay f32 (FMA, no rounding), and a CPU
-// with AMX (Intel's, whose vdpbf16ps runs at half its FMA rate) takes the
-// f32 AVX-512 kernel again at level 6.
+// pairs of keys; the other variants stay f32 (FMA, no rounding). The AMX
+// variant (level 6) multiplies the same rounded operands on tiles, in
+// blocks of 128 queries (so every variant's tasks are 128 queries): key
+// rows [64 keys, 32 head dims (16 padded with zeros)] by the query pairs
+// [16 pairs, 2 x 128 queries] (scores: 2 x 2 C tiles per 32 keys and 32
+// queries, one K tile), then the value block transposed through registers
+// [16 dims, 64 keys] by the probabilities' pairs of keys [32, 128] onto the
+// transposed accumulator [16 dims, 128 queries] (1 x 2 C tiles, loaded,
+// multiplied, stored); no vector FMA or vdpbf16ps in its products.
 // BF16-LABEL: func.func private @__tfm_task_attention_0_avx2(%{{.*}}: memref<1x2x9x16xf32>
 // BF16-NOT:     arith.truncf
 // BF16:         vector.fma
@@ -177,17 +183,34 @@ func.func @with_attention(%q: memref<1x2x8x16xf32>, %o: memref<1x2x8x16xf32>) {
 // BF16:         llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 // BF16-NOT:     vector.fma
 // BF16:         return
-// BF16-LABEL: func.func private @__tfm_task_attention_0_avx512amx(%{{.*}}: memref<1x2x9x16xf32>
-// BF16-NOT:     "+avx512bf16"
-// BF16-NOT:     arith.truncf
-// BF16:         vector.fma
-// BF16-NOT:     dpbf16ps
+// BF16-LABEL: func.func private @__tfm_task_attention_0_amx(%{{.*}}: memref<1x2x9x16xf32>
+// BF16-SAME:    target_features = #llvm.target_features<[{{.*}}"+amx-tile", "+amx-bf16"
+// BF16:         memref.alloca() {{.*}} : memref<64x128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<128xf32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<64x16xi32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x256xbf16>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<32x128xi32>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x64xbf16>
+// BF16-NEXT:    memref.alloca() {{.*}} : memref<16x128xf32>
+// BF16-NOT:     vector.fma
+// BF16-NOT:     dpbf16ps.512
+// BF16:         vector.shuffle
+// BF16:         arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// BF16-COUNT-4: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// BF16-COUNT-4: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// BF16:         arith.maximumf
+// BF16-COUNT-2: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
+// BF16:         llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// BF16-NOT:     vector.fma
+// BF16-NOT:     dpbf16ps.512
 // BF16:         return
 // BF16-LABEL: func.func private @__tfm_task_attention_0(%{{.*}}: memref<1x2x9x16xf32>
 // BF16:         case 5 {
 // BF16-NEXT:      func.call @__tfm_task_attention_0_avx512bf16(
 // BF16:         case 6 {
-// BF16-NEXT:      func.call @__tfm_task_attention_0_avx512amx(
+// BF16-NEXT:      func.call @__tfm_task_attention_0_amx(
 func.func @bf16_attention(%q: memref<1x2x9x16xf32>, %o: memref<1x2x9x16xf32>) {
   tfm.attention ins(%q, %q, %q : memref<1x2x9x16xf32>, memref<1x2x9x16xf32>, memref<1x2x9x16xf32>) outs(%o : memref<1x2x9x16xf32>) scale 0.25
   return
