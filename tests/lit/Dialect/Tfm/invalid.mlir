@@ -1274,9 +1274,6 @@ func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x32xi8>, %s: 
 
 func.func @attention_window_zero(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8xf32>) -> tensor<2x1x8xf32> {
   // expected-error @+1 {{'tfm.attention' op window must be at least 1, got 0}}
-  % 0 = tfm.attention ins(% q, % k, % k : tensor<2x1x8xf32>, tensor<2x16x8xf32>,
-                          tensor<2x16x8xf32>) outs(% q : tensor<2x1x8xf32>)
-            scale 1.0 {causal, window = 0 : i64}
-                ->tensor<2x1x8xf32> return %
-        0 : tensor<2x1x8xf32>
+  %0 = tfm.attention ins(%q, %k, %k : tensor<2x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%q : tensor<2x1x8xf32>) scale 1.0 {causal, window = 0 : i64} -> tensor<2x1x8xf32>
+  return %0 : tensor<2x1x8xf32>
 }
