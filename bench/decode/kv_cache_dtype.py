@@ -52,10 +52,18 @@ def main():
             sizes[name] = int(value)
     head_dim = sizes["hidden"] // sizes["heads"]
     work = os.path.join(a.work, a.type)
-    made = subprocess.run(
-        [sys.executable, os.path.join(HERE, "make_gguf_q8.py"), work,
-         "--type", a.type, "--position", str(a.position)] + size_args,
-        check=True, capture_output=True, text=True).stdout
+    # The file is made once per work directory and sizes (it takes minutes).
+    made_log = os.path.join(work, "made-" + "_".join(
+        [str(a.position)] + [s.lstrip("-") for s in size_args]) + ".txt")
+    if os.path.exists(made_log):
+        made = open(made_log).read()
+    else:
+        made = subprocess.run(
+            [sys.executable, os.path.join(HERE, "make_gguf_q8.py"), work,
+             "--type", a.type, "--position", str(a.position)] + size_args,
+            check=True, capture_output=True, text=True).stdout
+        with open(made_log, "w") as f:
+            f.write(made)
     mix = dict((t, int(n)) for t, n in re.findall(
         r"(Q\d_[0-9K]) (\d+)", made.splitlines()[-1]))
     weight_bytes = sum(n * PACKED[t] for t, n in mix.items())
