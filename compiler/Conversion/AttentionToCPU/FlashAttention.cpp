@@ -207,6 +207,14 @@ private:
   /// value block as bf16 pairs of keys.
   void emitPackQueryPairs();
   void emitPackKeyPairs(Value j0, Value validKeys);
+  /// A bf16/f16 key block widened to f32 rows of `wideKeys`, a vector at a
+  /// time, for the f32 scores micro-kernel (which reads one key element
+  /// at a time: widening each there would cost a conversion per element
+  /// and query vector).
+  void emitWidenKeys(Value j0, Value validKeys);
+  /// Whether the f32 scores read the keys from `wideKeys`.
+  bool widensKeys() const { return !bf16 && keyType != elementType; }
+  Value wideKeys;
   void emitPackProbabilityPairs(Value lane0, Value keys);
   void emitPackValuePairs(Value j0, Value validKeys);
   Value queryPairs, keyPairs, probabilityPairs, valuePairs;
@@ -323,6 +331,9 @@ void FlashAttentionEmitter::allocateTiles() {
   rowMax = tile({bq});
   rowSum = tile({bq});
   rowScale = tile({bq});
+  if (widensKeys())
+    wideKeys = tile({int64_t(llvm::alignTo(bk, tiling.microRows)),
+                     int64_t(llvm::alignTo(headDim, tiling.lanes))});
   if (!bf16)
     return;
   auto typedTile = [&](ArrayRef<int64_t> shape, Type type) {
@@ -386,6 +397,23 @@ void FlashAttentionEmitter::emitPackKeyPairs(Value j0, Value validKeys) {
           b, loc, vector::BitCastOp::create(b, loc, packedType, roundToBF16(x)),
           keyPairs, ValueRange{jj, idx(d0 / 2)});
     }
+  });
+}
+
+void FlashAttentionEmitter::emitWidenKeys(Value j0, Value validKeys) {
+  // Wk[jj][d] = K[j0 + jj][d] in f32; rows past the keys repeat the last
+  // one, as the scores micro-kernel reads whole groups of rows.
+  Value lastKey = sub(sk, idx(1));
+  Value rows =
+      mul(ceilDiv(validKeys, idx(tiling.microRows)), idx(tiling.microRows));
+  forLoop(idx(0), rows, idx(1), [&](Value jj) {
+    Value row = min(add(j0, jj), lastKey);
+    for (int64_t d0 = 0; d0 < headDim; d0 += tiling.lanes)
+      storeVector(
+          widen(loadRow(k, {row, idx(d0)},
+                        d0 + tiling.lanes <= headDim ? Value()
+                                                     : idx(headDim - d0))),
+          wideKeys, {jj, idx(d0)});
   });
 }
 
@@ -580,6 +608,8 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
   }
   forLoop(keyBegin, keyEnd, idx(tiling.blockK()), [&](Value j0) {
     Value validKeys = min(idx(tiling.blockK()), sub(keyLimit, j0));
+    if (widensKeys())
+      emitWidenKeys(j0, validKeys);
     if (bf16) {
       emitPackKeyPairs(j0, validKeys);
       emitPackValuePairs(j0, validKeys);
@@ -674,8 +704,14 @@ void FlashAttentionEmitter::emitScores(Value j0, Value validKeys) {
                   loadVector(queriesT, {d, idx((v0 + n) * tiling.lanes)}));
             SmallVector<Value> next;
             for (int64_t r = 0; r < mk; ++r) {
-              Value key = splat(widen(memref::LoadOp::create(
-                  b, loc, k, ValueRange{keyRows[r], d})));
+              Value key = splat(
+                  widensKeys()
+                      ? memref::LoadOp::create(b, loc, wideKeys,
+                                               ValueRange{add(jj0, idx(r)), d})
+                            .getResult()
+                      : memref::LoadOp::create(b, loc, k,
+                                               ValueRange{keyRows[r], d})
+                            .getResult());
               for (int64_t n = 0; n < nq; ++n)
                 next.push_back(vector::FMAOp::create(b, loc, key, queries[n],
                                                      c[r * nq + n]));
