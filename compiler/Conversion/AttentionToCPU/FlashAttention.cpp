@@ -20,9 +20,10 @@
 // keys in the cache, not its capacity.
 //
 // K and V may be a bf16 or f16 cache of f32 attention: they are loaded in
-// their own type and widened in registers (the scores' keys one by one, the
-// values a vector at a time), so a decode step reads half the cache's bytes
-// and nothing is copied; the arithmetic stays f32.
+// their own type and widened by vector conversions (the values in
+// registers, each key block into an f32 stack tile for the scores), so a
+// decode step reads half the cache's bytes and the cache is never copied;
+// the arithmetic stays f32.
 //
 // Operands are read through their strides: any order of the batch and
 // sequence dims (the op's indexing maps, such as heads read straight from
