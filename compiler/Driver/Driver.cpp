@@ -498,6 +498,14 @@ LogicalResult Compilation::run() {
   if (options.dtype == "f16" && !cuda)
     return fail("--dtype f16 needs --target cuda (the CPU target computes in "
                 "f32 or bf16)");
+  if (!options.kvCacheDtype.empty() && options.kvCacheDtype != "f32" &&
+      options.kvCacheDtype != "bf16" && options.kvCacheDtype != "f16")
+    return fail("unknown --kv-cache-dtype '" + options.kvCacheDtype +
+                "' (supported: f32, bf16, f16)");
+  if (cuda && (options.kvCacheDtype == "bf16" || options.kvCacheDtype == "f16"))
+    return fail("--kv-cache-dtype " + options.kvCacheDtype +
+                " is for CPU artifacts (the GPU attention kernels read f32 "
+                "caches)");
   if (!options.quantize.empty() && options.quantize != "int8")
     return fail("unknown --quantize '" + options.quantize +
                 "' (supported: int8)");
@@ -565,8 +573,15 @@ LogicalResult Compilation::run() {
     source = overrides.get();
   }
 
+  Type cacheElementType;
+  if (options.kvCacheDtype == "f32")
+    cacheElementType = Float32Type::get(&context);
+  else if (options.kvCacheDtype == "bf16")
+    cacheElementType = BFloat16Type::get(&context);
+  else if (options.kvCacheDtype == "f16")
+    cacheElementType = Float16Type::get(&context);
   FailureOr<OwningOpRef<ModuleOp>> parsed =
-      parseModel(sourceMgr, &context, source);
+      parseModel(sourceMgr, &context, source, cacheElementType);
   if (failed(parsed))
     return failure();
   // A key no config() read changed nothing: most likely misspelled.

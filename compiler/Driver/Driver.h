@@ -71,6 +71,12 @@ struct CompileOptions {
   /// kernels, f32 accumulation; docs/compiler.md), or with --target cuda
   /// "f16"/"bf16" on tensor cores with f32 accumulation (docs/gpu.md).
   std::string dtype = "f32";
+  /// The element type of every cache the model declares (docs/generation.md):
+  /// "" keeps the declarations; "f32", "bf16" or "f16" retypes them all.
+  /// A bf16/f16 cache stores the K/V rows rounded to nearest even and the
+  /// CPU attention kernel reads it as it is (half the bytes per decoded
+  /// token); CPU only.
+  std::string kvCacheDtype;
   /// CPU: "int8" quantizes linear layers' weights per output column at
   /// compile time and their inputs per row at run time (vpdpbusd kernels,
   /// i32 accumulation); "" (the default) does not.

@@ -138,11 +138,13 @@ FailureOr<Tensor> ModelBuilder::input(StringRef name, Type elementType,
 
 FailureOr<Tensor> ModelBuilder::cache(StringRef name, Type elementType,
                                       ArrayRef<Dim> shape, Location loc) {
+  if (!isa<FloatType>(elementType))
+    return emitError(loc) << "cache '" << name << "' must hold floats";
+  if (cacheElementType)
+    elementType = cacheElementType;
   FailureOr<Tensor> t = input(name, elementType, shape, loc);
   if (failed(t))
     return failure();
-  if (!isa<FloatType>(elementType))
-    return emitError(loc) << "cache '" << name << "' must hold floats";
   if (llvm::is_contained(shape, Dim::of(0)))
     return emitError(loc) << "cache '" << name << "' " << formatShape(shape)
                           << " has a dimension of size 0: it could hold "
@@ -182,10 +184,10 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
   // The capacity (dimension rank - 2) may be a named dimension: the caller
   // then sizes the cache at run time, as it does the batch.
   int64_t dim = view.rank() - 2;
-  if (rows.rank() != view.rank() || rows.elementType() != view.elementType())
+  if (rows.rank() != view.rank() || !isa<FloatType>(rows.elementType()))
     return emitError(loc) << "cache_append: rows " << formatShape(rows.shape)
-                          << " must have the rank and element type of the "
-                             "cache view "
+                          << " " << rows.elementType()
+                          << " must be floats of the rank of the cache view "
                           << formatShape(view.shape);
   for (int64_t d = 0; d < view.rank(); ++d)
     if (d != dim && rows.shape[d] != view.shape[d])
@@ -198,6 +200,12 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
                           << formatShape(ArrayRef(view.shape).take_front())
                           << ", the tokens each sequence has cached; got "
                           << formatShape(offset.shape);
+  // A bf16/f16 cache of f32 rows (--kv-cache-dtype): the rows are rounded
+  // to nearest even where they are computed, as torch's .to() does, and
+  // the cache holds only the rounded values.
+  FailureOr<Tensor> stored = castTo(rows, view.elementType(), loc);
+  if (failed(stored))
+    return failure();
   flushCacheAppend(*state);
   Value target = state->current;
   if (!whole && slice.getSource() == state->current) {
@@ -214,7 +222,7 @@ FailureOr<Tensor> ModelBuilder::cacheAppend(const Tensor &view,
                                     : std::to_string(view.shape[dim].size));
   int32_t code = statusCode(3, message);
   auto append = CacheAppendOp::create(
-      builder, loc, target.getType(), builder.getI32Type(), rows.value,
+      builder, loc, target.getType(), builder.getI32Type(), stored->value,
       offset.value, target, builder.getI64IntegerAttr(dim),
       builder.getI32IntegerAttr(code));
   addStatus(append.getStatus(), code, std::move(message));

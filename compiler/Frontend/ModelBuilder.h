@@ -278,6 +278,10 @@ public:
   /// needs a static capacity where cache_append writes.
   FailureOr<Tensor> cache(StringRef name, Type elementType, ArrayRef<Dim> shape,
                           Location loc);
+  /// Gives every float cache declared from now on this element type instead
+  /// of its declared one (tfm-compile --kv-cache-dtype); null keeps the
+  /// declarations.
+  void setCacheElementType(Type type) { cacheElementType = type; }
   /// Writes `rows [B, ..., S, D]` into `view` (a cache, or `cache[i]` with
   /// static indices) at each sequence's `offset` (i64 [B]) along the view's
   /// second-to-last dim, and returns the updated view to attend over. A
@@ -487,6 +491,7 @@ private:
   /// Inserts `state`'s pending slice into its current value.
   void flushCacheAppend(CacheState &state);
   SmallVector<CacheState> caches;
+  Type cacheElementType;
 };
 
 } // namespace mlir::tfm

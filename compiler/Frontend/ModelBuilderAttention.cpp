@@ -85,9 +85,29 @@ FailureOr<Tensor> ModelBuilder::sdpa(const Tensor &q, const Tensor &k,
                           << formatShape(q.shape) << ", "
                           << formatShape(k.shape) << ", "
                           << formatShape(v.shape);
-  if (!q.sameElementType(k) || !q.sameElementType(v) ||
-      !isa<FloatType>(q.elementType()))
-    return emitError(loc) << "sdpa operands must have the same float type";
+  if (!isa<FloatType>(q.elementType()) || !isa<FloatType>(k.elementType()) ||
+      !isa<FloatType>(v.elementType()))
+    return emitError(loc) << "sdpa operands must be floats, got "
+                          << q.elementType() << ", " << k.elementType()
+                          << " and " << v.elementType();
+  if (!q.sameElementType(k) || !q.sameElementType(v)) {
+    // f32 attention over a bf16/f16 key/value cache reads it as it is
+    // (the kernels widen K and V as they load them); any other mix computes
+    // in the query's type.
+    bool narrowCache =
+        (options.kvLength || options.queryOffset || options.window) &&
+        q.elementType().isF32();
+    auto keep = [&](const Tensor &t) {
+      return narrowCache &&
+             (t.elementType().isBF16() || t.elementType().isF16());
+    };
+    FailureOr<Tensor> kq = keep(k) ? k : castTo(k, q.elementType(), loc);
+    FailureOr<Tensor> vq = keep(v) ? v : castTo(v, q.elementType(), loc);
+    if (failed(kq) || failed(vq))
+      return failure();
+    if (!kq->sameElementType(k) || !vq->sameElementType(v))
+      return sdpa(q, *kq, *vq, options, loc);
+  }
   for (int64_t i = 0; i + 2 < q.rank(); ++i)
     for (const Tensor *t : {&k, &v})
       if (q.shape[i] != t->shape[i] && t->shape[i] != Dim::of(1))

@@ -19,8 +19,8 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::detail;
 
 Parser::Parser(llvm::SourceMgr &sourceMgr, MLIRContext *ctx,
-               WeightShapes *weights)
-    : ctx(ctx), weights(weights) {
+               WeightShapes *weights, Type cacheElementType)
+    : ctx(ctx), weights(weights), cacheElementType(cacheElementType) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   fileName = StringAttr::get(ctx, buffer->getBufferIdentifier());
@@ -133,6 +133,7 @@ LogicalResult Parser::parseModelName() {
     return error(name.loc) << "expected the model's name" << describe(name);
   builder = std::make_unique<ModelBuilder>(ctx, name.spelling, loc(kw.loc),
                                            declared.get());
+  builder->setCacheElementType(cacheElementType);
   return endOfStatement();
 }
 
@@ -429,7 +430,7 @@ LogicalResult Parser::parseTupleAssignment() {
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::tfm::parseModel(llvm::SourceMgr &sourceMgr, MLIRContext *ctx,
-                      WeightShapes *weights) {
-  Parser parser(sourceMgr, ctx, weights);
+                      WeightShapes *weights, Type cacheElementType) {
+  Parser parser(sourceMgr, ctx, weights, cacheElementType);
   return parser.parse();
 }

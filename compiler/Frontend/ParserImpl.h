@@ -111,7 +111,8 @@ struct Frame {
 
 class Parser {
 public:
-  Parser(llvm::SourceMgr &sourceMgr, MLIRContext *ctx, WeightShapes *weights);
+  Parser(llvm::SourceMgr &sourceMgr, MLIRContext *ctx, WeightShapes *weights,
+         Type cacheElementType = Type());
   FailureOr<OwningOpRef<ModuleOp>> parse();
 
 private:
@@ -247,6 +248,8 @@ private:
 
   MLIRContext *ctx;
   WeightShapes *weights;
+  /// --kv-cache-dtype: every cache's element type (null: as declared).
+  Type cacheElementType;
   std::vector<Token> tokens;
   /// The tokens being read: `tokens`, or those of a string's `{...}`.
   const std::vector<Token> *toks = &tokens;

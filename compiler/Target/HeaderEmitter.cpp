@@ -254,6 +254,11 @@ void mlir::tfm::emitHeader(const Signature &sig, StringRef source,
        << "row-major " << shapeText(t) << "),\n * keeps it between runs and "
        << "passes each sequence's cached length. */\n";
     os << "#define " << name << "_IS_CACHE 1\n";
+    // Its element type (tfm-compile --kv-cache-dtype may change it): an app
+    // that allocates with sizeof(<type>) follows the artifact it links.
+    os << "#define " << name << "_DTYPE \"" << t.dtype << "\"\n";
+    os << "typedef " << cType(t.dtype) << " " << prefix << "_" << t.name
+       << "_t;\n";
     for (auto [i, d] : llvm::enumerate(t.dims))
       if (d.symbol < 0)
         os << "#define " << name << "_DIM" << i << " " << d.staticSize << "\n";

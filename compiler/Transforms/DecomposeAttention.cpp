@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
@@ -140,6 +141,13 @@ FailureOr<DecomposedAttention> mlir::tfm::decomposeAttention(OpBuilder &b,
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
         mask = op.getMask();
+  // A bf16/f16 key/value cache of f32 attention: the chain's matmuls take
+  // one element type, so K and V are widened first (exactly).
+  Type elementType = getElementTypeOrSelf(q.getType());
+  for (Value *x : {&k, &v})
+    if (getElementTypeOrSelf(x->getType()) != elementType)
+      *x = CastOp::create(
+          b, loc, cast<RankedTensorType>(x->getType()).clone(elementType), *x);
   // Without maps the operands are in the canonical order, and their ranks
   // may differ (the chain broadcasts them where the op would not).
   bool hasMaps = bool(op.getIndexingMaps());

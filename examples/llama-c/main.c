@@ -51,9 +51,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  /* One sequence (batch 1): the caches live as long as the generation. */
-  float *kCache = calloc((size_t)TFM_LLAMA_K_CACHE_COUNT(1), sizeof(float));
-  float *vCache = calloc((size_t)TFM_LLAMA_V_CACHE_COUNT(1), sizeof(float));
+  /* One sequence (batch 1): the caches live as long as the generation.
+   * Their element type is the artifact's (float, or uint16_t bits when
+   * compiled with --kv-cache-dtype bf16/f16): the header's typedefs. */
+  tfm_llama_k_cache_t *kCache =
+      calloc((size_t)TFM_LLAMA_K_CACHE_COUNT(1), sizeof(tfm_llama_k_cache_t));
+  tfm_llama_v_cache_t *vCache =
+      calloc((size_t)TFM_LLAMA_V_CACHE_COUNT(1), sizeof(tfm_llama_v_cache_t));
   float *logits =
       malloc((size_t)TFM_LLAMA_LOGITS_COUNT(1, promptLength) * sizeof(float));
   if (!kCache || !vCache || !logits) {

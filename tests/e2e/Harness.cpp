@@ -317,6 +317,8 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
     options.dtype = *build.dtype;
   if (build.quantize)
     options.quantize = *build.quantize;
+  if (build.kvCacheDtype)
+    options.kvCacheDtype = *build.kvCacheDtype;
   options.keepFp32 = build.keepFp32;
   if (build.cpu)
     options.cpu = *build.cpu;

@@ -136,6 +136,9 @@ struct BuildOptions {
   std::optional<std::string> dtype;
   /// --quantize ("int8": linear layers quantized); unset: none.
   std::optional<std::string> quantize;
+  /// --kv-cache-dtype ("bf16", "f16", "f32": every cache retyped); unset:
+  /// as the model declares.
+  std::optional<std::string> kvCacheDtype;
   /// --keep-fp32, once per glob: weights that stay f32 under dtype/quantize.
   std::vector<std::string> keepFp32;
 };

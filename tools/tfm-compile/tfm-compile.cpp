@@ -62,6 +62,13 @@ static cl::opt<std::string>
                    "linear layers' weights rounded at compile time, "
                    "vdpbf16ps kernels; cuda: tensor cores); f16 (cuda)"),
           cl::init("f32"), cl::cat(category));
+static cl::opt<std::string> kvCacheDtype(
+    "kv-cache-dtype",
+    cl::desc("The element type of every cache the model declares: f32, bf16 "
+             "or f16 (CPU; like llama.cpp's --cache-type-k/-v: new K/V rows "
+             "rounded to nearest even, attention reads the narrow cache and "
+             "accumulates in f32). Default: as the model file declares"),
+    cl::value_desc("f32|bf16|f16"), cl::cat(category));
 static cl::opt<std::string>
     quantize("quantize",
              cl::desc("CPU: 'int8' quantizes linear layers (weights per "
@@ -163,6 +170,7 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.dtype = dtype;
   options.quantize = quantize;
+  options.kvCacheDtype = kvCacheDtype;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.configOverrides.assign(configOverrides.begin(),
                                  configOverrides.end());

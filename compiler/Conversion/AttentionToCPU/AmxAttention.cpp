@@ -132,6 +132,14 @@ void Emitter::packValues(Value v, int64_t valueDim, Value j0, Value validKeys) {
   // block's keys, whose probabilities are 0, and past Dv), transposed, each row
   // (one dim of 16 keys) rounded and stored.
   auto bf16Vector = VectorType::get({kLanes}, b.getBF16Type());
+  // A bf16/f16 cache's rows are loaded as they are and widened (the
+  // transpose runs on f32 lanes).
+  auto loadType =
+      VectorType::get({kLanes}, cast<MemRefType>(v.getType()).getElementType());
+  Value loadZeros = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(loadType,
+                             b.getFloatAttr(loadType.getElementType(), 0.0)));
   Value lastKey = sub(validKeys, idx(1));
   // The whole tiles of 32 keys the products read.
   Value keys =
@@ -143,13 +151,15 @@ void Emitter::packValues(Value v, int64_t valueDim, Value j0, Value validKeys) {
         Value key = add(k0, idx(r));
         Value row = add(j0, min(key, lastKey));
         Value x = c0 + kLanes <= valueDim
-                      ? vector::LoadOp::create(b, loc, f32Vector(), v,
+                      ? vector::LoadOp::create(b, loc, loadType, v,
                                                ValueRange{row, idx(c0)})
                             .getResult()
                       : vector::MaskedLoadOp::create(
-                            b, loc, f32Vector(), v, ValueRange{row, idx(c0)},
-                            laneMask(valueDim - c0), zeros())
+                            b, loc, loadType, v, ValueRange{row, idx(c0)},
+                            laneMask(valueDim - c0), loadZeros)
                             .getResult();
+        if (loadType != f32Vector())
+          x = arith::ExtFOp::create(b, loc, f32Vector(), x);
         Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                              key, validKeys);
         rows.push_back(arith::SelectOp::create(b, loc, inside, x, zeros()));

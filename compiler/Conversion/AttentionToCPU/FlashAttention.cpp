@@ -19,6 +19,12 @@
 // query_offset[b] plus the block's last query. A decode step thus reads the
 // keys in the cache, not its capacity.
 //
+// K and V may be a bf16 or f16 cache of f32 attention: they are loaded in
+// their own type and widened by vector conversions (the values in
+// registers, each key block into an f32 stack tile for the scores), so a
+// decode step reads half the cache's bytes and the cache is never copied;
+// the arithmetic stays f32.
+//
 // Operands are read through their strides: any order of the batch and
 // sequence dims (the op's indexing maps, such as heads read straight from
 // [B, S, H, D] projections) as long as the head dim is contiguous. Each task
@@ -44,6 +50,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <limits>
 
@@ -112,10 +119,37 @@ private:
   void storeVector(Value value, Value memref, ValueRange indices) {
     vector::StoreOp::create(b, loc, value, memref, indices);
   }
+  /// `lanes` elements of K or V in their own element type (a bf16/f16 cache
+  /// stays narrow in memory); with `validLanes`, those past it are 0.
+  Value loadRow(Value memref, ValueRange indices, Value validLanes = Value()) {
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    auto type = VectorType::get({tiling.lanes}, element);
+    if (!validLanes)
+      return vector::LoadOp::create(b, loc, type, memref, indices);
+    return vector::MaskedLoadOp::create(b, loc, type, memref, indices,
+                                        laneMask(validLanes), zeroLike(type));
+  }
+  Value zeroLike(Type type) {
+    auto vector = cast<VectorType>(type);
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vector, b.getZeroAttr(vector.getElementType())));
+  }
+  /// `x` (a scalar or vector of K or V) in the kernel's element type: a
+  /// bf16/f16 cache is widened in registers as it is read, never copied.
+  Value widen(Value x) {
+    Type element = getElementTypeOrSelf(x.getType());
+    if (element == elementType)
+      return x;
+    Type wide = elementType;
+    if (auto vector = dyn_cast<VectorType>(x.getType()))
+      wide = vector.clone(elementType);
+    return arith::ExtFOp::create(b, loc, wide, x);
+  }
 
   StridedOperand describe(Value buffer, unsigned mapIndex);
   /// The [seq, dim] matrix of `x` at the current task's batch indices.
-  Value rowsOf(const StridedOperand &x, int64_t dim);
+  Value rowsOf(const StridedOperand &x, int64_t dim, Type element);
   LogicalResult analyzeMask();
   void allocateTiles();
   void emitQueryBlock(Value i0);
@@ -161,11 +195,14 @@ private:
     b.setInsertionPoint(active.thenBlock()->getTerminator());
   }
 
-  /// bf16 operands: `x` (vector<lanes x f32>) rounded, as vector<lanes x
-  /// bf16>; `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
+  /// bf16 operands: `x` (vector<lanes x f32>, or a cache's bf16/f16)
+  /// rounded, as vector<lanes x bf16> (a bf16 cache's rows as they are);
+  /// `interleave(a, b)` pairs lanes (a0, b0, a1, b1, ...).
   Value roundToBF16(Value x) {
+    if (getElementTypeOrSelf(x.getType()).isBF16())
+      return x;
     return arith::TruncFOp::create(
-        b, loc, VectorType::get({tiling.lanes}, b.getBF16Type()), x);
+        b, loc, VectorType::get({tiling.lanes}, b.getBF16Type()), widen(x));
   }
   Value pairs(Value low, Value high) {
     return vector::InterleaveOp::create(b, loc, roundToBF16(low),
@@ -191,11 +228,20 @@ private:
   /// value block as bf16 pairs of keys.
   void emitPackQueryPairs();
   void emitPackKeyPairs(Value j0, Value validKeys);
+  /// A bf16/f16 key block widened to f32 rows of `wideKeys`, a vector at a
+  /// time, for the f32 scores micro-kernel (which reads one key element
+  /// at a time: widening each there would cost a conversion per element
+  /// and query vector).
+  void emitWidenKeys(Value j0, Value validKeys);
+  /// Whether the f32 scores read the keys from `wideKeys`.
+  bool widensKeys() const { return !bf16 && keyType != elementType; }
+  Value wideKeys;
   void emitPackProbabilityPairs(Value lane0, Value keys);
   void emitPackValuePairs(Value j0, Value validKeys);
   Value queryPairs, keyPairs, probabilityPairs, valuePairs;
 
-  Type elementType;
+  Type elementType;        // Q's, O's and the arithmetic's
+  Type keyType, valueType; // K's and V's: elementType, or a cache's bf16/f16
   VectorType vectorType;
   StridedOperand qLayout, kLayout, vLayout, oLayout, maskLayout;
   int64_t batchDims = 0;
@@ -273,12 +319,13 @@ StridedOperand FlashAttentionEmitter::describe(Value buffer,
   return x;
 }
 
-Value FlashAttentionEmitter::rowsOf(const StridedOperand &x, int64_t dim) {
+Value FlashAttentionEmitter::rowsOf(const StridedOperand &x, int64_t dim,
+                                    Type element) {
   Value offset = x.offset;
   for (int64_t d = 0; d < batchDims; ++d)
     offset = add(offset, mul(batchIndex[d], x.strides[d]));
   auto type = MemRefType::get(
-      {ShapedType::kDynamic, dim}, elementType,
+      {ShapedType::kDynamic, dim}, element,
       StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
                              {ShapedType::kDynamic, 1}));
   return memref::ReinterpretCastOp::create(
@@ -306,6 +353,9 @@ void FlashAttentionEmitter::allocateTiles() {
   rowMax = tile({bq});
   rowSum = tile({bq});
   rowScale = tile({bq});
+  if (widensKeys())
+    wideKeys = tile({int64_t(llvm::alignTo(bk, tiling.microRows)),
+                     int64_t(llvm::alignTo(headDim, tiling.lanes))});
   if (!bf16)
     return;
   auto typedTile = [&](ArrayRef<int64_t> shape, Type type) {
@@ -401,16 +451,30 @@ void FlashAttentionEmitter::emitPackKeyPairs(Value j0, Value validKeys) {
   forLoop(idx(0), rows, idx(1), [&](Value jj) {
     Value row = min(add(j0, jj), lastKey);
     for (int64_t d0 = 0; d0 < headDim; d0 += tiling.lanes) {
-      Value x = d0 + tiling.lanes <= headDim
-                    ? loadVector(k, {row, idx(d0)})
-                    : vector::MaskedLoadOp::create(
-                          b, loc, vectorType, k, ValueRange{row, idx(d0)},
-                          laneMask(idx(headDim - d0)), splat(fconst(0.0)))
-                          .getResult();
+      Value x =
+          loadRow(k, {row, idx(d0)},
+                  d0 + tiling.lanes <= headDim ? Value() : idx(headDim - d0));
       vector::StoreOp::create(
           b, loc, vector::BitCastOp::create(b, loc, packedType, roundToBF16(x)),
           keyPairs, ValueRange{jj, idx(d0 / 2)});
     }
+  });
+}
+
+void FlashAttentionEmitter::emitWidenKeys(Value j0, Value validKeys) {
+  // Wk[jj][d] = K[j0 + jj][d] in f32; rows past the keys repeat the last
+  // one, as the scores micro-kernel reads whole groups of rows.
+  Value lastKey = sub(sk, idx(1));
+  Value rows =
+      mul(ceilDiv(validKeys, idx(tiling.microRows)), idx(tiling.microRows));
+  forLoop(idx(0), rows, idx(1), [&](Value jj) {
+    Value row = min(add(j0, jj), lastKey);
+    for (int64_t d0 = 0; d0 < headDim; d0 += tiling.lanes)
+      storeVector(
+          widen(loadRow(k, {row, idx(d0)},
+                        d0 + tiling.lanes <= headDim ? Value()
+                                                     : idx(headDim - d0))),
+          wideKeys, {jj, idx(d0)});
   });
 }
 
@@ -449,7 +513,7 @@ void FlashAttentionEmitter::emitPackValuePairs(Value j0, Value validKeys) {
   // Vb[j'][2c + t] = bf16(V[j0 + 2j' + t][c]), zero past the block's keys
   // and past Dv.
   Value count = arith::DivUIOp::create(b, loc, add(validKeys, idx(1)), idx(2));
-  Value zero = splat(fconst(0.0));
+  Value zero = zeroLike(VectorType::get({tiling.lanes}, valueType));
   forLoop(idx(0), count, idx(1), [&](Value j) {
     Value first = add(j0, mul(j, idx(2)));
     Value inside =
@@ -460,11 +524,10 @@ void FlashAttentionEmitter::emitPackValuePairs(Value j0, Value validKeys) {
     for (int64_t n = 0; n < valueVectors; ++n) {
       int64_t column = n * tiling.lanes;
       auto load = [&](Value row) -> Value {
-        if (column + tiling.lanes <= valueDim)
-          return loadVector(v, {row, idx(column)});
-        return vector::MaskedLoadOp::create(
-            b, loc, vectorType, v, ValueRange{row, idx(column)},
-            laneMask(idx(valueDim - column)), zero);
+        return loadRow(v, {row, idx(column)},
+                       column + tiling.lanes <= valueDim
+                           ? Value()
+                           : idx(valueDim - column));
       };
       Value high = arith::SelectOp::create(b, loc, inside, load(second), zero);
       vector::StoreOp::create(b, loc, pairs(load(first), high), valuePairs,
@@ -477,6 +540,15 @@ LogicalResult FlashAttentionEmitter::check() {
   auto qType = cast<MemRefType>(op.getQuery().getType());
   auto vType = cast<MemRefType>(op.getValue().getType());
   elementType = qType.getElementType();
+  keyType = cast<MemRefType>(op.getKey().getType()).getElementType();
+  valueType = vType.getElementType();
+  // The verifier allows K and V narrower than Q only as a bf16/f16 cache
+  // of f32 attention, which the loads widen.
+  for (Type type : {keyType, valueType})
+    if (type != elementType &&
+        !(elementType.isF32() && (type.isBF16() || type.isF16())))
+      return op.emitOpError("has no CPU kernel for ")
+             << type << " keys or values with " << elementType << " queries";
   headDim = qType.getShape().back();
   valueDim = vType.getShape().back();
   if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
@@ -543,10 +615,10 @@ LogicalResult FlashAttentionEmitter::emitTaskBody(func::FuncOp taskFn) {
       batchIndex[d] = arith::RemUIOp::create(b, loc, rest, qLayout.sizes[d]);
       rest = arith::DivUIOp::create(b, loc, rest, qLayout.sizes[d]);
     }
-    q = rowsOf(qLayout, headDim);
-    k = rowsOf(kLayout, headDim);
-    v = rowsOf(vLayout, valueDim);
-    o = rowsOf(oLayout, valueDim);
+    q = rowsOf(qLayout, headDim, elementType);
+    k = rowsOf(kLayout, headDim, keyType);
+    v = rowsOf(vLayout, valueDim, valueType);
+    o = rowsOf(oLayout, valueDim, elementType);
     Value first =
         mul(arith::RemUIOp::create(b, loc, t, blocks), idx(tiling.taskBlockQ));
     if (tiling.taskBlockQ == tiling.blockQ)
@@ -624,6 +696,8 @@ void FlashAttentionEmitter::emitQueryBlock(Value i0) {
       emitAmxAccumulate(b, loc, amxTiles, rowScale, validKeys, rows);
       return;
     }
+    if (widensKeys())
+      emitWidenKeys(j0, validKeys);
     if (bf16) {
       emitPackKeyPairs(j0, validKeys);
       emitPackValuePairs(j0, validKeys);
@@ -723,7 +797,13 @@ void FlashAttentionEmitter::emitScores(Value j0, Value validKeys) {
             SmallVector<Value> next;
             for (int64_t r = 0; r < mk; ++r) {
               Value key = splat(
-                  memref::LoadOp::create(b, loc, k, ValueRange{keyRows[r], d}));
+                  widensKeys()
+                      ? memref::LoadOp::create(b, loc, wideKeys,
+                                               ValueRange{add(jj0, idx(r)), d})
+                            .getResult()
+                      : memref::LoadOp::create(b, loc, k,
+                                               ValueRange{keyRows[r], d})
+                            .getResult());
               for (int64_t n = 0; n < nq; ++n)
                 next.push_back(vector::FMAOp::create(b, loc, key, queries[n],
                                                      c[r * nq + n]));
@@ -912,13 +992,10 @@ void FlashAttentionEmitter::emitAccumulate(Value i0, Value j0, Value rows,
             SmallVector<Value> values;
             for (int64_t n = 0; n < nv; ++n) {
               int64_t column = (c0 + n) * tiling.lanes;
-              if (column + tiling.lanes <= valueDim) {
-                values.push_back(loadVector(v, {key, idx(column)}));
-                continue;
-              }
-              values.push_back(vector::MaskedLoadOp::create(
-                  b, loc, vectorType, v, ValueRange{key, idx(column)},
-                  laneMask(idx(valueDim - column)), splat(fconst(0.0))));
+              values.push_back(widen(loadRow(v, {key, idx(column)},
+                                             column + tiling.lanes <= valueDim
+                                                 ? Value()
+                                                 : idx(valueDim - column))));
             }
             SmallVector<Value> next;
             for (int64_t r = 0; r < mr; ++r) {

@@ -47,6 +47,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -128,10 +129,18 @@ bool tfm::flashAttentionTakesLayout(AttentionOp op) {
                         op.getContext(), op.getNumBatchDims(), maskRank)[3];
 }
 
+/// K or V in an element type other than Q's: a bf16/f16 key/value cache,
+/// which the GPU kernels do not read (yet).
+static bool hasNarrowKeysOrValues(AttentionOp op) {
+  Type q = getElementTypeOrSelf(op.getQuery().getType());
+  return getElementTypeOrSelf(op.getKey().getType()) != q ||
+         getElementTypeOrSelf(op.getValue().getType()) != q;
+}
+
 bool tfm::gpuFlashAttentionTakes(AttentionOp op) {
   auto q = cast<ShapedType>(op.getQuery().getType());
   auto v = cast<ShapedType>(op.getValue().getType());
-  if (!q.getElementType().isF32())
+  if (!q.getElementType().isF32() || hasNarrowKeysOrValues(op))
     return false;
   if (Value mask = op.getMask()) {
     auto maskRank = cast<ShapedType>(mask.getType()).getRank();
@@ -682,6 +691,14 @@ struct ConvertAttentionToGPUPass
       if (!q.getElementType().isF32()) {
         op.emitOpError("has no GPU kernel for ")
             << q.getElementType() << " yet (f32 only)";
+        return signalPassFailure();
+      }
+      if (hasNarrowKeysOrValues(op)) {
+        op.emitOpError("has no GPU kernel for ")
+            << getElementTypeOrSelf(op.getKey().getType()) << " keys and "
+            << getElementTypeOrSelf(op.getValue().getType())
+            << " values yet (a bf16/f16 KV cache is CPU-only: declare the "
+               "caches f32 or leave out --kv-cache-dtype)";
         return signalPassFailure();
       }
       int64_t headDim = q.getShape().back(), valueDim = v.getShape().back();

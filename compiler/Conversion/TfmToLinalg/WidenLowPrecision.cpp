@@ -60,6 +60,12 @@ struct WidenLowPrecision : RewritePattern {
       return rewriter.notifyMatchFailure(op, "no bf16 or f16 tensor");
     if (llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>))
       return rewriter.notifyMatchFailure(op, "on buffers");
+    // f32 attention over a bf16/f16 key/value cache: the kernels read the
+    // narrow K and V in place; widening them would copy the whole cache.
+    if (auto attention = dyn_cast<AttentionOp>(op);
+        attention && !isLowPrecision(attention.getQuery().getType()) &&
+        !isLowPrecision(attention.getInit().getType()))
+      return rewriter.notifyMatchFailure(op, "reads a bf16/f16 cache as it is");
     // f64 when an operand is f64 (a cast's worth of precision is not
     // given away), else f32.
     auto isF64 = [](Type t) { return getElementTypeOrSelf(t).isF64(); };

@@ -214,12 +214,19 @@ LogicalResult AttentionOp::verify() {
            << formatShape(o) << " must be [..., " << formatDim(q[rank - 2])
            << ", " << formatDim(v.back()) << "]";
   Type elementType = cast<ShapedType>(getQuery().getType()).getElementType();
-  for (Value x : {getKey(), getValue(), getInit()})
-    if (cast<ShapedType>(x.getType()).getElementType() != elementType)
-      return emitOpError("query, key, value and init must share an element "
-                         "type");
+  if (cast<ShapedType>(getInit().getType()).getElementType() != elementType)
+    return emitOpError("query and init must share an element type");
   if (!isa<FloatType>(elementType))
     return emitOpError("needs a float element type");
+  // A bf16/f16 key/value cache read by f32 attention: the kernels widen K
+  // and V as they load them and accumulate in f32.
+  for (Value x : {getKey(), getValue()}) {
+    Type type = cast<ShapedType>(x.getType()).getElementType();
+    if (type != elementType &&
+        !(elementType.isF32() && (type.isBF16() || type.isF16())))
+      return emitOpError("key and value must have the query's element type ")
+             << elementType << ", or bf16/f16 with an f32 query; got " << type;
+  }
   if (Value mask = getMask()) {
     auto maskType = cast<ShapedType>(mask.getType());
     Type maskElement = maskType.getElementType();

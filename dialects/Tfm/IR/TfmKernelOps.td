@@ -49,6 +49,11 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [
     valid keys cost, whatever the cache's capacity `Sk`. With `causal` and a
     `query_offset` the valid keys are at most `query_offset[b] + Sq`.
 
+    K and V have Q's element type, or, with an f32 Q, bf16 or f16 (each
+    its own): a low-precision key/value cache (`tfm-compile
+    --kv-cache-dtype`), which the kernels read as it is and widen as they
+    load it; scores, softmax and accumulation stay f32.
+
     `window` (with `causal` only) is a sliding window, as Gemma's and
     Mistral's local layers have: the query at position `p` sees the keys
     `j` with `p - window < j <= p`, the last `window` positions including

@@ -215,3 +215,31 @@ func.func @bf16_attention(%q: memref<1x2x9x16xf32>, %o: memref<1x2x9x16xf32>) {
   tfm.attention ins(%q, %q, %q : memref<1x2x9x16xf32>, memref<1x2x9x16xf32>, memref<1x2x9x16xf32>) outs(%o : memref<1x2x9x16xf32>) scale 0.25
   return
 }
+
+// -----
+
+// A bf16 key cache and an f16 value cache under an f32 query: K and V are
+// read in place in their own type and widened by vector conversions (the
+// partial last vector masked): each key block into a [64 keys][32] f32
+// tile on the stack that the scores micro-kernel reads one element at a
+// time, the values straight into the P V micro-kernel's registers. The
+// cache itself is never copied.
+// CHECK-LABEL: func.func private @__tfm_task_attention_0(%{{[^:]*}}: memref<?x2x?x24xf32>, %{{[^:]*}}: memref<?x2x32x24xbf16, strided<[1536, 768, 24, 1], offset: ?>>, %{{[^:]*}}: memref<?x2x32x24xf16, strided<[1536, 768, 24, 1], offset: ?>>
+// CHECK-NOT:     memref.alloca() {{.*}}f16>
+// CHECK:         %[[WK:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x32xf32>
+// CHECK:         %[[KR:.*]] = memref.reinterpret_cast %{{.*}} to memref<32x24xbf16, strided<[24, 1], offset: ?>>
+// CHECK:         %[[VR:.*]] = memref.reinterpret_cast %{{.*}} to memref<32x24xf16, strided<[24, 1], offset: ?>>
+// CHECK:         %[[KV:.*]] = vector.load %[[KR]][{{.*}}] : memref<32x24xbf16, strided<[24, 1], offset: ?>>, vector<16xbf16>
+// CHECK-NEXT:    %[[KW:.*]] = arith.extf %[[KV]] : vector<16xbf16> to vector<16xf32>
+// CHECK-NEXT:    vector.store %[[KW]], %[[WK]]
+// CHECK:         vector.maskedload %[[KR]]
+// CHECK:         memref.load %[[WK]]
+// CHECK:         %[[VV:.*]] = vector.load %[[VR]][{{.*}}] : memref<32x24xf16, strided<[24, 1], offset: ?>>, vector<16xf16>
+// CHECK-NEXT:    arith.extf %[[VV]] : vector<16xf16> to vector<16xf32>
+// CHECK:         %[[VM:.*]] = vector.maskedload %[[VR]][{{.*}}], {{.*}} : memref<32x24xf16, strided<[24, 1], offset: ?>>, vector<16xi1>, vector<16xf16> into vector<16xf16>
+// CHECK-NEXT:    arith.extf %[[VM]] : vector<16xf16> to vector<16xf32>
+// CHECK-LABEL: func.func @low_precision_cache
+func.func @low_precision_cache(%q: memref<?x2x?x24xf32>, %k: memref<?x2x32x24xbf16, strided<[1536, 768, 24, 1], offset: ?>>, %v: memref<?x2x32x24xf16, strided<[1536, 768, 24, 1], offset: ?>>, %off: memref<?xi64>, %o: memref<?x2x?x24xf32>) {
+  tfm.attention ins(%q, %k, %v : memref<?x2x?x24xf32>, memref<?x2x32x24xbf16, strided<[1536, 768, 24, 1], offset: ?>>, memref<?x2x32x24xf16, strided<[1536, 768, 24, 1], offset: ?>>) query_offset(%off : memref<?xi64>) outs(%o : memref<?x2x?x24xf32>) scale 0.25 {causal}
+  return
+}

@@ -29,3 +29,11 @@ func.func @tensors(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x
   %r = tfm.attention ins(%q, %k, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) scale 0.125 -> tensor<2x4x8xf32>
   return %r : tensor<2x4x8xf32>
 }
+
+// -----
+
+func.func @low_precision_cache(%q: memref<2x4x8xf32>, %k: memref<2x16x8xbf16>, %v: memref<2x16x8xbf16>, %o: memref<2x4x8xf32>) {
+  // expected-error @+1 {{has no GPU kernel for 'bf16' keys and 'bf16' values yet (a bf16/f16 KV cache is CPU-only: declare the caches f32 or leave out --kv-cache-dtype)}}
+  tfm.attention ins(%q, %k, %v : memref<2x4x8xf32>, memref<2x16x8xbf16>, memref<2x16x8xbf16>) outs(%o : memref<2x4x8xf32>) scale 0.125
+  return
+}

@@ -94,6 +94,22 @@ func.func @attention(%q: tensor<?x8xbf16>, %init: tensor<?x8xbf16>) -> tensor<?x
 
 // -----
 
+// f32 attention over a bf16/f16 cache stays as it is: the kernels read the
+// narrow K and V in place, and widening them would copy the whole cache.
+// CHECK-LABEL: func.func @attention_low_precision_cache
+// CHECK-NOT:  tfm.cast
+// CHECK:      tfm.attention ins(%{{.*}} : tensor<?x2x1x8xf32>, tensor<?x2x16x8xbf16>, tensor<?x2x16x8xf16>)
+// CHECK-NOT:  tfm.cast
+// CHECK:      return
+func.func @attention_low_precision_cache(%q: tensor<?x2x1x8xf32>, %k: tensor<?x2x16x8xbf16>, %v: tensor<?x2x16x8xf16>,
+                                         %past: tensor<?xi64>, %init: tensor<?x2x1x8xf32>) -> tensor<?x2x1x8xf32> {
+  %0 = tfm.attention ins(%q, %k, %v : tensor<?x2x1x8xf32>, tensor<?x2x16x8xbf16>, tensor<?x2x16x8xf16>)
+         query_offset(%past : tensor<?xi64>) outs(%init : tensor<?x2x1x8xf32>) scale 0.125 {causal} -> tensor<?x2x1x8xf32>
+  return %0 : tensor<?x2x1x8xf32>
+}
+
+// -----
+
 // Ops that only move or select elements keep their types, and f32 ops are
 // left alone.
 // CHECK-LABEL: func.func @untouched

@@ -397,3 +397,22 @@ func.func @primitives_untouched(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> ten
   %1 = tfm.softmax %0, -1 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+// bf16 keys and f16 values under an f32 query (a low-precision cache): the
+// chain's matmuls take one element type, so K and V are widened first.
+
+// CHECK-LABEL: func.func @attention_low_precision_kv
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x?x8xf32>, %[[K:.*]]: tensor<2x?x8xbf16>, %[[V:.*]]: tensor<2x?x4xf16>, %[[INIT:.*]]: tensor<2x?x4xf32>)
+// CHECK-DAG:  %[[KW:.*]] = tfm.cast %[[K]] : tensor<2x?x8xbf16> -> tensor<2x?x8xf32>
+// CHECK-DAG:  %[[VW:.*]] = tfm.cast %[[V]] : tensor<2x?x4xf16> -> tensor<2x?x4xf32>
+// CHECK:      %[[KT:.*]] = tfm.transpose %[[KW]], -2, -1 : tensor<2x?x8xf32> -> tensor<2x8x?xf32>
+// CHECK:      %[[P:.*]] = tfm.softmax
+// CHECK-NEXT: %[[O:.*]] = tfm.matmul %[[P]], %[[VW]] : tensor<2x?x?xf32>, tensor<2x?x4xf32> -> tensor<2x?x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @attention_low_precision_kv(%q: tensor<2x?x8xf32>, %k: tensor<2x?x8xbf16>, %v: tensor<2x?x4xf16>, %init: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
+  %0 = tfm.attention ins(%q, %k, %v : tensor<2x?x8xf32>, tensor<2x?x8xbf16>, tensor<2x?x4xf16>)
+         outs(%init : tensor<2x?x4xf32>) scale 0.25 -> tensor<2x?x4xf32>
+  return %0 : tensor<2x?x4xf32>
+}

@@ -667,9 +667,26 @@ func.func @attention_init_shape(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) -> ten
 // -----
 
 func.func @attention_element_type(%q: tensor<4x8xf32>, %v: tensor<4x8xf64>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'tfm.attention' op query, key, value and init must share an element type}}
+  // expected-error @+1 {{'tfm.attention' op key and value must have the query's element type 'f32', or bf16/f16 with an f32 query; got 'f64'}}
   %0 = tfm.attention ins(%q, %q, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf64>) outs(%q : tensor<4x8xf32>) scale 1.0 -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A bf16 cache is read by f32 attention, not f32 by bf16 attention.
+func.func @attention_wider_cache(%q: tensor<4x8xbf16>, %k: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'tfm.attention' op key and value must have the query's element type 'bf16', or bf16/f16 with an f32 query; got 'f32'}}
+  %0 = tfm.attention ins(%q, %k, %k : tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%q : tensor<4x8xbf16>) scale 1.0 -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @attention_init_element_type(%q: tensor<4x8xf32>, %o: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'tfm.attention' op query and init must share an element type}}
+  %0 = tfm.attention ins(%q, %q, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%o : tensor<4x8xbf16>) scale 1.0 -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
 }
 
 // -----

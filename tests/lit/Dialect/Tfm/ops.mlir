@@ -213,6 +213,16 @@ func.func @attention_cache(%q: tensor<?x2x1x8xf32>, %kc: tensor<?x2x16x8xf32>, %
   return %0 : tensor<?x2x1x8xf32>
 }
 
+// f32 attention over bf16 keys and f16 values (a low-precision cache).
+// CHECK-LABEL: func.func @attention_low_precision_cache
+// CHECK: tfm.attention ins({{.*}} : tensor<?x2x1x8xf32>, tensor<?x1x16x8xbf16>, tensor<?x1x16x8xf16>) query_offset({{.*}}) outs({{.*}} : tensor<?x2x1x8xf32>)
+func.func @attention_low_precision_cache(%q: tensor<?x2x1x8xf32>, %kc: tensor<?x1x16x8xbf16>, %vc: tensor<?x1x16x8xf16>,
+                                         %past: tensor<?xi64>, %init: tensor<?x2x1x8xf32>) -> tensor<?x2x1x8xf32> {
+  %0 = tfm.attention ins(%q, %kc, %vc : tensor<?x2x1x8xf32>, tensor<?x1x16x8xbf16>, tensor<?x1x16x8xf16>)
+         query_offset(%past : tensor<?xi64>) outs(%init : tensor<?x2x1x8xf32>) scale 0.125 {causal} -> tensor<?x2x1x8xf32>
+  return %0 : tensor<?x2x1x8xf32>
+}
+
 // cache_append returns the updated cache and a status on tensors, the
 // status alone on memrefs.
 // CHECK-LABEL: func.func @cache_append
