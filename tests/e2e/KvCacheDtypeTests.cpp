@@ -173,7 +173,8 @@ TEST_CASE("f32 attention over a bf16/f16 cache matches float64 on the "
     }
 }
 
-TEST_CASE("with --dtype bf16 the vdpbf16ps attention reads a bf16 cache",
+TEST_CASE("with --dtype bf16 the vdpbf16ps and AMX attentions read a bf16 "
+          "cache",
           "[attention][kv-cache-dtype]") {
   if (hostCpuLevel() < 5) {
     WARN("skipped: vdpbf16ps needs AVX512-BF16 (CPU level 5); this host's "
@@ -199,15 +200,25 @@ TEST_CASE("with --dtype bf16 the vdpbf16ps attention reads a bf16 cache",
   HostTensor v = HostTensor::bf16(kShape, rng.uniform(elementCount(kShape)));
   std::vector<double> want = reference(std::vector<double>(q.begin(), q.end()),
                                        k.toDoubles(), v.toDoubles(), s, sk);
-  CpuLevelScope scope(5);
-  std::shared_ptr<Model> copy = model->reload();
-  RunResult r = copy->runOk(
-      {HostTensor::f32(qShape, q), k, v, HostTensor::i64({2}, s.where)});
-  // The queries (scaled) and the probabilities are rounded to bf16 too:
-  // relative errors of 2^-9 each, on outputs of magnitude <= 1.
-  Comparison c = allClose(r["y"].toDoubles(), want, 1e-2, 1e-2);
-  INFO(c.message);
-  CHECK(c.ok);
+  // Level 5: vdpbf16ps; 6: AMX tiles, whose value pack widens the cache's
+  // rows itself.
+  for (int level : {5, 6}) {
+    if (hostCpuLevel() < level) {
+      WARN("skipped TFM_CPU_LEVEL=6 (AMX): this host's CPU level is "
+           << hostCpuLevel());
+      continue;
+    }
+    INFO("CPU level " << level);
+    CpuLevelScope scope(level);
+    std::shared_ptr<Model> copy = model->reload();
+    RunResult r = copy->runOk(
+        {HostTensor::f32(qShape, q), k, v, HostTensor::i64({2}, s.where)});
+    // The queries (scaled) and the probabilities are rounded to bf16 too:
+    // relative errors of 2^-9 each, on outputs of magnitude <= 1.
+    Comparison c = allClose(r["y"].toDoubles(), want, 1e-2, 1e-2);
+    INFO(c.message);
+    CHECK(c.ok);
+  }
 }
 
 TEST_CASE("cache_append rounds f32 rows to nearest even into a bf16/f16 "
