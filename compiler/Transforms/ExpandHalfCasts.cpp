@@ -92,6 +92,15 @@ bool nativeBF16(Operation *op, bool module) {
   return features && features.contains("+avx512bf16");
 }
 
+/// Whether LLVM widens f16 to f32 with vcvtph2ps where `op` is: its
+/// function is a variant for F16C (AVX2 variants ask for it, and LLVM's
+/// AVX-512F implies it). An f16 KV cache is widened on every read.
+bool nativeF16Widening(Operation *op) {
+  LLVM::TargetFeaturesAttr features = LLVM::TargetFeaturesAttr::featuresAt(op);
+  return features &&
+         (features.contains("+f16c") || features.contains("+avx512f"));
+}
+
 /// f16 bits (in the low half of i32 lanes) as f32, exactly: a normal f16's
 /// bits rebiased and scaled by 2^-112 (which keeps infinities and NaNs), a
 /// subnormal one as the f32 (1 + mantissa * 2^-23) * 2^-1 minus 0.5, which
@@ -178,6 +187,8 @@ struct ExpandHalfExtF : OpRewritePattern<arith::ExtFOp> {
     Type out = getElementTypeOrSelf(op.getType());
     if (!isHalf(in) || (!out.isF32() && !out.isF64()))
       return rewriter.notifyMatchFailure(op, "not bf16/f16 to f32/f64");
+    if (in.isF16() && out.isF32() && nativeF16Widening(op))
+      return rewriter.notifyMatchFailure(op, "the target has vcvtph2ps");
     Value wide = widenHalf(rewriter, op.getLoc(), op.getIn());
     if (out.isF64())
       wide = arith::ExtFOp::create(rewriter, op.getLoc(), op.getType(), wide);

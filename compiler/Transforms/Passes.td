@@ -457,8 +457,11 @@ def TfmExpandHalfCasts : Pass<"tfm-expand-half-casts", "ModuleOp"> {
     in functions whose `target_features` include `+avx512bf16` (a portable
     artifact's AVX512-BF16 kernel variants). `vcvtneps2bf16` rounds to
     nearest even too, but reads f32 subnormals as zeros and keeps a NaN's
-    payload, as PyTorch's vectorized conversion does on such CPUs. f16
-    conversions are always expanded (nothing on the CPU needs them fast).
+    payload, as PyTorch's vectorized conversion does on such CPUs. f16 ->
+    f32 stays for LLVM's `vcvtph2ps` (exact, as the expansion) in functions
+    whose `target_features` include `+f16c` or `+avx512f` (a portable
+    artifact's AVX2 and AVX-512 kernel variants, which read f16 KV caches);
+    f32 -> f16 is always expanded.
 
     Before:
     ```mlir

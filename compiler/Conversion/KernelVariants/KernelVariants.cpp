@@ -135,10 +135,12 @@ LLVM::LLVMFuncOp getOrCreateCpuLevel(ModuleOp module) {
 
   b.setInsertionPointToStart(decide);
   Value os = decide->getArgument(0);
-  // AVX (28) and FMA (12) in leaf 1, AVX2 (5) in leaf 7, XMM|YMM state.
+  // AVX (28), F16C (29) and FMA (12) in leaf 1, AVX2 (5) in leaf 7,
+  // XMM|YMM state.
   Value avx2 = LLVM::AndOp::create(
       b, loc,
-      LLVM::AndOp::create(b, loc, allBits(ecx1, (1u << 28) | (1u << 12)),
+      LLVM::AndOp::create(b, loc,
+                          allBits(ecx1, (1u << 28) | (1u << 29) | (1u << 12)),
                           allBits(ebx7, 1u << 5)),
       allBits(os, 0x6));
   // AVX-512 F (16), DQ (17), BW (30), VL (31); opmask and ZMM state too.
@@ -232,11 +234,13 @@ mlir::tfm::getKernelVariants(int64_t vectorBits, bool multiversion,
   }
   // The baseline's tuning splits unaligned 256-bit accesses in two; every
   // CPU with AVX2 does them at full speed.
-  std::string avx512 = "+avx,+avx2,+fma,+avx512f,+avx512dq,+avx512bw,"
+  // F16C (every AVX2 CPU has it; level 2 requires it) widens f16 KV
+  // caches with vcvtph2ps.
+  std::string avx512 = "+avx,+avx2,+fma,+f16c,+avx512f,+avx512dq,+avx512bw,"
                        "+avx512vl,-slow-unaligned-mem-32";
   SmallVector<KernelVariant> variants = {
       {128, 1, "", "_sse"},
-      {256, 2, "+avx,+avx2,+fma,-slow-unaligned-mem-32", "_avx2"},
+      {256, 2, "+avx,+avx2,+fma,+f16c,-slow-unaligned-mem-32", "_avx2"},
       {512, 3, avx512, "_avx512"}};
   if (dot == DotProduct::Int8) {
     variants.push_back({512, 4, avx512 + ",+avx512vnni", "_avx512vnni"});

@@ -87,7 +87,7 @@
 // the call site calls that task.
 // MULTI-DAG:   llvm.func internal @__tfm_cpu_level() -> i32
 // MULTI-DAG:   func.func private @__tfm_task_linear_0_sse({{.*}}) attributes {tfm.task}
-// MULTI-DAG:   func.func private @__tfm_task_linear_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<["+avx", "+avx2", "+fma", "-slow-unaligned-mem-32"]>
+// MULTI-DAG:   func.func private @__tfm_task_linear_0_avx2({{.*}}) attributes {target_features = #llvm.target_features<["+avx", "+avx2", "+fma", "+f16c", "-slow-unaligned-mem-32"]>
 // MULTI-DAG:   func.func private @__tfm_task_linear_0_avx512({{.*}}) attributes {target_features = #llvm.target_features<[{{.*}}"+avx512f"
 // MULTI:       func.func private @__tfm_task_linear_0({{.*}}) attributes {tfm.task} {
 // MULTI-NEXT:    %[[LEVEL:.*]] = llvm.call @__tfm_cpu_level() : () -> i32

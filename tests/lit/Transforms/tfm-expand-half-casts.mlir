@@ -97,7 +97,7 @@ func.func @arithmetic(%i: vector<8xi8>, %a: f16, %b: f16) -> (vector<8xbf16>, f1
 
 // Where the target has vcvtneps2bf16 (a function that is an AVX512-BF16
 // variant, or the whole target with native-bf16) f32 -> bf16 stays for
-// LLVM; f16 is expanded everywhere.
+// LLVM; f32 -> f16 is expanded everywhere.
 // CHECK-LABEL: func.func @variant
 // CHECK-SAME:    target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
 // CHECK:      %[[B:.*]] = arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
@@ -121,4 +121,35 @@ func.func @variant(%x: vector<16xf32>) -> (vector<16xbf16>, vector<16xf16>)
 func.func @baseline(%x: f32) -> bf16 {
   %0 = arith.truncf %x : f32 to bf16
   return %0 : bf16
+}
+
+// -----
+
+// f16 -> f32 stays for LLVM's vcvtph2ps in an F16C or AVX-512F variant (an
+// f16 KV cache read by the attention kernel); elsewhere, and f32 -> f16
+// everywhere, it is expanded.
+// CHECK-LABEL: func.func @f16c_variant
+// CHECK:       %[[W:.*]] = arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK-NOT:   arith.truncf
+// CHECK:       return %[[W]]
+// CHECK-LABEL: func.func @avx512_variant
+// CHECK:       %[[W:.*]] = arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK-NEXT:  return %[[W]]
+// CHECK-LABEL: func.func @sse_baseline
+// CHECK-NOT:   arith.extf
+// CHECK:       return
+func.func @f16c_variant(%h: vector<8xf16>, %x: vector<8xf32>) -> (vector<8xf32>, vector<8xf16>)
+    attributes {target_features = #llvm.target_features<["+avx", "+avx2", "+fma", "+f16c"]>} {
+  %0 = arith.extf %h : vector<8xf16> to vector<8xf32>
+  %1 = arith.truncf %x : vector<8xf32> to vector<8xf16>
+  return %0, %1 : vector<8xf32>, vector<8xf16>
+}
+func.func @avx512_variant(%h: vector<16xf16>) -> vector<16xf32>
+    attributes {target_features = #llvm.target_features<["+avx512f"]>} {
+  %0 = arith.extf %h : vector<16xf16> to vector<16xf32>
+  return %0 : vector<16xf32>
+}
+func.func @sse_baseline(%h: vector<4xf16>) -> vector<4xf32> {
+  %0 = arith.extf %h : vector<4xf16> to vector<4xf32>
+  return %0 : vector<4xf32>
 }
