@@ -1,6 +1,7 @@
 #===- TfmAddModel.cmake - Compile a model into a library at build time -===#
 #
-#   tfm_add_model(<target> MODEL <model.tfm> [WEIGHTS <weights.safetensors>]
+#   tfm_add_model(<target> MODEL <model.tfm>
+#                 [WEIGHTS <weights.safetensors|model.gguf|index.json|dir>]
 #                 [NAME <name>] [CPU <cpu>] [TARGET <target>]
 #                 [WEIGHTS_MODE embedded|external]
 #                 [TOKENIZER <tokenizer.json|directory|model.gguf>]
@@ -80,6 +81,55 @@ function(_tfm_check_model_name where name)
   set_property(GLOBAL PROPERTY "_TFM_MODEL_NAME_${upper}" "${where}")
 endfunction()
 
+# The files a --weights path compiles from, for the model's DEPENDS: the
+# file, the config.json beside a transformers checkpoint (config() reads
+# it), and a sharded checkpoint's index and shards (a directory means its
+# model.safetensors.index.json, else its model.safetensors, as
+# tfm-compile takes it).
+function(_tfm_weights_depends where weights out)
+  if(IS_DIRECTORY "${weights}")
+    if(EXISTS "${weights}/model.safetensors.index.json")
+      set(weights "${weights}/model.safetensors.index.json")
+    elseif(EXISTS "${weights}/model.safetensors")
+      set(weights "${weights}/model.safetensors")
+    else()
+      message(FATAL_ERROR "${where}: WEIGHTS ${weights} is a directory "
+                          "without model.safetensors.index.json or "
+                          "model.safetensors")
+    endif()
+  endif()
+  set(files "${weights}")
+  cmake_path(GET weights PARENT_PATH dir)
+  if(EXISTS "${dir}/config.json")
+    list(APPEND files "${dir}/config.json")
+  endif()
+  if(weights MATCHES "\\.index\\.json$")
+    # Read at configure time: a changed index configures again.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                 "${weights}")
+    file(READ "${weights}" index)
+    string(JSON map ERROR_VARIABLE error GET "${index}" weight_map)
+    if(error)
+      message(FATAL_ERROR "${where}: ${weights}: ${error}")
+    endif()
+    string(JSON count LENGTH "${map}")
+    set(shards "")
+    if(count GREATER 0)
+      math(EXPR last "${count} - 1")
+      foreach(i RANGE ${last})
+        string(JSON tensor MEMBER "${map}" ${i})
+        string(JSON shard GET "${map}" "${tensor}")
+        list(APPEND shards "${shard}")
+      endforeach()
+    endif()
+    list(REMOVE_DUPLICATES shards)
+    foreach(shard IN LISTS shards)
+      list(APPEND files "${dir}/${shard}")
+    endforeach()
+  endif()
+  set(${out} "${files}" PARENT_SCOPE)
+endfunction()
+
 function(tfm_add_model target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;WEIGHTS;NAME;CPU;TARGET;WEIGHTS_MODE;TOKENIZER"
                         "OPTIONS")
@@ -126,7 +176,8 @@ function(tfm_add_model target)
       message(FATAL_ERROR "${where}: WEIGHTS ${weights} does not exist")
     endif()
     list(APPEND flags --weights "${weights}")
-    list(APPEND depends "${weights}")
+    _tfm_weights_depends("${where}" "${weights}" weights_depends)
+    list(APPEND depends ${weights_depends})
   endif()
   if(arg_CPU)
     list(APPEND flags --cpu "${arg_CPU}")
