@@ -48,16 +48,8 @@ private:
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(f32Vector(), b.getF32FloatAttr(0.0f)));
   }
-  /// Moves the builder into an scf.if that skips a group of queries from
-  /// `first` past the block's `rows`; the caller's InsertionGuard restores
-  /// it.
   void skipPast(int64_t first, Value rows) {
-    auto active = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx(first),
-                              rows),
-        /*withElseRegion=*/false);
-    b.setInsertionPoint(active.thenBlock()->getTerminator());
+    emitSkipPastRows(b, loc, idx(first), rows);
   }
   Value laneMask(int64_t lanes) {
     return vector::CreateMaskOp::create(
@@ -274,6 +266,15 @@ void mlir::tfm::emitAmxScores(OpBuilder &b, Location loc,
                               const AmxAttentionTiles &t, Value validKeys,
                               Value rows) {
   Emitter(b, loc, t).scores(validKeys, rows);
+}
+
+void mlir::tfm::emitSkipPastRows(OpBuilder &b, Location loc, Value first,
+                                 Value rows) {
+  auto active = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, first, rows),
+      /*withElseRegion=*/false);
+  b.setInsertionPoint(active.thenBlock()->getTerminator());
 }
 
 void mlir::tfm::emitAmxPackValues(OpBuilder &b, Location loc,

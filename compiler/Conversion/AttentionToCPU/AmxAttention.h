@@ -47,6 +47,11 @@ struct AmxAttentionTiles {
   Value accT;          ///< [valueDim, blockQ] f32: (P V)^T
 };
 
+/// Moves `b` into an scf.if that runs only when `first` < `rows`: the AMX
+/// kernel skips the groups of queries past a short block's last one. The
+/// caller's InsertionGuard restores the builder.
+void emitSkipPastRows(OpBuilder &b, Location loc, Value first, Value rows);
+
 /// St[0 : ceil(validKeys / 32) * 32, :] = keys . queries, over the groups of
 /// 32 queries that hold one of the block's first `rows`.
 void emitAmxScores(OpBuilder &b, Location loc, const AmxAttentionTiles &t,

@@ -185,14 +185,8 @@ private:
   /// builder into an scf.if until the caller's InsertionGuard restores it.
   Value activeRows;
   void skipPastQueries(int64_t lane0) {
-    if (!amx)
-      return;
-    auto active = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx(lane0),
-                              activeRows),
-        /*withElseRegion=*/false);
-    b.setInsertionPoint(active.thenBlock()->getTerminator());
+    if (amx)
+      emitSkipPastRows(b, loc, idx(lane0), activeRows);
   }
 
   /// bf16 operands: `x` (vector<lanes x f32>, or a cache's bf16/f16)
