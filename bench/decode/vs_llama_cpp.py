@@ -179,7 +179,11 @@ def main():
         subprocess.run([os.path.join(a.tfm_bin, "tfm-compile"),
                         os.path.join(ROOT, "examples", "llama", "llama.tfm"),
                         "--weights", gguf, "--set",
-                        f"tfm.capacity={capacity}", "-o", so], check=True)
+                        f"tfm.capacity={capacity}",
+                        # Only the last position's logits, as llama-bench's
+                        # prompt computes (and generation reads).
+                        "--set", "tfm.last_logits=true", "-o", so],
+                       check=True)
         ids = os.path.join(work, f"prompt_{a.prefill}.npy")
         zero = os.path.join(work, "zero.npy")
         write_npy_i64(ids, (1, a.prefill), [300 + i for i in range(a.prefill)])

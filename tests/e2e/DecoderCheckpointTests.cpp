@@ -58,13 +58,16 @@ HostTensor nanCache(const std::vector<int64_t> &shape) {
       shape, std::vector<float>(size_t(elementCount(shape)), std::nanf("")));
 }
 
-std::shared_ptr<Model> example(const std::string &arch,
-                               const std::string &file) {
+std::shared_ptr<Model> example(const std::string &arch, const std::string &file,
+                               const BuildOptions &options = {}) {
   static std::map<std::string, std::shared_ptr<Model>> cache;
-  std::shared_ptr<Model> &model = cache[arch + "/" + file];
+  std::string key = arch + "/" + file;
+  for (const std::string &set : options.configOverrides)
+    key += " --set " + set;
+  std::shared_ptr<Model> &model = cache[key];
   if (!model)
     model = Model::buildFiles(sourceDir() + "/examples/llama/llama.tfm",
-                              fixtureDir(arch) + "/" + file);
+                              fixtureDir(arch) + "/" + file, options);
   return model;
 }
 
@@ -138,6 +141,42 @@ TEST_CASE("decoders: one llama.tfm compiles transformers and GGUF "
       CHECK(hf == gguf);
       checkGenerate(arch, "model.safetensors");
       checkGenerate(arch, "model.gguf");
+    }
+  }
+}
+
+TEST_CASE("decoders: --set tfm.last_logits=true computes only each "
+          "sequence's last logits, the same values",
+          "[decoders]") {
+  for (const char *arch : {"llama", "gemma3"}) {
+    DYNAMIC_SECTION(arch) {
+      HostTensor input = fixture(arch, "input_ids");
+      int64_t batch = input.shape[0], seq = input.shape[1];
+      std::vector<int64_t> shape = cacheShape(arch, batch);
+      BuildOptions last;
+      last.configOverrides = {"tfm.last_logits=true"};
+      std::vector<HostTensor> inputs = {
+          input,
+          HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
+          nanCache(shape), nanCache(shape)};
+      RunResult r = example(arch, "model.gguf", last)->runOk(inputs);
+      HostTensor want = fixture(arch, "logits");
+      int64_t vocab = want.shape[2];
+      REQUIRE(r["logits"].shape == std::vector<int64_t>{batch, 1, vocab});
+      std::vector<double> all = want.toDoubles(), lastRows;
+      for (int64_t b = 0; b < batch; ++b)
+        lastRows.insert(lastRows.end(),
+                        all.begin() + ((b * seq) + seq - 1) * vocab,
+                        all.begin() + (b * seq + seq) * vocab);
+      checkClose(r["logits"].toDoubles(), lastRows,
+                 std::string(arch) + " last logits");
+      // A decode step (seq 1) keeps its one position.
+      inputs[0] =
+          HostTensor::i64({batch, 1}, std::vector<int64_t>(size_t(batch), 3));
+      inputs[1] =
+          HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), seq));
+      CHECK(example(arch, "model.gguf", last)->runOk(inputs)["logits"].shape ==
+            std::vector<int64_t>{batch, 1, vocab});
     }
   }
 }

@@ -320,6 +320,7 @@ CompileResult compileIn(CompileResult result, const BuildOptions &build) {
   if (build.kvCacheDtype)
     options.kvCacheDtype = *build.kvCacheDtype;
   options.keepFp32 = build.keepFp32;
+  options.configOverrides = build.configOverrides;
   if (build.cpu)
     options.cpu = *build.cpu;
   else if (std::optional<std::string> env = envValue("TFM_E2E_CPU"))

@@ -141,6 +141,9 @@ struct BuildOptions {
   std::optional<std::string> kvCacheDtype;
   /// --keep-fp32, once per glob: weights that stay f32 under dtype/quantize.
   std::vector<std::string> keepFp32;
+  /// --set, once per "KEY=VALUE": config() keys answered before the
+  /// weights file's.
+  std::vector<std::string> configOverrides;
 };
 
 /// The environment's settings (see BuildOptions), for messages.
