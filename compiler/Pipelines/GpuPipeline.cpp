@@ -1,7 +1,7 @@
 //===- GpuPipeline.cpp - tfm's CUDA pipeline ------------------------------===//
 #include "compiler/Pipelines/GpuPipeline.h"
 #include "compiler/Conversion/Passes.h"
-#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Pipelines/CommonPipelines.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -31,15 +31,15 @@ using namespace mlir;
 
 void tfm::buildGPUTfmToLinalgPipeline(OpPassManager &pm,
                                       const GPUPipelineOptions &options) {
-  CPUPipelineOptions linalg;
-  linalg.weights = options.weights;
-  linalg.bindWeights = options.bindWeights;
   // tfm.packed_linear's panels are laid out for CPU vector registers: the
   // GPU takes the linalg form of linear layers. Attention is fused as on
   // the CPU and becomes the flash-attention kernel (docs/gpu.md).
-  linalg.packLinear = false;
-  linalg.fuseAttention = true;
-  buildTfmToLinalgPipeline(pm, linalg);
+  FrontEndOptions frontEnd;
+  frontEnd.weights = options.weights;
+  frontEnd.bindWeights = options.bindWeights;
+  frontEnd.fuseAttention = true;
+  buildFrontEndPipeline(pm, frontEnd);
+  buildPrimitivesToLinalgPipeline(pm, frontEnd);
   // What the flash-attention kernel cannot take runs unfused (its chain's
   // primitives become linalg like the rest).
   pm.addNestedPass<func::FuncOp>(tfm::createTfmGpuDecomposeAttention());
