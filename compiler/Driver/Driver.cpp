@@ -2,6 +2,7 @@
 #include "compiler/Driver/Driver.h"
 #include "compiler/Checkpoint/Checkpoint.h"
 #include "compiler/Checkpoint/ShardIndex.h"
+#include "compiler/Driver/OptionChecks.h"
 #include "compiler/Frontend/ConfigOverrides.h"
 #include "compiler/Frontend/Parser.h"
 #include "compiler/Frontend/WeightShapes.h"
@@ -77,15 +78,6 @@ std::optional<EmitKind> mlir::tfm::emitKindForPath(StringRef path) {
 }
 
 namespace {
-/// Whether `path` names a file that starts with GGUF's magic.
-bool isGgufFile(const std::string &path) {
-  if (path.empty())
-    return false;
-  std::string error;
-  std::shared_ptr<Checkpoint> file = Checkpoint::open(path, error);
-  return file && file->isGguf();
-}
-
 /// The innermost file location of `loc`, if it has one.
 std::optional<FileLineColLoc> findFileLocation(Location loc) {
   std::optional<FileLineColLoc> found;
@@ -182,6 +174,13 @@ public:
   LogicalResult run();
 
 private:
+  // The steps of run(), in order.
+  LogicalResult resolveTarget();
+  FailureOr<OwningOpRef<ModuleOp>> parse();
+  LogicalResult prepare(ModuleOp module);
+  LogicalResult lower(ModuleOp module);
+  LogicalResult writeNativeCode(ModuleOp module);
+
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;
     mlir::tfm::registerAllDialects(registry);
@@ -222,6 +221,17 @@ private:
   /// spelling of a path (./w.safetensors, a link) counts.
   LogicalResult checkOutputsSpareInputs(EmitKind emit);
 
+  // What resolveTarget() decided.
+  bool cuda = false;
+  bool portable = false;
+  EmitKind emit = EmitKind::Object;
+  std::unique_ptr<llvm::TargetMachine> machine;
+  // What parse() read; kept open until the artifact is written.
+  std::shared_ptr<Checkpoint> weights;
+  std::unique_ptr<CheckpointWeightShapes> weightShapes;
+  std::unique_ptr<ConfigOverrides> overrides;
+  // What prepare() read.
+  std::optional<Signature> signature;
   std::optional<TokenizerBytes> tokenizer;
   const CompileOptions &options;
   raw_ostream &diagnosticStream;
@@ -449,91 +459,67 @@ LogicalResult Compilation::checkOutputsSpareInputs(EmitKind emit) {
 }
 
 LogicalResult Compilation::run() {
+  if (failed(resolveTarget()))
+    return failure();
+  FailureOr<OwningOpRef<ModuleOp>> parsed = parse();
+  if (failed(parsed))
+    return failure();
+  ModuleOp module = parsed->get();
+  if (failed(prepare(module)))
+    return failure();
+  if (emit == EmitKind::Header)
+    return success();
+  if (emit == EmitKind::Tfm)
+    return printIR(module);
+  if (failed(lower(module)))
+    return failure();
+  if (emit == EmitKind::Linalg || emit == EmitKind::Gpu ||
+      emit == EmitKind::Nvvm || emit == EmitKind::Ptx)
+    return success();
+  if (emit == EmitKind::LLVMMlir)
+    return printIR(module);
+  return writeNativeCode(module);
+}
+
+/// --target, --cpu and what to emit, checked before anything is read, so
+/// that a wrong flag is reported whatever the stage.
+LogicalResult Compilation::resolveTarget() {
   // Checked first, so that a wrong --target or --cpu is reported whatever
   // the stage. The target decides the vector width the kernels are tiled
   // for.
   // --target cuda: the host code is for this machine.
-  bool cuda = options.target == "cuda";
+  cuda = options.target == "cuda";
   llvm::Expected<llvm::Triple> triple =
       resolveTargetTriple(cuda ? "cpu" : options.target);
   if (!triple)
     return fail(llvm::toString(triple.takeError()));
-  bool portable = options.cpu == "portable" || options.cpu.empty();
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+  portable = options.cpu == "portable" || options.cpu.empty();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> created =
       createTargetMachine(
           CPUTarget{*triple, portable ? "x86-64-v2" : options.cpu});
-  if (!machine)
-    return fail(llvm::toString(machine.takeError()));
+  if (!created)
+    return fail(llvm::toString(created.takeError()));
+  machine = std::move(*created);
 
-  std::optional<EmitKind> emit = options.emit;
-  if (!emit)
-    emit = emitKindForPath(options.outputPath);
-  if (!emit)
+  std::optional<EmitKind> kind = options.emit;
+  if (!kind)
+    kind = emitKindForPath(options.outputPath);
+  if (!kind)
     return fail("cannot tell what to produce from '" + options.outputPath +
                 "': name a .o, .so or .h file, or pass --emit");
-  if ((*emit == EmitKind::Object || *emit == EmitKind::SharedLibrary) &&
+  emit = *kind;
+  if ((emit == EmitKind::Object || emit == EmitKind::SharedLibrary) &&
       options.outputPath == "-")
     return fail("binary output needs a file: pass -o");
 
-  bool gpuStage = *emit == EmitKind::Gpu || *emit == EmitKind::Nvvm ||
-                  *emit == EmitKind::Ptx;
-  if (gpuStage && !cuda)
-    return fail("--emit=gpu, nvvm and ptx need --target cuda");
-  if (options.externalWeights && cuda)
-    return fail("--weights-mode external is for CPU artifacts; --target "
-                "cuda embeds its weights");
-  if (options.externalWeights && options.outputPath == "-" &&
-      options.weightsOutputPath.empty() &&
-      (*emit == EmitKind::Object || *emit == EmitKind::SharedLibrary))
-    return fail("--weights-mode external needs -o or --weights-out");
-  static constexpr llvm::StringLiteral kGpuArchs[] = {"sm_80", "sm_86", "sm_89",
-                                                      "sm_90"};
-  if (cuda && !llvm::is_contained(kGpuArchs, options.gpuArch))
-    return fail("unknown --gpu-arch '" + options.gpuArch +
-                "' (supported: sm_80, sm_86, sm_89, sm_90)");
-  if (options.dtype != "f32" && options.dtype != "f16" &&
-      options.dtype != "bf16")
-    return fail("unknown --dtype '" + options.dtype +
-                "' (supported: f32, f16, bf16)");
-  if (options.dtype == "f16" && !cuda)
-    return fail("--dtype f16 needs --target cuda (the CPU target computes in "
-                "f32 or bf16)");
-  if (!options.kvCacheDtype.empty() && options.kvCacheDtype != "f32" &&
-      options.kvCacheDtype != "bf16" && options.kvCacheDtype != "f16")
-    return fail("unknown --kv-cache-dtype '" + options.kvCacheDtype +
-                "' (supported: f32, bf16, f16)");
-  if (cuda && (options.kvCacheDtype == "bf16" || options.kvCacheDtype == "f16"))
-    return fail("--kv-cache-dtype " + options.kvCacheDtype +
-                " is for CPU artifacts (the GPU attention kernels read f32 "
-                "caches)");
-  if (!options.quantize.empty() && options.quantize != "int8")
-    return fail("unknown --quantize '" + options.quantize +
-                "' (supported: int8)");
-  if (!options.quantize.empty() && cuda)
-    return fail("--quantize int8 is for CPU artifacts");
-  // GGUF Q8_0 weights of linear layers stay quantized unless kept in f32,
-  // so --keep-fp32 has a use with a GGUF file alone.
-  if (!options.keepFp32.empty() && options.dtype == "f32" &&
-      options.quantize.empty() && !isGgufFile(options.weightsPath))
-    return fail("--keep-fp32 needs --dtype bf16, --quantize int8 or GGUF "
-                "weights");
-  for (const std::string &pattern : options.keepFp32)
-    if (llvm::Expected<llvm::GlobPattern> glob =
-            llvm::GlobPattern::create(pattern);
-        !glob)
-      return fail("--keep-fp32 '" + pattern +
-                  "': " + llvm::toString(glob.takeError()));
-  // The kernels' math (exp, erf, tanh, max) links libdevice; without it the
-  // PTX would name functions that no driver can resolve.
-  llvm::SmallString<128> libdevice(options.cudaPath);
-  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
-  bool beforePtx = *emit == EmitKind::Tfm || *emit == EmitKind::Header ||
-                   *emit == EmitKind::Linalg || *emit == EmitKind::Gpu ||
-                   *emit == EmitKind::Nvvm;
-  if (cuda && !beforePtx && !llvm::sys::fs::exists(libdevice))
-    return fail("--target cuda needs the CUDA toolkit's libdevice, and " +
-                libdevice + " does not exist: pass --cuda-path");
+  if (std::optional<std::string> error = findOptionError(options, emit))
+    return fail(*error);
 
+  return success();
+}
+
+/// The model file parsed against the weights' shapes and config() keys.
+FailureOr<OwningOpRef<ModuleOp>> Compilation::parse() {
   // Opening a FIFO would wait for a writer forever; a directory or a device
   // is no model file either ("-" reads stdin).
   llvm::sys::fs::file_status modelStatus;
@@ -541,7 +527,7 @@ LogicalResult Compilation::run() {
       !llvm::sys::fs::status(options.modelPath, modelStatus) &&
       !llvm::sys::fs::is_regular_file(modelStatus))
     return fail(options.modelPath + ": not a regular file");
-  if (failed(checkOutputsSpareInputs(*emit)))
+  if (failed(checkOutputsSpareInputs(emit)))
     return failure();
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file =
@@ -552,8 +538,6 @@ LogicalResult Compilation::run() {
 
   TimingScope parseTimer = timing.nest("parse");
 
-  std::shared_ptr<Checkpoint> weights;
-  std::unique_ptr<CheckpointWeightShapes> weightShapes;
   if (!options.weightsPath.empty()) {
     weights = Checkpoint::open(options.weightsPath, error);
     if (!weights)
@@ -563,7 +547,6 @@ LogicalResult Compilation::run() {
   }
 
   WeightShapes *source = weightShapes.get();
-  std::unique_ptr<ConfigOverrides> overrides;
   if (!options.configOverrides.empty()) {
     overrides = std::make_unique<ConfigOverrides>(source);
     overrides->remarks = options.remarks;
@@ -590,7 +573,12 @@ LogicalResult Compilation::run() {
       return fail("--set '" + unread.front() + "': " + options.modelPath +
                   " never reads it with config()");
   parseTimer.stop();
-  ModuleOp module = parsed->get();
+  return parsed;
+}
+
+/// The model named, its signature read, the tokenizer checked, the header
+/// written (when asked for, or when it is the output).
+LogicalResult Compilation::prepare(ModuleOp module) {
   func::FuncOp model;
   module.walk([&](func::FuncOp f) { model = f; });
   if (!options.modelName.empty() && failed(renameModel(model)))
@@ -600,9 +588,10 @@ LogicalResult Compilation::run() {
   if (mlir::tfm::SignatureAttr signature = mlir::tfm::getSignatureAttr(model);
       cuda && signature)
     mlir::tfm::setSignatureAttr(model, signature.withDevice("cuda"));
-  FailureOr<Signature> signature = Signature::read(model);
-  if (failed(signature))
+  FailureOr<Signature> read = Signature::read(model);
+  if (failed(read))
     return failure();
+  signature = std::move(*read);
   if (!options.tokenizerPath.empty() && failed(readTokenizer()))
     return failure();
   auto writeHeader = [&](StringRef path) {
@@ -619,70 +608,76 @@ LogicalResult Compilation::run() {
                  tokenizer ? &headerTokenizer : nullptr);
     });
   };
-  if (*emit == EmitKind::Header)
+  if (emit == EmitKind::Header)
     return writeHeader(options.outputPath);
   if (!options.headerPath.empty() && failed(writeHeader(options.headerPath)))
     return failure();
-  if (*emit == EmitKind::Tfm)
-    return printIR(module);
+  return success();
+}
 
+/// The target's pipelines, then the triple, data layout and tokenizer on
+/// the LLVM dialect module.
+LogicalResult Compilation::lower(ModuleOp module) {
   if (cuda) {
-    if (failed(lowerForCuda(module, *emit)))
+    if (failed(lowerForCuda(module, emit)))
       return failure();
-    if (*emit == EmitKind::Linalg || *emit == EmitKind::Gpu ||
-        *emit == EmitKind::Nvvm || *emit == EmitKind::Ptx)
+    if (emit == EmitKind::Linalg || emit == EmitKind::Gpu ||
+        emit == EmitKind::Nvvm || emit == EmitKind::Ptx)
       return success();
   } else {
-    if (failed(lowerForCpu(module, *emit, portable, **machine)))
+    if (failed(lowerForCpu(module, emit, portable, *machine)))
       return failure();
-    if (*emit == EmitKind::Linalg)
+    if (emit == EmitKind::Linalg)
       return success();
   }
   // Shown in --emit=llvm-mlir; the translation takes them from the module.
-  module->setAttr(
-      LLVM::LLVMDialect::getTargetTripleAttrName(),
-      StringAttr::get(&context, (*machine)->getTargetTriple().str()));
+  module->setAttr(LLVM::LLVMDialect::getTargetTripleAttrName(),
+                  StringAttr::get(&context, machine->getTargetTriple().str()));
   module->setAttr(
       LLVM::LLVMDialect::getDataLayoutAttrName(),
-      StringAttr::get(
-          &context, (*machine)->createDataLayout().getStringRepresentation()));
+      StringAttr::get(&context,
+                      machine->createDataLayout().getStringRepresentation()));
   if (tokenizer)
     embedTokenizer(module, signature->model);
-  if (*emit == EmitKind::LLVMMlir)
-    return printIR(module);
+  return success();
+}
 
+/// LLVM IR, assembly, an object (weights streamed into it) or a shared
+/// library.
+LogicalResult Compilation::writeNativeCode(ModuleOp module) {
   FailureOr<EmbeddedWeights> embeddedWeights = takeEmbeddedWeights(module);
   if (failed(embeddedWeights))
     return failure();
   llvm::LLVMContext llvmContext;
   TimingScope llvmTimer = timing.nest("translate to LLVM IR and optimize");
   std::unique_ptr<llvm::Module> llvmModule =
-      translateAndOptimize(module, llvmContext, **machine);
+      translateAndOptimize(module, llvmContext, *machine);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   llvmTimer.stop();
-  if (*emit == EmitKind::LLVMIR)
+  if (emit == EmitKind::LLVMIR)
     return writeText(options.outputPath,
                      [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
 
   std::string objectPath = options.outputPath;
   llvm::SmallString<128> tempObject;
-  if (*emit == EmitKind::SharedLibrary) {
+  if (emit == EmitKind::SharedLibrary) {
     int fd;
     if (llvm::sys::fs::createTemporaryFile("tfm", "o", fd, tempObject))
       return fail("cannot create a temporary object file");
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
     objectPath = tempObject.str().str();
   }
+  std::string error;
   std::unique_ptr<llvm::ToolOutputFile> out =
       openOutputFile(objectPath, &error);
   if (!out)
     return fail(error);
   TimingScope codegenTimer = timing.nest("code generation");
-  bool assembly = *emit == EmitKind::Assembly;
+  bool assembly = emit == EmitKind::Assembly;
   if (assembly || embeddedWeights->tensors.empty()) {
     if (llvm::Error codegenError =
-            emitNativeCode(*llvmModule, **machine, out->os(), assembly))
+            emitNativeCode(*llvmModule, *machine, out->os(), assembly))
       return fail(llvm::toString(std::move(codegenError)));
   } else {
     // The code in memory (small without its weights), then the object with
@@ -690,7 +685,7 @@ LogicalResult Compilation::run() {
     llvm::SmallVector<char, 0> code;
     llvm::raw_svector_ostream codeStream(code);
     if (llvm::Error codegenError =
-            emitNativeCode(*llvmModule, **machine, codeStream, assembly))
+            emitNativeCode(*llvmModule, *machine, codeStream, assembly))
       return fail(llvm::toString(std::move(codegenError)));
     llvmModule.reset();
     TimingScope weightsTimer = codegenTimer.nest("write weights");
@@ -703,7 +698,7 @@ LogicalResult Compilation::run() {
   if (failed(keep(*out, objectPath)))
     return failure();
   out.reset();
-  if (*emit != EmitKind::SharedLibrary)
+  if (emit != EmitKind::SharedLibrary)
     return success();
   TimingScope linkTimer = timing.nest("link");
   llvm::Error linkError = linkSharedLibrary(objectPath, options.outputPath);
@@ -712,6 +707,7 @@ LogicalResult Compilation::run() {
     return fail(llvm::toString(std::move(linkError)));
   return success();
 }
+
 LogicalResult Compilation::readTokenizer() {
   std::string path = options.tokenizerPath;
   auto failWith = [&](const Twine &message) {
