@@ -4,7 +4,7 @@
     bench/decode/vs_llama_cpp.py (--llama-bench PATH | --python VENV/bin/python)
         [--types Q8_0,Q4_0]
         [--threads 1,2] [--position 64] [--prefill 32] [--runs 30]
-        [--tfm-bin build/bin] [--work DIR] [--torch PYTHON]
+        [--tfm-bin build/bin] [--work DIR] [--torch PYTHON] [--bandwidth]
         [make_gguf_q8.py size options: --layers --hidden --heads --kv-heads
          --ffn --vocab]
 
@@ -20,7 +20,11 @@ with PyTorch eager (--torch: transformers' LlamaForCausalLM of the same
 sizes in f32, its KV cache; in the llama.cpp columns of its own rows), and
 prints a markdown table with the weights' bytes read per decoded token
 (every matrix and the tied head: the GGUF's tensor data) and the GB/s that
-makes. llama.cpp runs either as its own `llama-bench` (--llama-bench PATH:
+makes. With --bandwidth, bench/models/helper.c's `bandwidth` mode (1 GiB
+read by vector loads, built here with cc -O3 -march=native) measures the
+memory read bandwidth on the row's thread count right before each decode
+measurement, and the table gains tfm's GB/s as a share of it: the issue's
+"decode at >= 85% of the bytes-per-token / bandwidth bound". llama.cpp runs either as its own `llama-bench` (--llama-bench PATH:
 tg of --runs tokens at depth --position, pp of --prefill tokens, per-token
 minimum over llama-bench's repetitions) or through llama-cpp-python (--python:
 VENV's python must have it; pip install llama-cpp-python builds llama.cpp
@@ -157,6 +161,9 @@ def main():
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--tfm-bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--work", default="/tmp/tfm-vs-llama-cpp")
+    p.add_argument("--bandwidth", action="store_true",
+                   help="measure the memory read bandwidth beside each "
+                        "decode row (bench/models/helper.c bandwidth)")
     p.add_argument("--torch", metavar="PYTHON",
                    help="also PyTorch eager (f32, transformers' "
                         "LlamaForCausalLM of the same sizes, random weights) "
@@ -167,6 +174,13 @@ def main():
     need = max(a.position + a.runs + 1, a.prefill)
     capacity = max(1024, -(-need // 256) * 256)
     rows = []
+    helper = None
+    if a.bandwidth:
+        os.makedirs(a.work, exist_ok=True)
+        helper = os.path.join(a.work, "helper")
+        subprocess.run(["cc", "-O3", "-march=native", "-pthread", "-o", helper,
+                        os.path.join(ROOT, "bench", "models", "helper.c")],
+                       check=True)
     for kind in a.types.split(","):
         work = os.path.join(a.work, kind)
         subprocess.run([sys.executable, os.path.join(HERE, "make_gguf_q8.py"),
@@ -191,6 +205,13 @@ def main():
         cache = os.path.join(work, "cache.npy")
         weight_bytes = os.path.getsize(gguf)
         for threads in map(int, a.threads.split(",")):
+            bandwidth = None
+            if helper:
+                out = subprocess.run([helper, "bandwidth", "1024", "3",
+                                      str(threads)], check=True,
+                                     capture_output=True, text=True)
+                measured = json.loads(out.stdout)
+                bandwidth = measured["single" if threads == 1 else "all"]
             decode = tfm_bench(a.tfm_bin, so, {
                 "input_ids": os.path.join(work, "input_ids.npy"),
                 "past": os.path.join(work, "past.npy"),
@@ -215,7 +236,8 @@ def main():
                           file=sys.stderr)
                 else:
                     ref = [float(x) for x in out.stdout.split()[-3:]]
-            rows.append((kind, threads, weight_bytes, decode, prefill, ref))
+            rows.append((kind, threads, weight_bytes, decode, prefill, ref,
+                         bandwidth))
             print(rows[-1], file=sys.stderr)
     torch_rows = []
     if a.torch:
@@ -233,20 +255,26 @@ def main():
             torch_rows.append((threads, [float(x) for x in
                                          out.stdout.split()[-3:]]))
             print(torch_rows[-1], file=sys.stderr)
+    bound = " memory GB/s | tfm % of bound |" if helper else ""
     print(f"| type | thr | weights MB | tfm decode ms (min / median) | "
           f"llama.cpp decode ms | tfm GB/s | llama.cpp GB/s | tfm prefill "
-          f"{a.prefill} ms | llama.cpp prefill ms |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
-    for kind, threads, size, decode, prefill, ref in rows:
+          f"{a.prefill} ms | llama.cpp prefill ms |{bound}")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|" + ("--:|--:|" if helper
+                                                   else ""))
+    for kind, threads, size, decode, prefill, ref, bandwidth in rows:
         gbs = lambda ms: f"{size / ms / 1e6:.1f}"
         llama = (f"{ref[0]:.2f} / {ref[1]:.2f}", gbs(ref[0]), f"{ref[2]:.1f}") \
             if ref else ("error", "-", "error")
+        share = (f" {bandwidth:.1f} | "
+                 f"{100 * size / decode[0] / 1e6 / bandwidth:.0f}% |"
+                 if bandwidth else "")
         print(f"| {kind} | {threads} | {size / 1e6:.0f} | {decode[0]:.2f} / "
               f"{decode[1]:.2f} | {llama[0]} | {gbs(decode[0])} | {llama[1]} | "
-              f"{prefill[0]:.1f} | {llama[2]} |")
+              f"{prefill[0]:.1f} | {llama[2]} |{share}")
     for threads, (best, median, prefill) in torch_rows:
         print(f"| PyTorch eager f32 | {threads} | - | - | {best:.2f} / "
-              f"{median:.2f} | - | - | - | {prefill:.1f} |")
+              f"{median:.2f} | - | - | - | {prefill:.1f} |" +
+              (" - | - |" if helper else ""))
 
 
 if __name__ == "__main__":

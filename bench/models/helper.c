@@ -29,6 +29,16 @@
  *       {"bf16": {"gflops": best, "min": slowest, ...} | {"skipped": why},
  *        "int8": {"gops": best, "min": slowest, ...} | {"skipped": why}}
  *
+ *   helper bandwidth MIB TRIALS THREADS
+ *       Memory read bandwidth, the bound of a decode step (which reads every
+ *       weight once): MIB MiB (default 1024, far past the caches), split
+ *       into THREADS contiguous parts, each read by one thread with 64-byte
+ *       vector loads into four independent sums (what a GEMV's weight
+ *       stream does), TRIALS times after one pass that faults the pages
+ *       in. Prints one JSON line: {"single": best 1-thread GB/s,
+ *       "single_min": slowest, "all": best GB/s of THREADS threads} (GB =
+ *       1e9 bytes, as bench/decode's GB/s columns).
+ *
  *   helper rss CMD ARGS...
  *       Runs CMD as a child and, after it exits, prints
  *       "helper-rss: maxrss_kib=N status=S cpu_s=C" on stderr, N being the
@@ -398,6 +408,97 @@ static int rss(int argc, char **argv) {
   return code;
 }
 
+/* The memory read bandwidth (see the top of the file). */
+struct read_arg {
+  const unsigned char *base;
+  size_t bytes;
+  double seconds;
+  long long sum;
+};
+
+static void *read_part(void *p) {
+  struct read_arg *a = p;
+  double start = now();
+#if defined(__AVX512F__)
+  __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i + 256 <= a->bytes; i += 256) {
+    s0 = _mm512_add_epi64(s0, _mm512_load_si512(a->base + i));
+    s1 = _mm512_add_epi64(s1, _mm512_load_si512(a->base + i + 64));
+    s2 = _mm512_add_epi64(s2, _mm512_load_si512(a->base + i + 128));
+    s3 = _mm512_add_epi64(s3, _mm512_load_si512(a->base + i + 192));
+  }
+  a->sum = _mm512_reduce_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
+#else
+  long long s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  const long long *w = (const long long *)a->base;
+  for (size_t i = 0; i + 4 <= a->bytes / 8; i += 4) {
+    s0 += w[i];
+    s1 += w[i + 1];
+    s2 += w[i + 2];
+    s3 += w[i + 3];
+  }
+  a->sum = s0 + s1 + s2 + s3;
+#endif
+  a->seconds = now() - start;
+  return NULL;
+}
+
+/* GB/s of `threads` threads reading `bytes` from `base` together. */
+static double read_trial(const unsigned char *base, size_t bytes,
+                         int threads) {
+  pthread_t th[64];
+  struct read_arg args[64];
+  size_t part = bytes / (size_t)threads / 256 * 256;
+  double start = now();
+  for (int i = 0; i < threads; ++i) {
+    args[i].base = base + (size_t)i * part;
+    args[i].bytes = part;
+    pthread_create(&th[i], NULL, read_part, &args[i]);
+  }
+  long long sum = 0;
+  for (int i = 0; i < threads; ++i) {
+    pthread_join(th[i], NULL);
+    sum += args[i].sum;
+  }
+  double seconds = now() - start;
+  isink += (int)sum;
+  return (double)part * threads / seconds / 1e9;
+}
+
+static int bandwidth(int argc, char **argv) {
+  size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 1024;
+  int trials = argc > 3 ? atoi(argv[3]) : 5;
+  int threads = argc > 4 ? atoi(argv[4]) : 2;
+  if (threads < 1)
+    threads = 1;
+  if (threads > 64)
+    threads = 64;
+  size_t bytes = mib << 20;
+  unsigned char *base = aligned_alloc(64, bytes);
+  if (!base) {
+    fprintf(stderr, "helper bandwidth: cannot allocate %zu MiB\n", mib);
+    return 1;
+  }
+  /* Distinct values on every page (a zero page would be shared). */
+  for (size_t i = 0; i < bytes; i += 4096)
+    memset(base + i, (int)(i >> 12), 4096);
+  double best = 0, worst = 1e30, all = 0;
+  read_trial(base, bytes, 1);
+  for (int t = 0; t < trials; ++t) {
+    double r = read_trial(base, bytes, 1);
+    best = r > best ? r : best;
+    worst = r < worst ? r : worst;
+    double a = read_trial(base, bytes, threads);
+    all = a > all ? a : all;
+  }
+  printf("{\"single\": %.2f, \"single_min\": %.2f, \"all\": %.2f, "
+         "\"threads\": %d, \"mib\": %zu, \"trials\": %d}\n",
+         best, worst, all, threads, mib, trials);
+  free(base);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peak") == 0)
     return peak(argc, argv);
@@ -409,9 +510,12 @@ int main(int argc, char **argv) {
 #endif
   if (argc >= 2 && strcmp(argv[1], "rss") == 0)
     return rss(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0)
+    return bandwidth(argc, argv);
   fprintf(
       stderr,
       "usage: helper peak [SECONDS TRIALS THREADS] | helper lowp-peak [SECONDS "
-      "TRIALS] | helper amx-peak [SECONDS TRIALS] | helper rss CMD ARGS...\n");
+      "TRIALS] | helper amx-peak [SECONDS TRIALS] | helper bandwidth [MIB "
+      "TRIALS THREADS] | helper rss CMD ARGS...\n");
   return 2;
 }
