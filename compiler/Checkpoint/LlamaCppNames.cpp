@@ -18,7 +18,7 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 } // namespace
 
 std::string mlir::tfm::llamaCppArchitecture(std::string_view modelType) {
-  if (modelType == "llama" || modelType == "qwen2")
+  if (modelType == "llama" || modelType == "qwen2" || modelType == "qwen3")
     return std::string(modelType);
   // Gemma3ForCausalLM's config is Gemma3TextConfig, "gemma3_text";
   // Gemma3ForConditionalGeneration's (4B and up) is "gemma3", with the
@@ -78,8 +78,11 @@ mlir::tfm::llamaCppTensorName(std::string_view arch, std::string_view name) {
   // post_attention_layernorm is a post-norm, and the FFN's pre-norm has a
   // name of its own (tensor_mapping.py's ATTN_POST_NORM, FFN_NORM,
   // FFN_POST_NORM).
+  // Qwen3 norms each head's queries and keys (as Gemma 3 does) before RoPE.
   static const std::pair<std::string_view, std::string_view> llama[] = {
       {"post_attention_layernorm", "ffn_norm"},
+      {"self_attn.q_norm", "attn_q_norm"},
+      {"self_attn.k_norm", "attn_k_norm"},
   };
   static const std::pair<std::string_view, std::string_view> gemma3[] = {
       {"post_attention_layernorm", "post_attention_norm"},

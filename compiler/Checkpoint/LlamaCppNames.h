@@ -18,7 +18,7 @@
 
 namespace mlir::tfm {
 
-/// llama.cpp's architecture ("llama", "qwen2", "gemma3") for a
+/// llama.cpp's architecture ("llama", "qwen2", "qwen3", "gemma3") for a
 /// config.json's `model_type`, or empty for one it does not map.
 std::string llamaCppArchitecture(std::string_view modelType);
 
