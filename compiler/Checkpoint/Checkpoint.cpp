@@ -471,6 +471,29 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
       return c;
     }
   }
+  // Phi-3/4: the rotated dims are partial_rotary_factor of each head's,
+  // as convert_hf_to_gguf.py computes them (int(factor * hidden) / heads).
+  if (suffix == "rope.dimension_count" && llamaCppArch == "phi3") {
+    const llvm::json::Value *factor =
+        lookupHfConfig(*configJson, "partial_rotary_factor");
+    if (!factor || factor->kind() == llvm::json::Value::Null)
+      factor = lookupHfConfig(*configJson,
+                              "rope_parameters.partial_rotary_factor");
+    const llvm::json::Value *hidden =
+        lookupHfConfig(*configJson, "hidden_size");
+    const llvm::json::Value *heads =
+        lookupHfConfig(*configJson, "num_attention_heads");
+    if (factor && hidden && heads && factor->getAsNumber() &&
+        hidden->getAsInteger() && heads->getAsInteger() &&
+        *heads->getAsInteger() > 0) {
+      CheckpointConfig c;
+      c.number = double(int64_t(*factor->getAsNumber() *
+                                double(*hidden->getAsInteger())) /
+                        *heads->getAsInteger());
+      c.isInteger = true;
+      return c;
+    }
+  }
   for (const std::string &hfKey : hfConfigKeys(llamaCppArch, suffix.str()))
     if (const llvm::json::Value *value = lookupHfConfig(*configJson, hfKey))
       if (value->kind() != llvm::json::Value::Null) {

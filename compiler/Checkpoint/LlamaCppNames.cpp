@@ -18,7 +18,8 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 } // namespace
 
 std::string mlir::tfm::llamaCppArchitecture(std::string_view modelType) {
-  if (modelType == "llama" || modelType == "qwen2" || modelType == "qwen3")
+  if (modelType == "llama" || modelType == "qwen2" || modelType == "qwen3" ||
+      modelType == "phi3")
     return std::string(modelType);
   // Gemma3ForCausalLM's config is Gemma3TextConfig, "gemma3_text";
   // Gemma3ForConditionalGeneration's (4B and up) is "gemma3", with the
@@ -78,11 +79,15 @@ mlir::tfm::llamaCppTensorName(std::string_view arch, std::string_view name) {
   // post_attention_layernorm is a post-norm, and the FFN's pre-norm has a
   // name of its own (tensor_mapping.py's ATTN_POST_NORM, FFN_NORM,
   // FFN_POST_NORM).
-  // Qwen3 norms each head's queries and keys (as Gemma 3 does) before RoPE.
+  // Qwen3 norms each head's queries and keys (as Gemma 3 does) before RoPE;
+  // Phi-3 fuses Q, K and V into one projection, and the FFN's gate and up
+  // into ffn_up.
   static const std::pair<std::string_view, std::string_view> llama[] = {
       {"post_attention_layernorm", "ffn_norm"},
       {"self_attn.q_norm", "attn_q_norm"},
       {"self_attn.k_norm", "attn_k_norm"},
+      {"self_attn.qkv_proj", "attn_qkv"},
+      {"mlp.gate_up_proj", "ffn_up"},
   };
   static const std::pair<std::string_view, std::string_view> gemma3[] = {
       {"post_attention_layernorm", "post_attention_norm"},
@@ -155,8 +160,13 @@ std::vector<std::string> mlir::tfm::hfConfigKeys(std::string_view arch,
   if (suffix == "rope.freq_base_swa" && gemma)
     return {"rope_local_base_freq",
             "rope_parameters.sliding_attention.rope_theta"};
-  if (suffix == "attention.sliding_window" && gemma)
+  if (suffix == "attention.sliding_window" && (gemma || arch == "phi3"))
     return {"sliding_window"};
+  // Phi-3 states it at the top of config.json.
+  if (suffix == "rope.scaling.original_context_length" && arch == "phi3")
+    return {"original_max_position_embeddings",
+            "rope_parameters.original_max_position_embeddings",
+            "rope_scaling.original_max_position_embeddings"};
   // Not a key convert_hf_to_gguf.py writes (llama.cpp derives it from the
   // model's size); stated for a checkpoint that states it.
   if (suffix == "attention.query_pre_attn_scalar" && gemma)
