@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -431,9 +432,63 @@ void Checkpoint::addLlamaCppNames() {
     }
     added.push_back(std::move(alias));
   }
+  addLongRopeFactors(added);
   for (CheckpointTensor &t : added) {
     std::string name = t.name;
     tensors.emplace(std::move(name), std::move(t));
+  }
+}
+
+/// The LongRoPE lists of config.json (rope_type "longrope" or "su": Phi-3
+/// 128k, Phi-3.5, Phi-4-mini), as the tensors rope_factors_short.weight and
+/// rope_factors_long.weight convert_hf_to_gguf.py writes from them.
+static const llvm::json::Value *
+longRopeParameters(const llvm::json::Value &configJson) {
+  for (const char *group : {"rope_parameters", "rope_scaling"}) {
+    const llvm::json::Value *params = lookupHfConfig(configJson, group);
+    const llvm::json::Object *object = params ? params->getAsObject() : nullptr;
+    if (!object)
+      continue;
+    std::optional<llvm::StringRef> type = object->getString("rope_type");
+    if (!type)
+      type = object->getString("type");
+    if (type && (*type == "longrope" || *type == "su"))
+      return params;
+  }
+  return nullptr;
+}
+
+void Checkpoint::addLongRopeFactors(std::vector<CheckpointTensor> &added) {
+  if (llamaCppArch != "phi3")
+    return;
+  const llvm::json::Value *params = longRopeParameters(*configJson);
+  if (!params)
+    return;
+  const llvm::json::Object &object = *params->getAsObject();
+  for (auto [key, name] : {std::pair{"short_factor", "rope_factors_short"},
+                           std::pair{"long_factor", "rope_factors_long"}}) {
+    const llvm::json::Array *list = object.getArray(key);
+    std::string tensorName = std::string(name) + ".weight";
+    if (!list || tensors.count(tensorName))
+      continue;
+    auto &bytes = transformed.emplace_back(list->size() * sizeof(float));
+    auto *values = reinterpret_cast<float *>(bytes.data());
+    bool numbers = true;
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::optional<double> v = (*list)[i].getAsNumber();
+      numbers &= v.has_value();
+      values[i] = float(v.value_or(0));
+    }
+    if (!numbers)
+      continue; // Not LongRoPE's list: the model's rope() reports it.
+    CheckpointTensor t;
+    t.name = tensorName;
+    t.dtype = "F32";
+    t.shape = {int64_t(list->size())};
+    t.element = CheckpointElement::F32;
+    t.data = bytes.data();
+    t.byteSize = bytes.size();
+    added.push_back(std::move(t));
   }
 }
 
@@ -471,14 +526,47 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
       return c;
     }
   }
+  // LongRoPE is the factor tensors above and this scale of cos and sin,
+  // which the converter computes from the context lengths; its type is not
+  // a scaling rope() applies.
+  if (llamaCppArch == "phi3" && longRopeParameters(*configJson)) {
+    if (suffix == "rope.scaling.type") {
+      CheckpointConfig c;
+      c.kind = CheckpointConfig::Kind::String;
+      c.text = "none";
+      return c;
+    }
+    if (suffix == "rope.scaling.attn_factor") {
+      const llvm::json::Object &params =
+          *longRopeParameters(*configJson)->getAsObject();
+      if (std::optional<double> given = params.getNumber("attention_factor")) {
+        CheckpointConfig c;
+        c.number = *given;
+        return c;
+      }
+      std::optional<CheckpointConfig> context =
+          llamaCppConfig(llamaCppArch + ".context_length", error);
+      std::optional<CheckpointConfig> original = llamaCppConfig(
+          llamaCppArch + ".rope.scaling.original_context_length", error);
+      if (context && original && original->number > 1) {
+        double scale = context->number / original->number;
+        CheckpointConfig c;
+        c.number =
+            scale > 1
+                ? std::sqrt(1 + std::log(scale) / std::log(original->number))
+                : 1.0;
+        return c;
+      }
+    }
+  }
   // Phi-3/4: the rotated dims are partial_rotary_factor of each head's,
   // as convert_hf_to_gguf.py computes them (int(factor * hidden) / heads).
   if (suffix == "rope.dimension_count" && llamaCppArch == "phi3") {
     const llvm::json::Value *factor =
         lookupHfConfig(*configJson, "partial_rotary_factor");
     if (!factor || factor->kind() == llvm::json::Value::Null)
-      factor = lookupHfConfig(*configJson,
-                              "rope_parameters.partial_rotary_factor");
+      factor =
+          lookupHfConfig(*configJson, "rope_parameters.partial_rotary_factor");
     const llvm::json::Value *hidden =
         lookupHfConfig(*configJson, "hidden_size");
     const llvm::json::Value *heads =
@@ -487,9 +575,9 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
         hidden->getAsInteger() && heads->getAsInteger() &&
         *heads->getAsInteger() > 0) {
       CheckpointConfig c;
-      c.number = double(int64_t(*factor->getAsNumber() *
-                                double(*hidden->getAsInteger())) /
-                        *heads->getAsInteger());
+      c.number = double(
+          int64_t(*factor->getAsNumber() * double(*hidden->getAsInteger())) /
+          *heads->getAsInteger());
       c.isInteger = true;
       return c;
     }

@@ -139,6 +139,8 @@ private:
   /// The values of tensors that a llama.cpp name sees transformed (permuted
   /// rows, Gemma's norm + 1), which the mapping cannot hold.
   std::deque<std::vector<unsigned char>> transformed;
+  /// Adds a Phi-3 checkpoint's LongRoPE lists as llama.cpp's factor tensors.
+  void addLongRopeFactors(std::vector<CheckpointTensor> &added);
 };
 
 } // namespace mlir::tfm
