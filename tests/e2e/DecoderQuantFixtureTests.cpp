@@ -231,7 +231,7 @@ TEST_CASE("decoders: F16 GGUF files of Llama, Qwen2 and Gemma 3 match a "
           "[quantdecoders]") {
   // F16 weights are exact in f32 and tfm multiplies f32 activations by
   // them, so tfm differs from float64 only by f32 rounding: measured up to
-  // 2e-6 x std; 1e-4 x std is allowed. The F16 rounding itself moves the
+  // 3.9e-6 x std; 1e-4 x std is allowed. The F16 rounding itself moves the
   // logits by about 5e-3 x std from the f32 checkpoint's: checked too, so
   // that the references are seen to be the F16 file's.
   for (const char *arch : {"llama", "qwen2", "gemma3"}) {

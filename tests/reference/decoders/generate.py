@@ -25,6 +25,16 @@ with what `transformers` computes from them (eager attention, float32):
                                       (checked here against recomputing the
                                       whole sequence)
 
+and the same weights in other GGUF types, each with float64 references on
+the file's own weights as gguf.quants.dequantize reads them
+(<stem>.logits, .generate_tokens, .decode_logits):
+
+  <arch>/model-f16.gguf                2-D weights F16
+  <arch>/model-q.gguf                  Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 layers
+  <arch>-kquant/model.gguf             a hidden-256 model of the class (no
+                                       safetensors) in a Q4_K_M-like mix of
+                                       Q4_K, Q5_K, Q6_K (kquants.py)
+
     python3 tests/reference/decoders/generate.py             # make a venv, install, run
     python3 tests/reference/decoders/generate.py --python P  # use interpreter P instead
     python3 tests/reference/decoders/generate.py --check     # fail unless a fresh run
