@@ -27,7 +27,8 @@ with what `transformers` computes from them (eager attention, float32):
 
 and the same weights in other GGUF types, each with float64 references on
 the file's own weights as gguf.quants.dequantize reads them
-(<stem>.logits, .generate_tokens, .decode_logits):
+(<stem>.logits, .generate_tokens, .decode_logits; for blocks also
+<stem>.q8act.*, the block layers' inputs rounded to 8 bits as tfm does):
 
   <arch>/model-f16.gguf                2-D weights F16
   <arch>/model-q.gguf                  Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 layers
@@ -326,7 +327,7 @@ def dequantized_state(path, arch, config, hf_names):
                                      config["num_hidden_layers"])
     inverse = {names.get_name(n, try_suffixes=(".weight", ".bias")): n
                for n in hf_names}
-    state = {}
+    state, types = {}, {}
     for t in gguf.GGUFReader(path).tensors:
         w = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float64)
         w = w.reshape([int(n) for n in reversed(t.shape)])
@@ -338,7 +339,41 @@ def dequantized_state(path, arch, config, hf_names):
         if arch == "gemma3" and name.endswith("norm.weight"):
             w = w - 1.0
         state[name] = torch.from_numpy(np.ascontiguousarray(w))
-    return state
+        types[name] = t.tensor_type.name
+    return state, types
+
+
+def round_inputs(x, block):
+    """x rounded per block of `block` along its last dim as tfm's block GEMM
+    rounds its input (tfm.packed_linear, llama.cpp's quantize_row_q8_0):
+    d = max |x| / 127, q = x / d rounded to nearest even, clamped to
+    [-127, 127]; the GEMM then sums d * q * w."""
+    import torch
+    blocks = x.reshape(*x.shape[:-1], x.shape[-1] // block, block)
+    d = blocks.abs().amax(-1, keepdim=True) / 127
+    inverse = torch.where(d > 0, 1 / torch.where(d > 0, d, torch.ones_like(d)),
+                          torch.zeros_like(d))
+    q = torch.clamp(torch.round(blocks * inverse), -127, 127)
+    return (q * d).reshape(x.shape)
+
+
+def round_block_inputs(model, types, tied):
+    """Every nn.Linear of `model` whose file weight is in blocks rounds its
+    input as tfm does (round_inputs; blocks of 16 for Q6_K, 32 for the
+    others); the tied head is the token embedding's type."""
+    import torch
+    for name, module in model.named_modules():
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        kind = types.get(name + ".weight")
+        if kind is None and tied and name == "lm_head":
+            kind = types["model.embed_tokens.weight"]
+        assert kind is not None, name
+        if kind in ("F32", "F16"):
+            continue
+        block = 16 if kind == "Q6_K" else 32
+        module.forward = (lambda forward, block: lambda x: forward(round_inputs(x, block)))(
+            module.forward, block)
 
 
 def file_reference(path, arch, cfg, model_class, config, hf_state, ids, prompt):
@@ -351,7 +386,7 @@ def file_reference(path, arch, cfg, model_class, config, hf_state, ids, prompt):
     import numpy as np
     import torch
     model = model_class(cfg).double().eval()
-    state = dequantized_state(path, arch, config, list(hf_state))
+    state, types = dequantized_state(path, arch, config, list(hf_state))
     missing, unexpected = model.load_state_dict(state, strict=False)
     tied = bool(getattr(cfg, "tie_word_embeddings", False))
     assert not unexpected and set(missing) <= ({"lm_head.weight"} if tied else set()), \
@@ -379,6 +414,18 @@ def file_reference(path, arch, cfg, model_class, config, hf_state, ids, prompt):
     np.save(stem + ".logits.npy", logits)
     np.save(stem + ".generate_tokens.npy", np.array([tokens], dtype=np.int64))
     np.save(stem + ".decode_logits.npy", decode)
+    if any(t not in ("F32", "F16") for t in types.values()):
+        # The same forward with the inputs of the block layers rounded as
+        # tfm rounds them (<stem>.q8act.*): the batch, and the greedy
+        # sequence at once (each row's rounding is its own, so these are
+        # also the cached steps' logits).
+        round_block_inputs(model, types, tied)
+        with torch.no_grad():
+            np.save(stem + ".q8act.logits.npy",
+                    model(input_ids=torch.from_numpy(ids)).logits.numpy())
+            full = model(input_ids=torch.tensor([tokens[:-1]])).logits[0]
+            np.save(stem + ".q8act.decode_logits.npy",
+                    full[PROMPT_LEN - 1:].numpy())
     return logits
 
 
