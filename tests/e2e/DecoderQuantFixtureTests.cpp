@@ -160,14 +160,13 @@ Outputs runFixture(const Model &model, const std::string &folder,
 /// as tfm's GEMM does (<stem>.q8act.*), row by row (each position's
 /// logits: the batch's 14 and the 8 steps'). On the same operands only f32
 /// rounding remains (measured <= 1.5e-6 x std), except where an input lies
-/// within f32 rounding of a rounding boundary (x / d near k + 1/2: about
-/// one input in 10^4 at these sizes) and tfm's and float64's roundings
-/// differ by one step: that row and the later ones of its sequence move,
-/// measured up to 0.035 x std (level 1, whose f32 sums are ordered
-/// otherwise, meets more of them than the host's). So at least half the
-/// rows must be within 1e-4 x std, which a wrong block size, scale or
-/// rounding of the inputs would break everywhere, and every row within
-/// 0.05 x std.
+/// within f32 rounding of a rounding boundary (x / d next to k + 1/2) and
+/// tfm's and float64's roundings differ by one step: that row and the later
+/// ones of its sequence move, measured up to 0.035 x std (level 1, whose f32
+/// sums are ordered otherwise, meets more of them than the host's). So at least
+/// half the rows must be within 1e-4 x std, which a wrong input block size
+/// or scale (or truncating instead of rounding) would break in every row, and
+/// every row within 0.05 x std.
 void checkRoundedInputs(const QuantFixture &f, const Outputs &got,
                         int64_t vocab, double sd, const std::string &what) {
   std::vector<double> want =
