@@ -6,7 +6,11 @@
  *
  * tokenizes the prompt with the embedded vocabulary, runs it once (prefill),
  * then one decode step per new token with key/value caches this program
- * owns, and prints the ids and the text (prompt and continuation). */
+ * owns, and prints the ids and the text (prompt and continuation). Built
+ * over a model without a tokenizer (no TFM_LLAMA_HAS_TOKENIZER in llama.h),
+ * it takes and prints token ids only:
+ *
+ *   llama-c N_NEW ID [ID ...] */
 #include "llama.h"
 
 #include <stdint.h>
@@ -28,13 +32,13 @@ static int64_t argmax(const float *row) {
 }
 
 int main(int argc, char **argv) {
+  static int64_t tokens[CAPACITY];
+  int64_t promptLength = 0;
+#ifdef TFM_LLAMA_HAS_TOKENIZER
   if (argc != 3) {
     fprintf(stderr, "usage: llama-c N_NEW \"prompt text\"\n");
     return 2;
   }
-  long newTokens = strtol(argv[1], NULL, 10);
-  static int64_t tokens[CAPACITY];
-  int64_t promptLength = 0;
   /* With the tokenizer's special tokens: Llama's <s> first. */
   int32_t rc = tfm_llama_tokenize(argv[2], strlen(argv[2]), 1, tokens, CAPACITY,
                                   &promptLength);
@@ -43,6 +47,24 @@ int main(int argc, char **argv) {
             (int)rc);
     return 1;
   }
+#else
+  if (argc < 3 || argc - 2 > CAPACITY) {
+    fprintf(stderr, "usage: llama-c N_NEW ID [ID ...] (at most %d ids)\n",
+            (int)CAPACITY);
+    return 2;
+  }
+  for (int i = 2; i < argc; ++i) {
+    char *end = NULL;
+    long long id = strtoll(argv[i], &end, 10);
+    if (*argv[i] == '\0' || *end != '\0' || id < 0 || id >= VOCAB) {
+      fprintf(stderr, "llama-c: '%s' is not a token id in [0, %d)\n", argv[i],
+              (int)VOCAB);
+      return 2;
+    }
+    tokens[promptLength++] = id;
+  }
+#endif
+  long newTokens = strtol(argv[1], NULL, 10);
   if (newTokens < 1 || promptLength + newTokens > CAPACITY) {
     fprintf(stderr,
             "llama-c: prompt (%lld tokens) + new tokens must be 1 to "
@@ -86,6 +108,7 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < length; ++i)
     printf(" %lld", (long long)tokens[i]);
   printf("\n");
+#ifdef TFM_LLAMA_HAS_TOKENIZER
   /* The text without special tokens. A buffer too small (one byte here)
    * writes nothing and says how many bytes the text needs. */
   int64_t size = 0;
@@ -99,6 +122,7 @@ int main(int argc, char **argv) {
   }
   printf("text: %s\n", text);
   free(text);
+#endif
   free(kCache);
   free(vCache);
   free(logits);

@@ -25,6 +25,17 @@ with what `transformers` computes from them (eager attention, float32):
                                       (checked here against recomputing the
                                       whole sequence)
 
+and the same weights in other GGUF types, each with float64 references on
+the file's own weights as gguf.quants.dequantize reads them
+(<stem>.logits, .generate_tokens, .decode_logits; for blocks also
+<stem>.q8act.*, the block layers' inputs rounded to 8 bits as tfm does):
+
+  <arch>/model-f16.gguf                2-D weights F16
+  <arch>/model-q.gguf                  Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 layers
+  <arch>-kquant/model.gguf             a hidden-256 model of the class (no
+                                       safetensors) in a Q4_K_M-like mix of
+                                       Q4_K, Q5_K, Q6_K (kquants.py)
+
     python3 tests/reference/decoders/generate.py             # make a venv, install, run
     python3 tests/reference/decoders/generate.py --python P  # use interpreter P instead
     python3 tests/reference/decoders/generate.py --check     # fail unless a fresh run
@@ -133,21 +144,51 @@ def permute_rows(w, n_head):
             .swapaxes(1, 2).reshape(w.shape))
 
 
-# model-q.gguf (qwen2, gemma3): the same weights as llama-quantize would
-# leave a mixed 4/8-bit file, one block type per kind of tensor; norms and
-# ffn_down (rows of 48, not whole blocks of 32) stay F32, as llama.cpp
-# falls back for rows its blocks do not divide. The token embedding is also
-# the (tied) LM head.
+# model-q.gguf: the same weights as llama-quantize would leave a mixed
+# 4/8-bit file, one block type per kind of tensor; norms and ffn_down (rows
+# of 48, not whole blocks of 32) stay F32, as llama.cpp falls back for rows
+# its blocks do not divide. The token embedding is also the (tied) LM head
+# of qwen2 and gemma3.
 QUANT_TYPES = {"token_embd": "Q8_0", "attn_q": "Q4_0", "attn_k": "Q5_0",
                "attn_v": "Q8_0", "attn_output": "Q4_1", "ffn_gate": "Q5_1",
-               "ffn_up": "Q4_0"}
+               "ffn_up": "Q4_0", "output": "Q8_0"}
 
 
-def write_gguf(path, arch, config, state, quantized=False):
-    """The checkpoint as convert_hf_to_gguf.py writes it, in F32; or, with
-    `quantized`, with QUANT_TYPES' block types."""
+def legacy_types(mapped, data):
+    kind = QUANT_TYPES.get(mapped.split(".")[-2])
+    return kind if kind and data.ndim == 2 and data.shape[-1] % 32 == 0 else None
+
+
+def f16_types(mapped, data):
+    """model-f16.gguf: 2-D weights F16, norms and biases F32, as
+    convert_hf_to_gguf.py --outtype f16 writes them."""
+    return "F16" if data.ndim == 2 else None
+
+
+def kquant_types(mapped, data):
+    """<arch>-kquant/model.gguf: a Q4_K_M-like mix, as llama-quantize
+    leaves it: attn_v, ffn_down and the token embedding / LM head in
+    Q6_K, layer 1's attn_output in Q5_K, the other weights Q4_K."""
+    if data.ndim != 2:
+        return None
+    part = mapped.split(".")[-2]
+    if part in ("attn_v", "ffn_down", "token_embd", "output"):
+        return "Q6_K"
+    if part == "attn_output" and mapped.startswith("blk.1."):
+        return "Q5_K"
+    return "Q4_K"
+
+
+FILE_TYPES = {None: "ALL_F32", legacy_types: "MOSTLY_Q4_0",
+              f16_types: "MOSTLY_F16", kquant_types: "MOSTLY_Q4_K_M"}
+
+
+def write_gguf(path, arch, config, state, types=None):
+    """The checkpoint as convert_hf_to_gguf.py writes it, in F32; or with
+    the block type `types(gguf_name, data)` names (None: F32)."""
     import gguf
     import numpy as np
+    import kquants
     c = config
     writer = gguf.GGUFWriter(path, arch=arch)
     writer.add_context_length(c["max_position_embeddings"])
@@ -170,10 +211,12 @@ def write_gguf(path, arch, config, state, quantized=False):
     if arch == "gemma3":
         # Gemma3Model writes the window but neither the local layers' RoPE
         # base nor their pattern: llama.cpp assumes 10000 and every sixth
-        # layer global.
+        # layer global. A model whose layer_types differ states the period
+        # (llama.cpp's key, which tfm reads).
         writer.add_sliding_window(c["sliding_window"])
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0 if quantized
-                         else gguf.LlamaFileType.ALL_F32)
+        if "layer_types" in c:
+            writer.add_sliding_window_pattern(gemma_pattern(c["layer_types"]))
+    writer.add_file_type(gguf.LlamaFileType[FILE_TYPES[types]])
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()],
                                      c["num_hidden_layers"])
     for name in sorted(state):
@@ -187,8 +230,11 @@ def write_gguf(path, arch, config, state, quantized=False):
         mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if mapped is None:
             raise SystemExit(f"{arch}: the gguf package does not map {name}")
-        kind = QUANT_TYPES.get(mapped.split(".")[-2]) if quantized else None
-        if kind and data.ndim == 2 and data.shape[-1] % 32 == 0:
+        kind = types(mapped, data) if types else None
+        if kind in kquants.QUANTIZERS:
+            qtype = gguf.GGMLQuantizationType[kind]
+            writer.add_tensor(mapped, kquants.quantize(data, kind), raw_dtype=qtype)
+        elif kind:
             qtype = gguf.GGMLQuantizationType[kind]
             writer.add_tensor(mapped, gguf.quants.quantize(data, qtype),
                               raw_dtype=qtype)
@@ -198,6 +244,14 @@ def write_gguf(path, arch, config, state, quantized=False):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+
+def gemma_pattern(layer_types):
+    """The period P of layer_types (every P-th layer global)."""
+    p = layer_types.index("full_attention") + 1
+    assert all((t == "full_attention") == ((i + 1) % p == 0)
+               for i, t in enumerate(layer_types)), layer_types
+    return p
 
 
 def make(out, arch, config_class, model_class, config, seed):
@@ -213,10 +267,10 @@ def make(out, arch, config_class, model_class, config, seed):
     model.save_pretrained(out, safe_serialization=True)
     write_gguf(os.path.join(out, "model.gguf"), arch, config,
                load_file(os.path.join(out, "model.safetensors")))
-    if arch != "llama":
-        write_gguf(os.path.join(out, "model-q.gguf"), arch, config,
-                   load_file(os.path.join(out, "model.safetensors")),
-                   quantized=True)
+    state = load_file(os.path.join(out, "model.safetensors"))
+    for file, types in (("model-f16.gguf", f16_types),
+                        ("model-q.gguf", legacy_types)):
+        write_gguf(os.path.join(out, file), arch, config, state, types)
 
     rng = np.random.RandomState(seed + 2)
     ids = rng.randint(0, config["vocab_size"], size=(BATCH, SEQ)).astype(np.int64)
@@ -249,6 +303,181 @@ def make(out, arch, config_class, model_class, config, seed):
         check_close(arch + " decode vs recompute", decode, full.numpy())
     save(out, input_ids=ids, logits=logits, generate_prompt=prompt,
          generate_tokens=tokens, decode_logits=decode)
+    for file in ("model-f16.gguf", "model-q.gguf"):
+        got = file_reference(os.path.join(out, file), arch, cfg, model_class,
+                             config, model.state_dict(), ids, prompt)
+        report(arch + "/" + file, got, logits)
+
+
+def unpermute_rows(w, n_head):
+    """The inverse of permute_rows."""
+    return (w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def dequantized_state(path, arch, config, hf_names):
+    """The GGUF file's tensors as `gguf.quants.dequantize` reads them, in
+    float64 under transformers' names: llama's Q/K row permutation undone,
+    and Gemma's +1 on norm weights taken off (exactly: transformers adds
+    it back in float64)."""
+    import gguf
+    import numpy as np
+    import torch
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()],
+                                     config["num_hidden_layers"])
+    inverse = {names.get_name(n, try_suffixes=(".weight", ".bias")): n
+               for n in hf_names}
+    state, types = {}, {}
+    for t in gguf.GGUFReader(path).tensors:
+        w = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float64)
+        w = w.reshape([int(n) for n in reversed(t.shape)])
+        name = inverse[t.name]
+        if arch == "llama" and ".q_proj." in name:
+            w = unpermute_rows(w, config["num_attention_heads"])
+        elif arch == "llama" and ".k_proj." in name:
+            w = unpermute_rows(w, config["num_key_value_heads"])
+        if arch == "gemma3" and name.endswith("norm.weight"):
+            w = w - 1.0
+        state[name] = torch.from_numpy(np.ascontiguousarray(w))
+        types[name] = t.tensor_type.name
+    return state, types
+
+
+def round_inputs(x, block):
+    """x rounded per block of `block` along its last dim as tfm's block GEMM
+    rounds its input (tfm.packed_linear, llama.cpp's quantize_row_q8_0):
+    d = max |x| / 127, q = x / d rounded to nearest even, clamped to
+    [-127, 127]; the GEMM then sums d * q * w."""
+    import torch
+    blocks = x.reshape(*x.shape[:-1], x.shape[-1] // block, block)
+    d = blocks.abs().amax(-1, keepdim=True) / 127
+    inverse = torch.where(d > 0, 1 / torch.where(d > 0, d, torch.ones_like(d)),
+                          torch.zeros_like(d))
+    q = torch.clamp(torch.round(blocks * inverse), -127, 127)
+    return (q * d).reshape(x.shape)
+
+
+def round_block_inputs(model, types, tied):
+    """Every nn.Linear of `model` whose file weight is in blocks rounds its
+    input as tfm does (round_inputs; blocks of 16 for Q6_K, 32 for the
+    others); the tied head is the token embedding's type."""
+    import torch
+    for name, module in model.named_modules():
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        kind = types.get(name + ".weight")
+        if kind is None and tied and name == "lm_head":
+            kind = types["model.embed_tokens.weight"]
+        assert kind is not None, name
+        if kind in ("F32", "F16"):
+            continue
+        block = 16 if kind == "Q6_K" else 32
+        module.forward = (lambda forward, block: lambda x: forward(round_inputs(x, block)))(
+            module.forward, block)
+
+
+def file_reference(path, arch, cfg, model_class, config, hf_state, ids, prompt):
+    """A float64 transformers forward pass on the file's own dequantized
+    weights, saved beside it as <stem>.logits.npy (the batch `ids`),
+    <stem>.generate_tokens.npy (greedy after `prompt`) and
+    <stem>.decode_logits.npy (each step's logits through the KV cache,
+    checked against recomputing the whole sequence). Returns the batch's
+    logits."""
+    import numpy as np
+    import torch
+    model = model_class(cfg).double().eval()
+    state, types = dequantized_state(path, arch, config, list(hf_state))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    tied = bool(getattr(cfg, "tie_word_embeddings", False))
+    assert not unexpected and set(missing) <= ({"lm_head.weight"} if tied else set()), \
+        (missing, unexpected)
+    if tied:
+        assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    with torch.no_grad():
+        logits = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+        tokens = [int(t) for t in prompt[0]]
+        o = model(input_ids=torch.from_numpy(prompt), use_cache=True)
+        steps = []
+        for i in range(NEW_TOKENS):
+            step = o.logits[0, -1, :]
+            steps.append(step.numpy().copy())
+            tokens.append(int(step.argmax()))
+            if i + 1 < NEW_TOKENS:
+                o = model(input_ids=torch.tensor([[tokens[-1]]]),
+                          past_key_values=o.past_key_values, use_cache=True)
+        decode = np.stack(steps)
+        full = model(input_ids=torch.tensor([tokens[:-1]])).logits[0, PROMPT_LEN - 1:]
+        if not np.allclose(decode, full.numpy(), rtol=1e-9, atol=1e-9):
+            raise SystemExit(f"{path}: decode differs from recompute by "
+                             f"{np.max(np.abs(decode - full.numpy()))}")
+    stem = os.path.splitext(path)[0]
+    np.save(stem + ".logits.npy", logits)
+    np.save(stem + ".generate_tokens.npy", np.array([tokens], dtype=np.int64))
+    np.save(stem + ".decode_logits.npy", decode)
+    if any(t not in ("F32", "F16") for t in types.values()):
+        # The same forward with the inputs of the block layers rounded as
+        # tfm rounds them (<stem>.q8act.*): the batch, and the greedy
+        # sequence at once (each row's rounding is its own, so these are
+        # also the cached steps' logits).
+        round_block_inputs(model, types, tied)
+        with torch.no_grad():
+            np.save(stem + ".q8act.logits.npy",
+                    model(input_ids=torch.from_numpy(ids)).logits.numpy())
+            full = model(input_ids=torch.tensor([tokens[:-1]])).logits[0]
+            np.save(stem + ".q8act.decode_logits.npy",
+                    full[PROMPT_LEN - 1:].numpy())
+    return logits
+
+
+def report(what, got, f32):
+    """How far the file's weights move the logits from the f32 model's, in
+    units of their standard deviation (README's table)."""
+    import numpy as np
+    print(f"{what}: float64 reference vs f32 checkpoint max |diff| / std "
+          f"{np.max(np.abs(got - f32)) / np.std(f32):.2e} (std {np.std(f32):.3f})")
+
+
+# <arch>-kquant/: models whose rows hold whole super-blocks of 256, written
+# only as a Q4_K_M-like GGUF file (kquant_types) with float64 references
+# on its dequantized weights; no safetensors (the file is the checkpoint).
+KQUANT = dict(vocab_size=64, hidden_size=256, num_attention_heads=4,
+              num_key_value_heads=2, intermediate_size=512,
+              num_hidden_layers=2, max_position_embeddings=64)
+LLAMA_KQUANT = dict(KQUANT, head_dim=64, rms_norm_eps=1e-5,
+                    rope_theta=20000.0, tie_word_embeddings=False)
+QWEN2_KQUANT = dict(KQUANT, rms_norm_eps=1e-6, rope_theta=50000.0,
+                    tie_word_embeddings=True)
+# One local layer (window 4) and one global: the GGUF file states the
+# period 2 under llama.cpp's sliding_window_pattern key.
+GEMMA3_KQUANT = dict(KQUANT, head_dim=64, rms_norm_eps=1e-6,
+                     sliding_window=4, query_pre_attn_scalar=64,
+                     hidden_activation="gelu_pytorch_tanh",
+                     rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                     tie_word_embeddings=True,
+                     layer_types=["sliding_attention", "full_attention"])
+
+
+def make_kquant(out, arch, config_class, model_class, config, seed):
+    import numpy as np
+    import torch
+    torch.manual_seed(seed)
+    cfg = config_class(**config, bos_token_id=0, eos_token_id=None,
+                       pad_token_id=0, attn_implementation=ATTN_IMPLEMENTATION)
+    model = model_class(cfg).eval()
+    perturb(model, seed + 1, gemma=arch == "gemma3")
+    cfg.save_pretrained(out)
+    state = {k: v for k, v in model.state_dict().items()
+             if not (config["tie_word_embeddings"] and k == "lm_head.weight")}
+    write_gguf(os.path.join(out, "model.gguf"), arch, config, state, kquant_types)
+    rng = np.random.RandomState(seed + 2)
+    ids = rng.randint(0, config["vocab_size"], size=(BATCH, SEQ)).astype(np.int64)
+    prompt = rng.randint(0, config["vocab_size"], size=(1, PROMPT_LEN)).astype(np.int64)
+    save(out, input_ids=ids, generate_prompt=prompt)
+    with torch.no_grad():
+        f32 = model(input_ids=torch.from_numpy(ids)).logits.numpy()
+    got = file_reference(os.path.join(out, "model.gguf"), arch, cfg,
+                         model_class, config, state, ids, prompt)
+    report(arch + "-kquant/model.gguf", got, f32)
 
 
 def make_vlm(root):
@@ -336,6 +565,14 @@ def generate(root):
         os.makedirs(folder)
         make(folder, arch, config_class, model_class, config, seed)
     make_vlm(root)
+    kquant = (("llama", LlamaConfig, LlamaForCausalLM, LLAMA_KQUANT, 70),
+              ("qwen2", Qwen2Config, Qwen2ForCausalLM, QWEN2_KQUANT, 80),
+              ("gemma3", Gemma3TextConfig, Gemma3ForCausalLM, GEMMA3_KQUANT, 90))
+    for arch, config_class, model_class, config, seed in kquant:
+        folder = os.path.join(root, arch + "-kquant")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        make_kquant(folder, arch, config_class, model_class, config, seed)
     with open(os.path.join(root, "provenance.json"), "w") as fh:
         json.dump({"torch": torch.__version__.split("+")[0],
                    "transformers": transformers.__version__,
@@ -343,6 +580,8 @@ def generate(root):
                    "numpy": np.__version__,
                    "attn_implementation": ATTN_IMPLEMENTATION,
                    "llama": LLAMA, "qwen2": QWEN2, "gemma3": GEMMA3,
+                   "llama-kquant": LLAMA_KQUANT, "qwen2-kquant": QWEN2_KQUANT,
+                   "gemma3-kquant": GEMMA3_KQUANT,
                    "gemma3-vlm": {"text_config": VLM_TEXT_CONFIG,
                                   "vision_config": VLM_VISION_CONFIG,
                                   "max_shard_size": VLM_SHARD_SIZE}},
