@@ -3,7 +3,9 @@
 // examples/llama/llama.tfm, unedited, compiled against each checkpoint of
 // tests/reference/decoders: tiny random transformers decoders (Llama with
 // grouped-query attention, Qwen2 with q/k/v biases, Gemma 3 with five
-// local layers in a sliding window and a global one), each as transformers
+// local layers in a sliding window and a global one, Qwen3 with QK-norm,
+// Phi-3 with fused projections, partial rotary dims and a window, and with
+// LongRoPE), each as transformers
 // saves it (model.safetensors + config.json) and as llama.cpp's converter
 // writes it (model.gguf). Checked against what transformers computed: the
 // logits of a batch, and greedy generation run as a prefill then one
@@ -25,6 +27,22 @@ using namespace e2e;
 
 namespace {
 constexpr int64_t kCapacity = 1024;
+
+/// The caches' positions: LongRoPE takes its short factors while the caches
+/// hold no more than the original context (64 in phi3-longrope), as
+/// transformers does for sequences that short; llama.tfm's default, 1024,
+/// would take the long ones, as llama.cpp does for a context that long.
+int64_t capacityOf(const std::string &arch) {
+  return arch == "phi3-longrope" ? 64 : kCapacity;
+}
+
+BuildOptions buildOptions(const std::string &arch) {
+  BuildOptions options;
+  if (capacityOf(arch) != kCapacity)
+    options.configOverrides = {"tfm.capacity=" +
+                               std::to_string(capacityOf(arch))};
+  return options;
+}
 
 std::string fixtureDir(const std::string &arch) {
   return sourceDir() + "/tests/reference/decoders/" + arch;
@@ -49,7 +67,7 @@ std::vector<int64_t> cacheShape(const std::string &arch, int64_t batch) {
   int64_t heads = c.at("num_attention_heads");
   int64_t headDim = c.value("head_dim", int64_t(c.at("hidden_size")) / heads);
   return {c.at("num_hidden_layers"), batch, c.at("num_key_value_heads"),
-          kCapacity, headDim};
+          capacityOf(arch), headDim};
 }
 
 /// Caches full of NaN: attention that read a row never written would show.
@@ -59,7 +77,7 @@ HostTensor nanCache(const std::vector<int64_t> &shape) {
 }
 
 std::shared_ptr<Model> example(const std::string &arch, const std::string &file,
-                               const BuildOptions &options = {}) {
+                               const BuildOptions &options) {
   static std::map<std::string, std::shared_ptr<Model>> cache;
   std::string key = arch + "/" + file;
   for (const std::string &set : options.configOverrides)
@@ -85,7 +103,7 @@ std::vector<double> batchLogits(const std::string &arch,
   int64_t batch = input.shape[0];
   std::vector<int64_t> shape = cacheShape(arch, batch);
   RunResult r =
-      example(arch, file)
+      example(arch, file, buildOptions(arch))
           ->runOk(
               {input,
                HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
@@ -100,7 +118,7 @@ std::vector<double> batchLogits(const std::string &arch,
 /// Greedy decoding over the caches: the prompt's prefill, then one token a
 /// step at past = the tokens so far.
 void checkGenerate(const std::string &arch, const std::string &file) {
-  std::shared_ptr<Model> model = example(arch, file);
+  std::shared_ptr<Model> model = example(arch, file, buildOptions(arch));
   std::vector<int64_t> tokens = ids(fixture(arch, "generate_prompt"));
   std::vector<int64_t> expected = ids(fixture(arch, "generate_tokens"));
   HostTensor decode = fixture(arch, "decode_logits");
@@ -132,7 +150,8 @@ void checkGenerate(const std::string &arch, const std::string &file) {
 TEST_CASE("decoders: one llama.tfm compiles transformers and GGUF "
           "checkpoints and matches transformers",
           "[decoders]") {
-  for (const char *arch : {"llama", "qwen2", "gemma3"}) {
+  for (const char *arch :
+       {"llama", "qwen2", "gemma3", "qwen3", "phi3", "phi3-longrope"}) {
     DYNAMIC_SECTION(arch) {
       std::vector<double> hf = batchLogits(arch, "model.safetensors");
       std::vector<double> gguf = batchLogits(arch, "model.gguf");

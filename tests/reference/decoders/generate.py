@@ -45,6 +45,7 @@ the file's own weights as gguf.quants.dequantize reads them
 import argparse
 import filecmp
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -75,6 +76,27 @@ GEMMA3 = dict(COMMON, num_hidden_layers=6, head_dim=16, rms_norm_eps=1e-6,
               hidden_activation="gelu_pytorch_tanh",
               rope_theta=1000000.0, rope_local_base_freq=10000.0,
               tie_word_embeddings=True)
+# Qwen3: QK-norm before RoPE, no biases; head_dim 16 is not hidden / heads
+# (as Qwen3-0.6B's 128 against 64).
+QWEN3 = dict(COMMON, num_hidden_layers=2, head_dim=16, rms_norm_eps=1e-6,
+             rope_theta=30000.0, tie_word_embeddings=True)
+# Phi-3: fused qkv_proj and gate_up_proj, half of each head rotated
+# (Phi-4-mini rotates 3/4), a sliding window of 4 under 7-token sequences.
+PHI3 = dict(COMMON, num_hidden_layers=2, rms_norm_eps=1e-5, rope_theta=20000.0,
+            partial_rotary_factor=0.5, sliding_window=4,
+            original_max_position_embeddings=64, tie_word_embeddings=False)
+# Phi-3 128k / Phi-3.5 / Phi-4-mini: LongRoPE, its short factors below the
+# original context of 64 (the fixtures' sequences) and an attention factor
+# for max_position_embeddings 4x the original.
+PHI3_LONGROPE = dict(COMMON, num_hidden_layers=2, rms_norm_eps=1e-5,
+                     max_position_embeddings=256,
+                     original_max_position_embeddings=64,
+                     sliding_window=None, tie_word_embeddings=False,
+                     rope_parameters=dict(
+                         rope_type="longrope", rope_theta=20000.0,
+                         partial_rotary_factor=0.5, short_factor=[1.0, 1.5],
+                         long_factor=[2.0, 3.0],
+                         original_max_position_embeddings=64))
 # gemma3-vlm: the gemma3 weights inside a Gemma3ForConditionalGeneration
 # (with a tiny SigLIP vision tower the text-only forward never reads), as
 # google/gemma-3-4b-it and larger are published: sharded, the text model's
@@ -198,7 +220,8 @@ def write_gguf(path, arch, config, state, types=None):
     writer.add_head_count(c["num_attention_heads"])
     writer.add_head_count_kv(c["num_key_value_heads"])
     writer.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    writer.add_rope_freq_base(c["rope_theta"])
+    rope = c.get("rope_parameters", {})
+    writer.add_rope_freq_base(c.get("rope_theta", rope.get("rope_theta")))
     if "rope_scaling" in c:
         assert c["rope_scaling"]["rope_type"] == "linear"
         writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
@@ -208,6 +231,25 @@ def write_gguf(path, arch, config, state, types=None):
         writer.add_value_length(c["head_dim"])
     if arch == "llama":
         writer.add_rope_dimension_count(c["head_dim"])
+    if arch == "phi3":
+        # Phi3MiniModel: the rotated dims, the original context, the window
+        # (0 for none), and for LongRoPE the factor lists as tensors and the
+        # scale of cos and sin.
+        rotary = c.get("partial_rotary_factor",
+                       rope.get("partial_rotary_factor", 1.0))
+        writer.add_rope_dimension_count(
+            int(rotary * c["hidden_size"]) // c["num_attention_heads"])
+        original = c["original_max_position_embeddings"]
+        writer.add_rope_scaling_orig_ctx_len(original)
+        writer.add_sliding_window(c["sliding_window"] or 0)
+        if rope.get("rope_type") == "longrope":
+            scale = c["max_position_embeddings"] / original
+            writer.add_rope_scaling_attn_factors(
+                math.sqrt(1 + math.log(scale) / math.log(original)))
+            writer.add_tensor("rope_factors_long.weight",
+                              np.array(rope["long_factor"], np.float32))
+            writer.add_tensor("rope_factors_short.weight",
+                              np.array(rope["short_factor"], np.float32))
     if arch == "gemma3":
         # Gemma3Model writes the window but neither the local layers' RoPE
         # base nor their pattern: llama.cpp assumes 10000 and every sixth
@@ -254,7 +296,7 @@ def gemma_pattern(layer_types):
     return p
 
 
-def make(out, arch, config_class, model_class, config, seed):
+def make(out, arch, config_class, model_class, config, seed, quantized=True):
     import numpy as np
     import torch
     from safetensors.torch import load_file
@@ -268,8 +310,9 @@ def make(out, arch, config_class, model_class, config, seed):
     write_gguf(os.path.join(out, "model.gguf"), arch, config,
                load_file(os.path.join(out, "model.safetensors")))
     state = load_file(os.path.join(out, "model.safetensors"))
-    for file, types in (("model-f16.gguf", f16_types),
-                        ("model-q.gguf", legacy_types)):
+    files = (("model-f16.gguf", f16_types),
+             ("model-q.gguf", legacy_types)) if quantized else ()
+    for file, types in files:
         write_gguf(os.path.join(out, file), arch, config, state, types)
 
     rng = np.random.RandomState(seed + 2)
@@ -303,7 +346,7 @@ def make(out, arch, config_class, model_class, config, seed):
         check_close(arch + " decode vs recompute", decode, full.numpy())
     save(out, input_ids=ids, logits=logits, generate_prompt=prompt,
          generate_tokens=tokens, decode_logits=decode)
-    for file in ("model-f16.gguf", "model-q.gguf"):
+    for file, _ in files:
         got = file_reference(os.path.join(out, file), arch, cfg, model_class,
                              config, model.state_dict(), ids, prompt)
         report(arch + "/" + file, got, logits)
@@ -553,7 +596,9 @@ def generate(root):
     import transformers
     import gguf
     from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig,
-                              LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+                              LlamaForCausalLM, Phi3Config, Phi3ForCausalLM,
+                              Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
+                              Qwen3ForCausalLM)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     models = (("llama", LlamaConfig, LlamaForCausalLM, LLAMA, 30),
@@ -564,6 +609,17 @@ def generate(root):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         make(folder, arch, config_class, model_class, config, seed)
+    # Architectures checked in F32 (transformers and GGUF) only.
+    more = (("qwen3", "qwen3", Qwen3Config, Qwen3ForCausalLM, QWEN3, 60),
+            ("phi3", "phi3", Phi3Config, Phi3ForCausalLM, PHI3, 100),
+            ("phi3-longrope", "phi3", Phi3Config, Phi3ForCausalLM,
+             PHI3_LONGROPE, 110))
+    for name, arch, config_class, model_class, config, seed in more:
+        folder = os.path.join(root, name)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        make(folder, arch, config_class, model_class, config, seed,
+             quantized=False)
     make_vlm(root)
     kquant = (("llama", LlamaConfig, LlamaForCausalLM, LLAMA_KQUANT, 70),
               ("qwen2", Qwen2Config, Qwen2ForCausalLM, QWEN2_KQUANT, 80),
@@ -580,6 +636,8 @@ def generate(root):
                    "numpy": np.__version__,
                    "attn_implementation": ATTN_IMPLEMENTATION,
                    "llama": LLAMA, "qwen2": QWEN2, "gemma3": GEMMA3,
+                   "qwen3": QWEN3, "phi3": PHI3,
+                   "phi3-longrope": PHI3_LONGROPE,
                    "llama-kquant": LLAMA_KQUANT, "qwen2-kquant": QWEN2_KQUANT,
                    "gemma3-kquant": GEMMA3_KQUANT,
                    "gemma3-vlm": {"text_config": VLM_TEXT_CONFIG,
