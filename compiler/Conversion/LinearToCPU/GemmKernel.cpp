@@ -46,6 +46,11 @@
 //
 //   acc += f32(part - corr) * (w_scale * a_scale) + w_offset * a_sum
 //
+// The weights' scales and offsets stay as the file has them (f16, widened
+// by vcvtph2ps, or a K-quant's byte per block times its super-block's f16,
+// both exact in f32), so a block's w_scale is the file's, loaded per block
+// beside the i32 sums (loadBlockTerm).
+//
 // The AMX variant (level 6: bf16 and per-column i8) keeps the packed
 // layout and the epilogue but not the micro-kernel: a packed row of a
 // 32-column panel is 128 bytes, two B tiles of 16 columns side by side
@@ -228,6 +233,11 @@ private:
   /// A vector of A as the A tile holds it: lanes / g lanes of g values.
   Value convertInput(Value x, Value taskRow);
   Value roundToBF16Bits(Value x);
+  /// The f32 scales (part 0) or offsets (part 1) of block row `row` and the
+  /// vector of columns from `column`, from `terms` as stored: f32; f16,
+  /// widened (vcvtph2ps); or i8 integers times their super-block's f16
+  /// (exact in f32: 11 by 8 bits).
+  Value loadBlockTerm(Value terms, Value row, Value column, int64_t part);
   /// The stored panel and the offset in it of kernel-wide panel `p`.
   std::pair<Value, Value> storedPanelOf(Value p);
   void emitMicroKernel(int64_t rows, Value i, Value chunkRow, Value p,
@@ -276,7 +286,9 @@ private:
   Value k, packedK, n, columnPanels, lastPackedK;
   // Inside the task function: matrices [M, K], [panels, K / g, nr * g],
   // [M, N], and the i8 weight's per-column scales and sums.
-  Value a, packed, scales, sums, offsets, bias, residual, c;
+  Value a, packed, scales, sums, offsets, superScales, bias, residual, c;
+  /// Blocks per super-block of weight_super_scales (0: none).
+  int64_t blocksPerSuper = 0;
   // Inside the task function: the stack tile [copyRows, blockK / g] holding
   // the current row group's K chunk of A, and for i8 each task row's scale,
   // its reciprocal and its zero point.
@@ -349,6 +361,14 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     sums = args[next++];
   if (op.getWeightOffsets())
     offsets = args[next++];
+  if (op.getWeightSuperScales()) {
+    superScales = args[next++];
+    int64_t supers =
+        cast<MemRefType>(op.getWeightSuperScales().getType()).getShape()[1];
+    int64_t staticK =
+        cast<MemRefType>(op.getInput().getType()).getShape().back();
+    blocksPerSuper = staticK / supers / weightBlock;
+  }
   bias = op.getBias() ? Value(args[next++]) : Value();
   residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
   c = viewAsMatrix(b, loc, args[next++]);
@@ -1180,11 +1200,11 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
         Value scaleRow = add(scaleRow0, block);
         SmallVector<Value> weightScales, weightOffsets;
         for (int64_t v = 0; v < vectors; ++v) {
-          weightScales.push_back(vector::LoadOp::create(
-              b, loc, f32Vector, scales, ValueRange{scaleRow, columns[v]}));
+          weightScales.push_back(
+              loadBlockTerm(scales, scaleRow, columns[v], /*part=*/0));
           if (offsets)
-            weightOffsets.push_back(vector::LoadOp::create(
-                b, loc, f32Vector, offsets, ValueRange{scaleRow, columns[v]}));
+            weightOffsets.push_back(
+                loadBlockTerm(offsets, scaleRow, columns[v], /*part=*/1));
         }
         SmallVector<Value> next;
         for (int64_t r = 0; r < rows; ++r) {
@@ -1220,6 +1240,25 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
         scf::YieldOp::create(b, loc, next);
       });
   return SmallVector<Value>(loop.getResults());
+}
+
+Value GemmEmitter::loadBlockTerm(Value terms, Value row, Value column,
+                                 int64_t part) {
+  Type element = cast<MemRefType>(terms.getType()).getElementType();
+  Value stored =
+      vector::LoadOp::create(b, loc, VectorType::get({tiling.lanes}, element),
+                             terms, ValueRange{row, column});
+  if (element.isF32())
+    return stored;
+  if (element.isF16())
+    return arith::ExtFOp::create(b, loc, f32Vector, stored);
+  Value small = arith::SIToFPOp::create(b, loc, f32Vector, stored);
+  Value superRow = arith::DivUIOp::create(b, loc, row, idx(blocksPerSuper));
+  Value super = vector::LoadOp::create(
+      b, loc, VectorType::get({tiling.lanes}, b.getF16Type()), superScales,
+      ValueRange{idx(part), superRow, column});
+  return arith::MulFOp::create(
+      b, loc, arith::ExtFOp::create(b, loc, f32Vector, super), small);
 }
 
 void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {

@@ -202,6 +202,14 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     it is quantized (as llama.cpp's Q8_1 carries it). With offsets, 4-bit
     values are unsigned: `W = scale * u + offset`.
 
+    Block scales and offsets are f32, or as GGUF files keep them: f16
+    (widened in registers, exactly), or i8 integers (a K-quant's sub-block
+    scales and mins) with `weight_super_scales`, f16 `[S, K/SB, ceil(N/nr)*nr]`
+    per super-block of `SB` k (a multiple of the block; 256 for GGUF's
+    K-quants): `scale = weight_super_scales[0, k/SB, n] * weight_scales[k/B, n]`
+    and, with offsets (S = 2), `offset = weight_super_scales[1, k/SB, n] *
+    weight_offsets[k/B, n]`, each product exact in f32.
+
     The packing is done at compile time (`tfm-pack-linear`), so the
     micro-kernel streams one contiguous panel per group of output columns. A
     matrix that is not a constant (the right operand of a matmul between
@@ -237,6 +245,7 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_scales,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_sums,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_offsets,
+                       Optional<Tfm_RankedTensorOrMemRef>:$weight_super_scales,
                        Optional<Tfm_RankedTensorOrMemRef>:$bias,
                        Optional<Tfm_RankedTensorOrMemRef>:$residual,
                        Tfm_RankedTensorOrMemRef:$init,
@@ -249,6 +258,8 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     (`dequant` `(` $weight_scales^ (`,` $weight_sums^)? `:`
      type($weight_scales) (`,` type($weight_sums)^)? `)`)?
     (`offsets` `(` $weight_offsets^ `:` type($weight_offsets) `)`)?
+    (`super_scales` `(` $weight_super_scales^ `:`
+     type($weight_super_scales) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict

@@ -288,14 +288,14 @@ func.func @tied_embedding(%ids: tensor<?xi64>) -> tensor<?x5xf32> {
 // of column 0 = 1, 2, 3, 4, then of column 1 = -1, -2, -3, -4, then the
 // two padding columns), and
 // each block's f16 scale (0x3800 = 0.5 for column 0, 0x4000 = 2 for column
-// 1) widened into block_scales [K / 32, padded N] (padding 1); no sums.
+// 1) as it is, into block_scales [K / 32, padded N] (padding 0); no sums.
 // The blocks are dropped once packed.
 
 // CHECK-LABEL: func.func @packs_q8_0_blocks(
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<"0x01020304FFFEFDFC000000000000000005060708FBFAF9F80000000000000000090A0B0C{{.*}}1D1E1F20E3E2E1E00000000000000000"> : tensor<1x8x16xi8>
-// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
 // CHECK-NOT:     tfm.q8_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q8_0_blocks
 // CHECK:         return
 func.func @packs_q8_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
@@ -330,10 +330,10 @@ func.func @q8_0_blocks_unusable(%x: tensor<?x2xf32>, %z: tensor<?x32xf32>) -> (t
 
 // KEEP-LABEL: func.func @keeps_q8_0_by_name(
 // KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x32x4xf32>) outs(%{{.*}} : tensor<?x2xf32>)
-// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%{{.*}} : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>)
+// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%{{.*}} : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>)
 // KEEP:         return
 // REMARKS-DAG:  remark: linear layer 'other' [2, 32] runs in f32 (--keep-fp32)
-// REMARKS-DAG:  remark: linear layer 'blk.0.ffn_up.weight' [2, 32] runs in Q8_0 (the file's blocks: 1.125 bytes per weight, the file's 1.062)
+// REMARKS-DAG:  remark: linear layer 'blk.0.ffn_up.weight' [2, 32] runs in Q8_0 (the file's blocks: 1.062 bytes per weight, the file's 1.062)
 func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>) {
   %k = arith.constant {tfm.q8_0_blocks = dense<[0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0, 64, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32]> : tensor<68xi8>} dense<[[0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5, 14.0, 14.5, 15.0, 15.5, 16.0], [-2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, -18.0, -20.0, -22.0, -24.0, -26.0, -28.0, -30.0, -32.0, -34.0, -36.0, -38.0, -40.0, -42.0, -44.0, -46.0, -48.0, -50.0, -52.0, -54.0, -56.0, -58.0, -60.0, -62.0, -64.0]]> : tensor<2x32xf32> loc("other")
   %q = arith.constant {tfm.q8_0_blocks = dense<[0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0, 64, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32]> : tensor<68xi8>} dense<[[0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5, 14.0, 14.5, 15.0, 15.5, 16.0], [-2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, -18.0, -20.0, -22.0, -24.0, -26.0, -28.0, -30.0, -32.0, -34.0, -36.0, -38.0, -40.0, -42.0, -44.0, -46.0, -48.0, -50.0, -52.0, -54.0, -56.0, -58.0, -60.0, -62.0, -64.0]]> : tensor<2x32xf32> loc("blk.0.ffn_up.weight")
@@ -355,9 +355,9 @@ func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<
 
 // CHECK-LABEL: func.func @packs_q4_0_blocks(
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120], [64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120]]]> : tensor<1x4x16xi8>
-// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
 // CHECK-NOT:     tfm.q4_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q4_0_blocks
 // CHECK:         return
 func.func @packs_q4_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
