@@ -19,15 +19,21 @@ using namespace mlir::tfm;
 
 namespace {
 constexpr GgufBlockInfo kTypes[] = {
-    {GgufBlockType::Q8_0, "Q8_0", "tfm.q8_0_blocks", 32, 34, 32, false, false},
-    {GgufBlockType::Q4_0, "Q4_0", "tfm.q4_0_blocks", 32, 18, 32, true, false},
-    {GgufBlockType::Q4_1, "Q4_1", "tfm.q4_1_blocks", 32, 20, 32, true, true},
-    {GgufBlockType::Q5_0, "Q5_0", "tfm.q5_0_blocks", 32, 22, 32, false, false},
-    {GgufBlockType::Q5_1, "Q5_1", "tfm.q5_1_blocks", 32, 24, 32, false, true},
-    {GgufBlockType::Q4_K, "Q4_K", "tfm.q4_k_blocks", 256, 144, 32, true, true},
-    {GgufBlockType::Q5_K, "Q5_K", "tfm.q5_k_blocks", 256, 176, 32, false, true},
-    {GgufBlockType::Q6_K, "Q6_K", "tfm.q6_k_blocks", 256, 210, 16, false,
-     false},
+    {GgufBlockType::Q8_0, "Q8_0", "tfm.q8_0_blocks", 32, 34, 32, false, false,
+     0},
+    {GgufBlockType::Q4_0, "Q4_0", "tfm.q4_0_blocks", 32, 18, 32, true, false,
+     0},
+    {GgufBlockType::Q4_1, "Q4_1", "tfm.q4_1_blocks", 32, 20, 32, true, true, 0},
+    {GgufBlockType::Q5_0, "Q5_0", "tfm.q5_0_blocks", 32, 22, 32, false, false,
+     1},
+    {GgufBlockType::Q5_1, "Q5_1", "tfm.q5_1_blocks", 32, 24, 32, false, true,
+     1},
+    {GgufBlockType::Q4_K, "Q4_K", "tfm.q4_k_blocks", 256, 144, 32, true, true,
+     0},
+    {GgufBlockType::Q5_K, "Q5_K", "tfm.q5_k_blocks", 256, 176, 32, false, true,
+     1},
+    {GgufBlockType::Q6_K, "Q6_K", "tfm.q6_k_blocks", 256, 210, 16, false, false,
+     2},
 };
 
 uint16_t halfBits(const unsigned char *p) { return uint16_t(p[0] | p[1] << 8); }
@@ -56,7 +62,9 @@ mlir::tfm::ggufBlockTypeOfAttribute(llvm::StringRef attribute) {
 }
 
 double mlir::tfm::packedBytesPerWeight(const GgufBlockInfo &info) {
-  double values = info.nibbles ? 0.5 : 1.0;
+  double values = info.nibbles    ? 0.5
+                  : info.highBits ? 0.5 + info.highBits / 8.0
+                                  : 1.0;
   double terms = info.offsets ? 2.0 : 1.0;
   if (!info.superScales())
     return values + 2.0 * terms / double(info.block);

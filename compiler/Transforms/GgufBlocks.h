@@ -36,6 +36,9 @@ struct GgufBlockInfo {
   int64_t block;         ///< k per scale in the GEMM: 32, or 16 (Q6_K)
   bool nibbles;          ///< 4-bit values, two per byte in the panels
   bool offsets;          ///< W = scale * q + offset (asymmetric)
+  /// Bits above the low nibble (5- and 6-bit values: 1 or 2), packed as
+  /// nibbles plus bit planes in the GEMM's panels.
+  int highBits;
   /// A K-quant: an f16 per super-block times an integer per block.
   bool superScales() const { return superBlock > block; }
 };
@@ -70,9 +73,10 @@ std::optional<DecodedBlocks> decodeGgufBlocks(const GgufBlockInfo &info,
                                               int64_t n, int64_t k,
                                               std::string &error);
 
-/// The stored bytes per weight of `info` in the GEMM's panels: q (1 or 1/2
-/// byte) plus an f16 scale (and offset) per block of 32, or a K-quant's
-/// byte per sub-block scale (and min) and f16 d (and dmin) per super-block.
+/// The stored bytes per weight of `info` in the GEMM's panels: q (1 byte,
+/// or 1/2 plus 1/8 per high bit) plus an f16 scale (and offset) per block of
+/// 32, or a K-quant's byte per sub-block scale (and min) and f16 d (and dmin)
+/// per super-block.
 double packedBytesPerWeight(const GgufBlockInfo &info);
 /// The file's bytes per weight.
 double fileBytesPerWeight(const GgufBlockInfo &info);

@@ -11,7 +11,8 @@
 // A weight that tfm-bind-weights bound from a GGUF file's blocks (which it
 // leaves on the constant as `tfm.q8_0_blocks`, `tfm.q4_k_blocks`, ...: the
 // types of GgufBlocks.h) is repacked from those blocks, bit for bit: its
-// integer values into the i8 panels (4-bit ones two per byte) and its
+// integer values into the i8 panels (4-bit ones two per byte, 5- and
+// 6-bit ones as nibbles plus a bit plane per high bit) and its
 // scales (and the asymmetric types' minimums) as the file keeps them, per
 // block of 32 k (16 for Q6_K) and column: an f16, or a K-quant's integer
 // sub-block scale beside its super-block's f16.
@@ -246,7 +247,10 @@ PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
   const GgufBlockInfo &info = *weight.view.blockType;
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
-  int64_t depth = k / (info.nibbles ? 8 : 4), blocks = k / info.block;
+  // Packed rows per 32 k: 8 of s8 quads, 4 of nibbles, plus a bit plane
+  // per high bit.
+  int64_t rowsPer32 = info.nibbles ? 4 : info.highBits ? 4 + info.highBits : 8;
+  int64_t depth = k / 32 * rowsPer32, blocks = k / info.block;
   int64_t supers = k / info.superBlock, columns = panels * width;
   PackedWeight packed;
   packed.type = RankedTensorType::get({panels, depth, width * 4},
@@ -289,16 +293,34 @@ PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
               decoded.superMins[from];
       }
     const int8_t *q = decoded.q.data() + col * k;
-    if (!info.nibbles) {
+    auto at = [&](int64_t row, int64_t b) -> char & {
+      return packed.data[size_t(((p * depth + row) * width + j) * 4 + b)];
+    };
+    if (!info.nibbles && !info.highBits) {
       for (int64_t c = 0; c < k; ++c)
-        packed.data[size_t(((p * depth + c / 4) * width + j) * 4 + c % 4)] =
-            char(q[c]);
+        at(c / 4, c % 4) = char(q[c]);
       continue;
     }
-    for (int64_t r = 0; r < depth; ++r)
-      for (int64_t b = 0; b < 4; ++b)
-        packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
-            char(q[8 * r + b] | q[8 * r + 4 + b] << 4);
+    // 5- and 6-bit values as unsigned u (Q5_0 and Q6_K's q + 16, q + 32):
+    // per 32 k, 4 rows of their low nibbles as Q4's, then a row per high
+    // bit, each a 32-bit lane per column whose bit 8 b + t is that bit of
+    // the value in byte b of nibble row t / 2 (its low nibble for even t,
+    // high for odd): the kernel shifts a plane right by t and masks one
+    // bit per byte into place.
+    int shift = info.highBits && !info.offsets ? 8 << info.highBits : 0;
+    auto u = [&](int64_t c) { return int(q[c]) + shift; };
+    for (int64_t g = 0; g < k / 32; ++g)
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t b = 0; b < 4; ++b) {
+          int64_t low = 32 * g + 8 * r + b, high = low + 4;
+          at(g * rowsPer32 + r, b) =
+              char((u(low) & 0x0F) | (u(high) & 0x0F) << 4);
+          for (int plane = 0; plane < info.highBits; ++plane)
+            for (int half = 0; half < 2; ++half) {
+              int bit = (u(half ? high : low) >> (4 + plane)) & 1;
+              at(g * rowsPer32 + 4 + plane, b) |= char(bit << (2 * r + half));
+            }
+        }
   }
   return packed;
 }

@@ -44,20 +44,21 @@ struct BlockType {
   int64_t superBlock; ///< k per stored block
   int64_t bytes;      ///< bytes per stored block
   int64_t inputBlock; ///< k per input scale in the GEMM (16 for Q6_K)
-  /// Per weight in the artifact: q, and the scales (and offsets) as the
-  /// file has them: an f16 per block of 32, or a K-quant's byte per
-  /// sub-block and f16 per super-block of 256.
+  /// Per weight in the artifact: q (a byte, or a nibble and a bit per high
+  /// bit), and the scales (and offsets) as the file has them: an f16 per
+  /// block of 32, or a K-quant's byte per sub-block and f16 per super-block
+  /// of 256.
   double packedBytes;
 };
 
 const BlockType kQ8_0{"Q8_0", 8, 32, 34, 32, 1.0 + 2.0 / 32},
     kQ4_0{"Q4_0", 2, 32, 18, 32, 0.5 + 2.0 / 32},
     kQ4_1{"Q4_1", 3, 32, 20, 32, 0.5 + 4.0 / 32},
-    kQ5_0{"Q5_0", 6, 32, 22, 32, 1.0 + 2.0 / 32},
-    kQ5_1{"Q5_1", 7, 32, 24, 32, 1.0 + 4.0 / 32},
+    kQ5_0{"Q5_0", 6, 32, 22, 32, 0.625 + 2.0 / 32},
+    kQ5_1{"Q5_1", 7, 32, 24, 32, 0.625 + 4.0 / 32},
     kQ4_K{"Q4_K", 12, 256, 144, 32, 0.5 + 2.0 / 32 + 4.0 / 256},
-    kQ5_K{"Q5_K", 13, 256, 176, 32, 1.0 + 2.0 / 32 + 4.0 / 256},
-    kQ6_K{"Q6_K", 14, 256, 210, 16, 1.0 + 1.0 / 16 + 2.0 / 256};
+    kQ5_K{"Q5_K", 13, 256, 176, 32, 0.625 + 2.0 / 32 + 4.0 / 256},
+    kQ6_K{"Q6_K", 14, 256, 210, 16, 0.75 + 1.0 / 16 + 2.0 / 256};
 
 void putHalf(unsigned char *p, float value) {
   uint16_t bits = tfm_f32_to_f16(value);
@@ -323,8 +324,8 @@ TEST_CASE("GGUF weights keep the file's scales in the artifact: its "
   // The weight's own bytes in the artifact: the same layer at two widths,
   // whose artifacts differ by the columns added (their values, scales and
   // offsets, and 4 bytes of bias each); code and the rest are the same.
-  // An f32 scale per block (Q8_0 1.125 bytes per weight, Q4_K 0.75, Q6_K
-  // 1.25) is far outside 1%.
+  // An f32 scale per block (Q8_0 1.125 bytes per weight, Q4_K 0.75) or a
+  // byte per 5- or 6-bit value (Q5_0 1.0625, Q6_K 1.07) is far outside 1%.
   const int64_t k = 1024, n = 256, wide = 2304;
   auto sizeOf = [](const std::string &path) {
     std::ifstream file(path, std::ios::binary | std::ios::ate);

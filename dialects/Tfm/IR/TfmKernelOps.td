@@ -191,7 +191,13 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     Block-quantized 4-bit (GGUF Q4_0) is told apart by its depth: two `k`
     per byte, `packed_weight [ceil(N/nr), K/8, nr*4]`, byte `b` of lane
     `[p, r, j*4 .. j*4+3]` holding `u` of `k = 8r + b` in its low nibble and
-    of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`.
+    of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`. 5- and
+    6-bit values (GGUF Q5_0, Q5_1, Q5_K, Q6_K) are nibbles too, with a bit
+    plane per high bit: per 32 `k`, 4 packed rows of nibbles as above, then
+    1 (or 2) rows whose 32-bit lane of column `j` holds in bit `8b + t` bit
+    4 (5) of `u` at byte `b` of nibble row `t / 2`, low nibble for even `t`,
+    high for odd: `packed_weight [ceil(N/nr), K/32 * 5 (6), nr*4]`, `W =
+    scale * (u - 16)` (`u - 32`) without offsets.
 
     The block is `K` over the rows of `weight_scales`: 32, or 16 for GGUF
     Q6_K's sub-blocks (each row of the input is then quantized per block of

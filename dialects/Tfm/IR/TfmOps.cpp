@@ -654,9 +654,12 @@ LogicalResult PackedLinearOp::verify() {
                       ? x.back()
                       : llvm::divideCeilSigned(x.back(), group);
   // Block-quantized 4-bit weights (GGUF Q4_0) hold two k per byte: a lane
-  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`.
+  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`; 5- and 6-bit ones add a bit
+  // plane row per high bit and 32 k, `[panels, K/32 * (4 + bits), nr*4]`.
   bool nibbles = blocks && !ShapedType::isDynamic(x.back()) &&
-                 !ShapedType::isDynamic(w[1]) && w[1] * 8 == x.back();
+                 !ShapedType::isDynamic(w[1]) && x.back() % 32 == 0 &&
+                 (w[1] * 8 == x.back() || w[1] * 32 == x.back() * 5 ||
+                  w[1] * 32 == x.back() * 6);
   if (nibbles)
     depth = w[1];
   if (!dimsAgree(depth, w[1]))

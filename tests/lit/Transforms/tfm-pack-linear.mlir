@@ -365,3 +365,26 @@ func.func @packs_q4_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
   %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<2x32xf32> -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
 }
+
+// -----
+
+// Q5_0 blocks (tfm.q5_0_blocks: d, 4 bytes of fifth bits qh, 16 of
+// nibbles) keep 5 bits a value: per 32 k, 4 packed rows of low nibbles as
+// Q4_0's, then a bit plane row whose lane of a column holds in bit 8 b + t
+// the fifth bit of the value in byte b of nibble row t / 2 (low nibble for
+// even t). Here u = k (qs[j] = j | j << 4, qh = 0xFFFF0000): nibble rows 0
+// and 2 hold k & 15 = 0..3 | 4..7 << 4 (64, 81, 98, 115), rows 1 and 3
+// 8..11 | 12..15 << 4 (-56 = 0xC8, ...), and the plane's bytes have bits t
+// = 4..7 set (values 16..31 are nibble rows 2 and 3): 0xF0 = -16. The f16
+// scale stays f16; padding columns are zeros.
+
+// CHECK-LABEL: func.func @packs_q5_0_blocks(
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-56, -39, -22, -5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [64, 81, 98, 115, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-56, -39, -22, -5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-16, -16, -16, -16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]> : tensor<1x5x16xi8>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
+// CHECK-NOT:     tfm.q5_0_blocks
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x5x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x1xf32>) activation none
+func.func @packs_q5_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x1xf32> {
+  %w = arith.constant {tfm.q5_0_blocks = dense<[0, 56, 0, 0, -1, -1, 0, 17, 34, 51, 68, 85, 102, 119, -120, -103, -86, -69, -52, -35, -18, -1]> : tensor<22xi8>} dense<[[-8.0, -7.5, -7.0, -6.5, -6.0, -5.5, -5.0, -4.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5]]> : tensor<1x32xf32> loc("blk.0.attn_v.weight")
+  %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
+}

@@ -1278,11 +1278,12 @@ func.func @q8_0_blocks_not_bytes() -> tensor<2x32xf32> {
 
 // -----
 
-// Block-quantized weights are K / 4 deep (s8, Q8_0) or K / 8 (two 4-bit
-// values per byte, Q4_0): nothing else.
-func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 48 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+// Block-quantized weights are K / 4 deep (s8, Q8_0), K / 8 (two 4-bit
+// values per byte, Q4_0) or K / 32 x 5 or 6 (5- and 6-bit values: nibbles
+// and bit planes): nothing else (K / 32 x 7 here).
+func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x14x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 56 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x14x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
