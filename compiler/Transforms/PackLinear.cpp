@@ -305,8 +305,8 @@ PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
     // per 32 k, 4 rows of their low nibbles as Q4's, then a row per high
     // bit, each a 32-bit lane per column whose bit 8 b + t is that bit of
     // the value in byte b of nibble row t / 2 (its low nibble for even t,
-    // high for odd): the kernel shifts a plane right by t and masks one
-    // bit per byte into place.
+    // high for odd): the kernel shifts a plane right by 2 (t / 2) and
+    // left into place, masking one bit per byte.
     int shift = info.highBits && !info.offsets ? 8 << info.highBits : 0;
     auto u = [&](int64_t c) { return int(q[c]) + shift; };
     for (int64_t g = 0; g < k / 32; ++g)

@@ -1173,15 +1173,21 @@ SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
   Value row = rowOf(step);
   for (int64_t v = 0; v < vectors; ++v)
     raw.push_back(loadRow(row, v));
-  Value nibbleRow;
   if (planes) {
     for (int64_t plane = 0; plane < planes; ++plane) {
       Value planeRow = planeRowOf(step, plane);
       for (int64_t v = 0; v < vectors; ++v)
         planeLanes.push_back(bitcast(i32Vector, loadRow(planeRow, v)));
     }
-    nibbleRow = arith::IndexCastOp::create(
-        b, loc, b.getI32Type(), arith::RemUIOp::create(b, loc, step, idx(4)));
+    // Both halves' bits (t = 2 (row % 4) and t + 1) from one shift right
+    // of each plane by 2 (row % 4).
+    Value pairShift = vector::BroadcastOp::create(
+        b, loc, i32Vector,
+        arith::IndexCastOp::create(
+            b, loc, b.getI32Type(),
+            mul(arith::RemUIOp::create(b, loc, step, idx(4)), idx(2))));
+    for (Value &lanes : planeLanes)
+      lanes = arith::ShRUIOp::create(b, loc, lanes, pairShift);
   }
   // A packed row is one K step of the A tile, or two for nibbles: the low
   // nibbles of lane (row kk) pair with A's lane 2 kk, the high ones with
@@ -1199,20 +1205,12 @@ SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
         Value values =
             arith::AndIOp::create(b, loc, lanes, splatInt(0x0f0f0f0f));
         if (planes) {
-          // Bit t = 2 (row % 4) + h of each byte of a plane, moved to bit
-          // 4 (+ plane) of the byte: a shift right by t, left by 4 + plane.
-          Value t = vector::BroadcastOp::create(
-              b, loc, i32Vector,
-              arith::AddIOp::create(
-                  b, loc,
-                  arith::ShLIOp::create(b, loc, nibbleRow,
-                                        arith::ConstantOp::create(
-                                            b, loc, b.getI32IntegerAttr(1))),
-                  arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(h))));
+          // Bit h of each byte of a plane (shifted above) moved to bit 4
+          // (+ plane) of the byte: a shift left and a masked or.
           for (int64_t plane = 0; plane < planes; ++plane) {
-            Value bits = arith::ShRUIOp::create(
-                b, loc, planeLanes[plane * vectors + v], t);
-            bits = arith::ShLIOp::create(b, loc, bits, splatInt(4 + plane));
+            Value bits =
+                arith::ShLIOp::create(b, loc, planeLanes[plane * vectors + v],
+                                      splatInt(4 + plane - h));
             bits = arith::AndIOp::create(b, loc, bits,
                                          splatInt(0x10101010u << plane));
             values = arith::OrIOp::create(b, loc, values, bits);
