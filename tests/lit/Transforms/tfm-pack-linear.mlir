@@ -388,3 +388,22 @@ func.func @packs_q5_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x1xf32> {
   %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x1xf32>
   return %y : tensor<?x1xf32>
 }
+
+// -----
+
+// Q4_K blocks keep their scales as the file does: the 6-bit sub-block
+// scales (1, 2, 3, 4, then 1, 3, 5, 7 from the high nibbles and top bits)
+// and mins (5, 6, 7, 8, 2, 4, 6, 8) a byte each, [K / 32, padded N], and
+// the super-block's f16 d (1.0) and -dmin (-0.5) in super_scales
+// [2, K / 256, padded N].
+
+// CHECK-LABEL: func.func @packs_q4_k_blocks(
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}1, 0, 0, 0], [2, 0, 0, 0], [3, 0, 0, 0], [4, 0, 0, 0], [1, 0, 0, 0], [3, 0, 0, 0], [5, 0, 0, 0], [7, 0, 0, 0]]> : tensor<8x4xi8>
+// CHECK-DAG:     %[[M:.*]] = arith.constant dense<{{\[\[}}5, 0, 0, 0], [6, 0, 0, 0], [7, 0, 0, 0], [8, 0, 0, 0], [2, 0, 0, 0], [4, 0, 0, 0], [6, 0, 0, 0], [8, 0, 0, 0]]> : tensor<8x4xi8>
+// CHECK-DAG:     %[[D:.*]] = arith.constant dense<{{\[\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]], {{\[\[}}-5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<2x1x4xf16>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<1x32x16xi8>) dequant(%[[S]] : tensor<8x4xi8>) offsets(%[[M]] : tensor<8x4xi8>) super_scales(%[[D]] : tensor<2x1x4xf16>) outs(%{{.*}} : tensor<?x1xf32>) activation none
+func.func @packs_q4_k_blocks(%x: tensor<?x256xf32>) -> tensor<?x1xf32> {
+  %w = arith.constant {tfm.q4_k_blocks = dense<[0, 60, 0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 33, 67, 101, -121, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<144xi8>} dense<0.5> : tensor<1x256xf32> loc("blk.0.attn_q.weight")
+  %y = tfm.linear %x, %w : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
+}
