@@ -19,20 +19,28 @@ using namespace mlir::tfm;
 
 namespace {
 constexpr GgufBlockInfo kTypes[] = {
-    {GgufBlockType::Q8_0, "Q8_0", "tfm.q8_0_blocks", 32, 34, 32, false, false},
-    {GgufBlockType::Q4_0, "Q4_0", "tfm.q4_0_blocks", 32, 18, 32, true, false},
-    {GgufBlockType::Q4_1, "Q4_1", "tfm.q4_1_blocks", 32, 20, 32, true, true},
-    {GgufBlockType::Q5_0, "Q5_0", "tfm.q5_0_blocks", 32, 22, 32, false, false},
-    {GgufBlockType::Q5_1, "Q5_1", "tfm.q5_1_blocks", 32, 24, 32, false, true},
-    {GgufBlockType::Q4_K, "Q4_K", "tfm.q4_k_blocks", 256, 144, 32, true, true},
-    {GgufBlockType::Q5_K, "Q5_K", "tfm.q5_k_blocks", 256, 176, 32, false, true},
-    {GgufBlockType::Q6_K, "Q6_K", "tfm.q6_k_blocks", 256, 210, 16, false,
-     false},
+    {GgufBlockType::Q8_0, "Q8_0", "tfm.q8_0_blocks", 32, 34, 32, false, false,
+     0},
+    {GgufBlockType::Q4_0, "Q4_0", "tfm.q4_0_blocks", 32, 18, 32, true, false,
+     0},
+    {GgufBlockType::Q4_1, "Q4_1", "tfm.q4_1_blocks", 32, 20, 32, true, true, 0},
+    {GgufBlockType::Q5_0, "Q5_0", "tfm.q5_0_blocks", 32, 22, 32, false, false,
+     1},
+    {GgufBlockType::Q5_1, "Q5_1", "tfm.q5_1_blocks", 32, 24, 32, false, true,
+     1},
+    {GgufBlockType::Q4_K, "Q4_K", "tfm.q4_k_blocks", 256, 144, 32, true, true,
+     0},
+    {GgufBlockType::Q5_K, "Q5_K", "tfm.q5_k_blocks", 256, 176, 32, false, true,
+     1},
+    {GgufBlockType::Q6_K, "Q6_K", "tfm.q6_k_blocks", 256, 210, 16, false, false,
+     2},
 };
+
+uint16_t halfBits(const unsigned char *p) { return uint16_t(p[0] | p[1] << 8); }
 
 /// An f16 as f32, exactly; nullopt for an infinity or NaN.
 std::optional<float> half(const unsigned char *p) {
-  uint16_t bits = uint16_t(p[0] | p[1] << 8);
+  uint16_t bits = halfBits(p);
   if ((bits & 0x7c00) == 0x7c00)
     return std::nullopt;
   bool lostInfo = false;
@@ -54,8 +62,14 @@ mlir::tfm::ggufBlockTypeOfAttribute(llvm::StringRef attribute) {
 }
 
 double mlir::tfm::packedBytesPerWeight(const GgufBlockInfo &info) {
-  return (info.nibbles ? 0.5 : 1.0) +
-         (info.offsets ? 8.0 : 4.0) / double(info.block);
+  double values = info.nibbles    ? 0.5
+                  : info.highBits ? 0.5 + info.highBits / 8.0
+                                  : 1.0;
+  double terms = info.offsets ? 2.0 : 1.0;
+  if (!info.superScales())
+    return values + 2.0 * terms / double(info.block);
+  return values + terms / double(info.block) +
+         2.0 * terms / double(info.superBlock);
 }
 
 double mlir::tfm::fileBytesPerWeight(const GgufBlockInfo &info) {
@@ -79,6 +93,18 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
   out.scales.resize(size_t(n * (k / info.block)));
   if (info.offsets)
     out.offsets.resize(out.scales.size());
+  if (info.superScales()) {
+    out.smallScales.resize(out.scales.size());
+    out.superScales.resize(size_t(n * perRow));
+    if (info.offsets) {
+      out.smallMins.resize(out.scales.size());
+      out.superMins.resize(out.superScales.size());
+    }
+  } else {
+    out.halfScales.resize(out.scales.size());
+    if (info.offsets)
+      out.halfOffsets.resize(out.scales.size());
+  }
   const auto *p = reinterpret_cast<const unsigned char *>(bytes.data());
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t sb = 0; sb < perRow; ++sb, p += info.bytes) {
@@ -87,6 +113,7 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
       int64_t first = (row * k + sb * info.superBlock) / info.block;
       float *scale = out.scales.data() + first;
       float *offset = info.offsets ? out.offsets.data() + first : nullptr;
+      int64_t super = row * perRow + sb;
       auto fail = [&](const char *what) {
         error = "row " + std::to_string(row) + ", block " + std::to_string(sb) +
                 " of its " + std::to_string(perRow) + " (" + info.name +
@@ -104,8 +131,11 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
           return false;
         }
         scale[0] = *d;
-        if (withMin)
+        out.halfScales[size_t(first)] = halfBits(p);
+        if (withMin) {
           offset[0] = *m;
+          out.halfOffsets[size_t(first)] = halfBits(p + 2);
+        }
         return true;
       };
       switch (info.type) {
@@ -114,6 +144,7 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
         if (!d)
           return fail("scale");
         scale[0] = *d;
+        out.halfScales[size_t(first)] = halfBits(p);
         for (int j = 0; j < 32; ++j)
           q[j] = int8_t(p[2 + j]);
         break;
@@ -163,11 +194,16 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
           return fail("minimum");
         const unsigned char *scales = p + 4, *qh = p + 16;
         const unsigned char *qs = p + (fifthBit ? 48 : 16);
+        out.superScales[size_t(super)] = halfBits(p);
+        // -dmin: the sign bit flipped, so that offset = (-dmin) mn.
+        out.superMins[size_t(super)] = halfBits(p + 2) ^ 0x8000;
         for (int sub = 0; sub < 8; ++sub) {
           int sc, mn;
           ::tfm::ggufKQuantScaleAndMin(scales, sub, sc, mn);
           scale[sub] = *d * float(sc);
           offset[sub] = -(*dmin * float(mn));
+          out.smallScales[size_t(first + sub)] = int8_t(sc);
+          out.smallMins[size_t(first + sub)] = int8_t(mn);
           const unsigned char *group = qs + (sub / 2) * 32;
           for (int l = 0; l < 32; ++l) {
             int value = sub % 2 ? group[l] >> 4 : group[l] & 0x0F;
@@ -186,8 +222,11 @@ mlir::tfm::decodeGgufBlocks(const GgufBlockInfo &info,
         std::optional<float> d = half(p + 208);
         if (!d)
           return fail("scale");
-        for (int sub = 0; sub < 16; ++sub)
+        out.superScales[size_t(super)] = halfBits(p + 208);
+        for (int sub = 0; sub < 16; ++sub) {
           scale[sub] = *d * float(scales[sub]);
+          out.smallScales[size_t(first + sub)] = scales[sub];
+        }
         for (int e = 0; e < 256; ++e) {
           int halfIndex = e / 128, within = e % 128, group = within / 32,
               l = within % 32;

@@ -11,9 +11,11 @@
 // A weight that tfm-bind-weights bound from a GGUF file's blocks (which it
 // leaves on the constant as `tfm.q8_0_blocks`, `tfm.q4_k_blocks`, ...: the
 // types of GgufBlocks.h) is repacked from those blocks, bit for bit: its
-// integer values into the i8 panels (4-bit ones two per byte) and its
-// scales (and the asymmetric types' minimums), exact in f32, into one f32
-// per block of 32 k (16 for Q6_K) and column.
+// integer values into the i8 panels (4-bit ones two per byte, 5- and
+// 6-bit ones as nibbles plus a bit plane per high bit) and its
+// scales (and the asymmetric types' minimums) as the file keeps them, per
+// block of 32 k (16 for Q6_K) and column: an f16, or a K-quant's integer
+// sub-block scale beside its super-block's f16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -211,6 +213,12 @@ struct PackedWeight {
   std::vector<char> data;
   std::vector<float> scales, offsets;
   std::vector<int32_t> sums;
+  /// GGUF blocks' scales and offsets as the file keeps them, `[K / block,
+  /// panels * width]`: f16 bits (a block of 32), or a K-quant's integer
+  /// sub-block scales and mins beside the f16 bits of its super-block
+  /// values, `[1 or 2, K / 256, panels * width]` (d, then -dmin).
+  std::vector<uint16_t> halfScales, halfOffsets, superScales;
+  std::vector<int8_t> smallScales, smallMins;
 };
 
 /// Whether `weight` can be packed from its blocks: the whole constant,
@@ -230,42 +238,89 @@ bool hasUsableBlocks(const GemmWeight &weight) {
 /// width * 4]`, its byte b the nibbles of k = 8 r + b (low) and 8 r + 4 + b
 /// (high), so that the low nibbles of a lane are one quad of consecutive k
 /// and the high ones the next. Each block's scale (and offset) at
-/// `[k / block, n]` (`[K / block, panels * width]`, 1 and 0 past N, where
-/// Q4_0's padding nibbles are 8: value 0).
+/// `[k / block, n]` (`[K / block, panels * width]`), as the file keeps it:
+/// f16, or a K-quant's integer beside its super-block's f16 d (and -dmin)
+/// at `[0 (1), k / 256, n]`. Past N: zero scales and offsets (and Q4_0's
+/// padding nibbles are 8: value 0).
 PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
                         int64_t width, MLIRContext *ctx) {
   const GgufBlockInfo &info = *weight.view.blockType;
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
-  int64_t depth = k / (info.nibbles ? 8 : 4), blocks = k / info.block;
+  // Packed rows per 32 k: 8 of s8 quads, 4 of nibbles, plus a bit plane
+  // per high bit.
+  int64_t rowsPer32 = info.nibbles ? 4 : info.highBits ? 4 + info.highBits : 8;
+  int64_t depth = k / 32 * rowsPer32, blocks = k / info.block;
+  int64_t supers = k / info.superBlock, columns = panels * width;
   PackedWeight packed;
   packed.type = RankedTensorType::get({panels, depth, width * 4},
                                       IntegerType::get(ctx, 8));
   char padding = info.nibbles && !info.offsets ? char(0x88) : char(0);
   packed.data.assign(size_t(panels * depth * width * 4), padding);
-  packed.scales.assign(size_t(blocks * panels * width), 1.0f);
-  if (info.offsets)
-    packed.offsets.assign(size_t(blocks * panels * width), 0.0f);
+  if (info.superScales()) {
+    packed.smallScales.assign(size_t(blocks * columns), 0);
+    packed.superScales.assign(size_t((info.offsets ? 2 : 1) * supers * columns),
+                              0);
+    if (info.offsets)
+      packed.smallMins.assign(size_t(blocks * columns), 0);
+  } else {
+    packed.halfScales.assign(size_t(blocks * columns), 0);
+    if (info.offsets)
+      packed.halfOffsets.assign(size_t(blocks * columns), 0);
+  }
   for (int64_t col = 0; col < n; ++col) {
     int64_t p = col / width, j = col % width;
     for (int64_t blk = 0; blk < blocks; ++blk) {
       size_t from = size_t(col * blocks + blk),
-             to = size_t(blk * panels * width + col);
-      packed.scales[to] = decoded.scales[from];
-      if (info.offsets)
-        packed.offsets[to] = decoded.offsets[from];
+             to = size_t(blk * columns + col);
+      if (info.superScales()) {
+        packed.smallScales[to] = decoded.smallScales[from];
+        if (info.offsets)
+          packed.smallMins[to] = decoded.smallMins[from];
+      } else {
+        packed.halfScales[to] = decoded.halfScales[from];
+        if (info.offsets)
+          packed.halfOffsets[to] = decoded.halfOffsets[from];
+      }
     }
+    if (info.superScales())
+      for (int64_t sb = 0; sb < supers; ++sb) {
+        size_t from = size_t(col * supers + sb);
+        packed.superScales[size_t(sb * columns + col)] =
+            decoded.superScales[from];
+        if (info.offsets)
+          packed.superScales[size_t((supers + sb) * columns + col)] =
+              decoded.superMins[from];
+      }
     const int8_t *q = decoded.q.data() + col * k;
-    if (!info.nibbles) {
+    auto at = [&](int64_t row, int64_t b) -> char & {
+      return packed.data[size_t(((p * depth + row) * width + j) * 4 + b)];
+    };
+    if (!info.nibbles && !info.highBits) {
       for (int64_t c = 0; c < k; ++c)
-        packed.data[size_t(((p * depth + c / 4) * width + j) * 4 + c % 4)] =
-            char(q[c]);
+        at(c / 4, c % 4) = char(q[c]);
       continue;
     }
-    for (int64_t r = 0; r < depth; ++r)
-      for (int64_t b = 0; b < 4; ++b)
-        packed.data[size_t(((p * depth + r) * width + j) * 4 + b)] =
-            char(q[8 * r + b] | q[8 * r + 4 + b] << 4);
+    // 5- and 6-bit values as unsigned u (Q5_0 and Q6_K's q + 16, q + 32):
+    // per 32 k, 4 rows of their low nibbles as Q4's, then a row per high
+    // bit, each a 32-bit lane per column whose bit 8 b + t is that bit of
+    // the value in byte b of nibble row t / 2 (its low nibble for even t,
+    // high for odd): the kernel shifts a plane right by 2 (t / 2) and
+    // left into place, masking one bit per byte.
+    int shift = info.highBits && !info.offsets ? 8 << info.highBits : 0;
+    auto u = [&](int64_t c) { return int(q[c]) + shift; };
+    for (int64_t g = 0; g < k / 32; ++g)
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t b = 0; b < 4; ++b) {
+          int64_t low = 32 * g + 8 * r + b, high = low + 4;
+          at(g * rowsPer32 + r, b) =
+              char((u(low) & 0x0F) | (u(high) & 0x0F) << 4);
+          for (int plane = 0; plane < info.highBits; ++plane)
+            for (int half = 0; half < 2; ++half) {
+              int bit = (u(half ? high : low) >> (4 + plane)) & 1;
+              at(g * rowsPer32 + 4 + plane, b) |= char(bit << (2 * r + half));
+            }
+        }
   }
   return packed;
 }
@@ -390,17 +445,41 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Value packedWeight = arith::ConstantOp::create(
       rewriter, derivedLoc(loc, weight.view, ".packed"),
       DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
-  Value scales, sums, offsets;
+  Value scales, sums, offsets, superScales;
   if (packedType == PackedType::Blocks) {
-    auto blocksType = RankedTensorType::get(
-        {weight.k() / weight.view.blockType->block, panels * panelWidth}, f32);
-    scales = arith::ConstantOp::create(
-        rewriter, derivedLoc(loc, weight.view, ".scales"),
-        DenseElementsAttr::get(blocksType, ArrayRef(packed.scales)));
-    if (!packed.offsets.empty())
-      offsets = arith::ConstantOp::create(
-          rewriter, derivedLoc(loc, weight.view, ".offsets"),
-          DenseElementsAttr::get(blocksType, ArrayRef(packed.offsets)));
+    const GgufBlockInfo &info = *weight.view.blockType;
+    int64_t columns = panels * panelWidth;
+    auto bytesOf = [](const auto &values) {
+      return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                            values.size() * sizeof(values[0]));
+    };
+    auto constant = [&](StringRef suffix, ArrayRef<int64_t> shape, Type element,
+                        ArrayRef<char> bytes) -> Value {
+      return arith::ConstantOp::create(
+          rewriter, derivedLoc(loc, weight.view, suffix),
+          DenseElementsAttr::getFromRawBuffer(
+              RankedTensorType::get(shape, element), bytes));
+    };
+    SmallVector<int64_t> blocksShape = {weight.k() / info.block, columns};
+    if (info.superScales()) {
+      Type i8 = rewriter.getI8Type();
+      scales =
+          constant(".scales", blocksShape, i8, bytesOf(packed.smallScales));
+      if (info.offsets)
+        offsets =
+            constant(".offsets", blocksShape, i8, bytesOf(packed.smallMins));
+      superScales = constant(
+          ".super_scales",
+          {info.offsets ? 2 : 1, weight.k() / info.superBlock, columns},
+          rewriter.getF16Type(), bytesOf(packed.superScales));
+    } else {
+      Type f16 = rewriter.getF16Type();
+      scales =
+          constant(".scales", blocksShape, f16, bytesOf(packed.halfScales));
+      if (info.offsets)
+        offsets =
+            constant(".offsets", blocksShape, f16, bytesOf(packed.halfOffsets));
+    }
   } else if (packedType == PackedType::I8) {
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
@@ -431,7 +510,7 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   Value init = tensor::EmptyOp::create(rewriter, loc, resultType, dynamicDims);
   auto packedLinear = PackedLinearOp::create(
       rewriter, loc, TypeRange{resultType}, input, packedWeight, scales, sums,
-      offsets, biasValue, residual, init, activation);
+      offsets, superScales, biasValue, residual, init, activation);
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());

@@ -234,7 +234,9 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
     return PackedLinearOp::create(rewriter, loc, TypeRange{dest.getType()}, a,
                                   packed, /*weightScales=*/Value(),
                                   /*weightSums=*/Value(),
-                                  /*weightOffsets=*/Value(), /*bias=*/Value(),
+                                  /*weightOffsets=*/Value(),
+                                  /*weightSuperScales=*/Value(),
+                                  /*bias=*/Value(),
                                   /*residual=*/Value(), dest, Activation::none)
         .getResult()[0];
   }
@@ -262,11 +264,11 @@ struct PackMatmulPattern : OpRewritePattern<linalg::GenericOp> {
           for (unsigned i = 0; i < batchDims; ++i)
             outBatch.push_back(i);
           Value cSlice = sliceBatch(b, loc, iter[0], outBatch, ivs, 2);
-          Value product =
-              PackedLinearOp::create(b, loc, TypeRange{cSlice.getType()},
-                                     aSlice, bSlice, Value(), Value(), Value(),
-                                     Value(), Value(), cSlice, Activation::none)
-                  .getResult()[0];
+          Value product = PackedLinearOp::create(
+                              b, loc, TypeRange{cSlice.getType()}, aSlice,
+                              bSlice, Value(), Value(), Value(), Value(),
+                              Value(), Value(), cSlice, Activation::none)
+                              .getResult()[0];
           return SmallVector<Value>{
               insertBatch(b, loc, product, iter[0], outBatch, ivs)};
         });

@@ -197,16 +197,18 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     Q8_0 blocks (`tfm.q8_0_blocks`, from `tfm-bind-weights`; stored
     `[N, K]`, K a multiple of 32) is packed from them bit for bit: the int8
     values into the i8 panels `[ceil(N/nr), K/4, 4*nr]`, each block's f16
-    scale widened to f32 into `dequant` block scales `[K/32, ceil(N/nr)*nr]`
-    (padding 1), no sums; `keep-f32` keeps it f32 (from its dequantized
+    scale as it is into `dequant` block scales `[K/32, ceil(N/nr)*nr]` (f16,
+    padding 0), no sums; `keep-f32` keeps it f32 (from its dequantized
     values). Q4_0 blocks (`tfm.q4_0_blocks`) likewise, two 4-bit values
     per byte, `[ceil(N/nr), K/8, 4*nr]`: byte `b` of a lane holds `k = 8r +
     b` in its low nibble and `8r + 4 + b` in its high one. The other block
     types likewise (compiler/Transforms/GgufBlocks.h): Q5_0, Q5_1, Q5_K and
     Q6_K as int8 values, Q4_1 and Q4_K as nibbles (unsigned); Q6_K with
     block scales per 16 (`[K/16, ...]`); the asymmetric ones (Q4_1, Q5_1,
-    Q4_K, Q5_K: `W = scale * q + offset`) with f32 `offsets` of the scales'
-    shape. A block whose f16 scale or minimum is not finite is an error
+    Q4_K, Q5_K: `W = scale * q + offset`) with `offsets` of the scales'
+    shape and type (f16 `m` for Q4_1 and Q5_1). The K-quants keep their
+    sub-block scales (and mins) as i8 and their super-block f16 `d` (and
+    `-dmin`) in `super_scales` `[1 or 2, K/256, ceil(N/nr)*nr]`. A block whose f16 scale or minimum is not finite is an error
     naming the weight, row and block. A `tfm.embedding` over a whole table
     of blocks reads them instead of the f32 values: int8 values `[num,
     dim]` (Q4_0's less 8) with f32 `scales` (and `offsets`) per block,

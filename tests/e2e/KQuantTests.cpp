@@ -44,15 +44,21 @@ struct BlockType {
   int64_t superBlock; ///< k per stored block
   int64_t bytes;      ///< bytes per stored block
   int64_t inputBlock; ///< k per input scale in the GEMM (16 for Q6_K)
-  double packedBytes; ///< per weight in the artifact: q + f32 scale (+ offset)
+  /// Per weight in the artifact: q (a byte, or a nibble and a bit per high
+  /// bit), and the scales (and offsets) as the file has them: an f16 per
+  /// block of 32, or a K-quant's byte per sub-block and f16 per super-block
+  /// of 256.
+  double packedBytes;
 };
 
-const BlockType kQ4_1{"Q4_1", 3, 32, 20, 32, 0.5 + 8.0 / 32},
-    kQ5_0{"Q5_0", 6, 32, 22, 32, 1.0 + 4.0 / 32},
-    kQ5_1{"Q5_1", 7, 32, 24, 32, 1.0 + 8.0 / 32},
-    kQ4_K{"Q4_K", 12, 256, 144, 32, 0.5 + 8.0 / 32},
-    kQ5_K{"Q5_K", 13, 256, 176, 32, 1.0 + 8.0 / 32},
-    kQ6_K{"Q6_K", 14, 256, 210, 16, 1.0 + 4.0 / 16};
+const BlockType kQ8_0{"Q8_0", 8, 32, 34, 32, 1.0 + 2.0 / 32},
+    kQ4_0{"Q4_0", 2, 32, 18, 32, 0.5 + 2.0 / 32},
+    kQ4_1{"Q4_1", 3, 32, 20, 32, 0.5 + 4.0 / 32},
+    kQ5_0{"Q5_0", 6, 32, 22, 32, 0.625 + 2.0 / 32},
+    kQ5_1{"Q5_1", 7, 32, 24, 32, 0.625 + 4.0 / 32},
+    kQ4_K{"Q4_K", 12, 256, 144, 32, 0.5 + 2.0 / 32 + 4.0 / 256},
+    kQ5_K{"Q5_K", 13, 256, 176, 32, 0.625 + 2.0 / 32 + 4.0 / 256},
+    kQ6_K{"Q6_K", 14, 256, 210, 16, 0.75 + 1.0 / 16 + 2.0 / 256};
 
 void putHalf(unsigned char *p, float value) {
   uint16_t bits = tfm_f32_to_f16(value);
@@ -86,6 +92,12 @@ std::vector<unsigned char> makeBlocks(const BlockType &type, int64_t n,
       // Values reach about `magnitude`: d times the largest q (and the
       // K-quants' 6-bit or 8-bit sub-block scales).
       switch (type.ggml) {
+      case 8: // Q8_0: d, 32 bytes
+        putHalf(p, magnitude * unit(gen) / 127);
+        break;
+      case 2: // Q4_0: d, 16 bytes
+        putHalf(p, magnitude * unit(gen) / 8);
+        break;
       case 3: // Q4_1: d, m, 16 bytes
       case 7: // Q5_1: d, m, qh, 16 bytes
         putHalf(p, magnitude * unit(gen) / 31);
@@ -127,6 +139,8 @@ BlockTerms blockTerms(const BlockType &type,
         t.scale.push_back(getHalf(p));
         t.offset.push_back(getHalf(p + 2));
         break;
+      case 8:
+      case 2:
       case 6:
         t.scale.push_back(getHalf(p));
         t.offset.push_back(0.0);
@@ -304,31 +318,42 @@ TEST_CASE("GGUF Q5_K, Q4_1, Q5_0 and Q5_1 weights run in their blocks and "
   }
 }
 
-TEST_CASE("GGUF K-quant weights keep their size in the artifact", "[kquant]") {
-  const int64_t k = 1024, n = 256;
-  for (const BlockType *type : {&kQ4_K, &kQ6_K}) {
-    std::vector<unsigned char> blocks = makeBlocks(*type, n, k, 77);
-    Random rng(78);
-    std::vector<float> b = rng.uniform(n);
-    std::string dir = makeTempDir(), keptDir = makeTempDir();
-    TempDirGuard guard(dir), keptGuard(keptDir);
-    BuildOptions options;
-    options.cpu = "portable";
-    std::shared_ptr<Model> kept =
-        buildModel(dir, *type, blocks, b, k, n, options);
-    options.keepFp32 = {"W"};
-    std::shared_ptr<Model> f32 =
-        buildModel(keptDir, *type, blocks, b, k, n, options);
-    auto sizeOf = [](const std::string &path) {
-      std::ifstream file(path, std::ios::binary | std::ios::ate);
-      return double(file.tellg());
-    };
-    double saved = sizeOf(f32->libraryPath()) - sizeOf(kept->libraryPath());
-    double expected = (4.0 - type->packedBytes) * double(n * k);
-    INFO(type->name << ": " << saved << " bytes saved, " << expected
-                    << " expected for the weight");
-    CHECK(saved > 0.95 * expected);
-    CHECK(saved < 1.05 * expected);
+TEST_CASE("GGUF weights keep the file's scales in the artifact: its "
+          "bytes per weight grow as the file's do",
+          "[kquant]") {
+  // The weight's own bytes in the artifact: the same layer at two widths,
+  // whose artifacts differ by the columns added (their values, scales and
+  // offsets, and 4 bytes of bias each); code and the rest are the same.
+  // An f32 scale per block (Q8_0 1.125 bytes per weight, Q4_K 0.75) or a
+  // byte per 5- or 6-bit value (Q5_0 1.0625, Q6_K 1.07) is far outside 1%.
+  const int64_t k = 1024, n = 256, wide = 2304;
+  auto sizeOf = [](const std::string &path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    return double(file.tellg());
+  };
+  for (const BlockType *type :
+       {&kQ8_0, &kQ4_0, &kQ4_1, &kQ5_0, &kQ5_1, &kQ4_K, &kQ5_K, &kQ6_K}) {
+    double sizes[2];
+    for (int i = 0; i < 2; ++i) {
+      int64_t cols = i ? wide : n;
+      std::vector<unsigned char> blocks = makeBlocks(*type, cols, k, 77);
+      std::vector<float> b(size_t(cols), 0.5f);
+      std::string dir = makeTempDir();
+      TempDirGuard guard(dir);
+      BuildOptions options;
+      options.cpu = "portable";
+      std::shared_ptr<Model> model =
+          buildModel(dir, *type, blocks, b, k, cols, options);
+      sizes[i] = sizeOf(model->libraryPath());
+    }
+    double added = double((wide - n) * k);
+    double perWeight = (sizes[1] - sizes[0] - 4.0 * double(wide - n)) / added;
+    double fileBytes = double(type->bytes) / double(type->superBlock);
+    INFO(type->name << ": " << perWeight << " bytes per weight in the "
+                    << "artifact, " << type->packedBytes << " expected, the "
+                    << "file's " << fileBytes);
+    CHECK(perWeight > 0.99 * type->packedBytes);
+    CHECK(perWeight < 1.01 * type->packedBytes);
   }
 }
 

@@ -38,13 +38,21 @@
 // off.
 //
 // The other GGUF block types are the same kind again (GgufBlocks.h):
-// 5- and 6-bit values are s8 like Q8_0's, Q6_K's scales span 16 k instead
-// of 32 (the input is then quantized per block of 16), and the asymmetric
-// types (Q4_1, Q5_1, Q4_K, Q5_K: W = scale q + offset, their 4-bit values
+// 5- and 6-bit values are nibbles like Q4_0's plus one or two bit planes
+// per 32 k (packed rows after the 4 of nibbles) whose bits the K step
+// shifts and masks into bit 4 (5) of each byte, u8 for vpdpbusd with
+// 16 (32) x the input block's sum off; Q6_K's scales span 16 k instead of
+// 32 (the input is then quantized per block of 16), and the asymmetric
+// types (Q4_1, Q5_1, Q4_K, Q5_K: W = scale q + offset, their values
 // unsigned) add each block's offset times d_x sum(q_x), which the copy
 // keeps per input block beside its scale:
 //
 //   acc += f32(part - corr) * (w_scale * a_scale) + w_offset * a_sum
+//
+// The weights' scales and offsets stay as the file has them (f16, widened
+// by vcvtph2ps, or a K-quant's byte per block times its super-block's f16,
+// both exact in f32), so a block's w_scale is the file's, loaded per block
+// beside the i32 sums (loadBlockTerm).
 //
 // The AMX variant (level 6: bf16 and per-column i8) keeps the packed
 // layout and the epilogue but not the micro-kernel: a packed row of a
@@ -228,6 +236,11 @@ private:
   /// A vector of A as the A tile holds it: lanes / g lanes of g values.
   Value convertInput(Value x, Value taskRow);
   Value roundToBF16Bits(Value x);
+  /// The f32 scales (part 0) or offsets (part 1) of block row `row` and the
+  /// vector of columns from `column`, from `terms` as stored: f32; f16,
+  /// widened (vcvtph2ps); or i8 integers times their super-block's f16
+  /// (exact in f32: 11 by 8 bits).
+  Value loadBlockTerm(Value terms, Value row, Value column, int64_t part);
   /// The stored panel and the offset in it of kernel-wide panel `p`.
   std::pair<Value, Value> storedPanelOf(Value p);
   void emitMicroKernel(int64_t rows, Value i, Value chunkRow, Value p,
@@ -276,7 +289,9 @@ private:
   Value k, packedK, n, columnPanels, lastPackedK;
   // Inside the task function: matrices [M, K], [panels, K / g, nr * g],
   // [M, N], and the i8 weight's per-column scales and sums.
-  Value a, packed, scales, sums, offsets, bias, residual, c;
+  Value a, packed, scales, sums, offsets, superScales, bias, residual, c;
+  /// Blocks per super-block of weight_super_scales (0: none).
+  int64_t blocksPerSuper = 0;
   // Inside the task function: the stack tile [copyRows, blockK / g] holding
   // the current row group's K chunk of A, and for i8 each task row's scale,
   // its reciprocal and its zero point.
@@ -292,6 +307,10 @@ private:
   /// 8 for 4-bit), so that this times each input block's sum of s8 values
   /// comes off the block's i32 sum; 0 when nothing is shifted.
   int64_t weightShift = 0;
+  /// Bit planes after every 4 rows of nibbles (5- and 6-bit values: 1, 2):
+  /// bit 8 b + t of a plane's lane is bit 4 (5) of byte b of nibble row t / 2
+  /// of the 4, its low nibble for even t.
+  int64_t planes = 0;
   /// k per packed row of the weight: g, or 2 g for nibbles.
   int64_t kPerPackedRow = 1;
   // The AMX variant: the packed weight's depth, its whole tiles of 16
@@ -332,9 +351,15 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
         cast<MemRefType>(op.getInput().getType()).getShape().back();
     int64_t depth =
         cast<MemRefType>(op.getPackedWeight().getType()).getShape()[1];
-    nibbles = depth * 8 == staticK && staticK != 0;
-    // Nibbles are u - 8 without offsets, u with them.
-    weightShift = nibbles     ? (op.getWeightOffsets() ? 0 : 8)
+    // Packed rows per 32 k: 4 of nibbles, and a bit plane per high bit.
+    if (staticK != 0 && staticK % 32 == 0 && depth * 32 % staticK == 0) {
+      int64_t rowsPer32 = depth * 32 / staticK;
+      nibbles = rowsPer32 >= 4 && rowsPer32 <= 6;
+      planes = nibbles ? rowsPer32 - 4 : 0;
+    }
+    // Nibbles are u - 8 (5 bits: u - 16, 6: u - 32) without offsets, u
+    // with them.
+    weightShift = nibbles     ? (op.getWeightOffsets() ? 0 : 8 << planes)
                   : nativeDot ? 128
                               : 0;
   }
@@ -349,6 +374,14 @@ void GemmEmitter::emitTaskBody(ArrayRef<BlockArgument> args) {
     sums = args[next++];
   if (op.getWeightOffsets())
     offsets = args[next++];
+  if (op.getWeightSuperScales()) {
+    superScales = args[next++];
+    int64_t supers =
+        cast<MemRefType>(op.getWeightSuperScales().getType()).getShape()[1];
+    int64_t staticK =
+        cast<MemRefType>(op.getInput().getType()).getShape().back();
+    blocksPerSuper = staticK / supers / weightBlock;
+  }
   bias = op.getBias() ? Value(args[next++]) : Value();
   residual = op.getResidual() ? viewAsMatrix(b, loc, args[next++]) : Value();
   c = viewAsMatrix(b, loc, args[next++]);
@@ -1098,22 +1131,64 @@ SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
                                           Value nextPanelOffset, Value packedK0,
                                           Value nextPackedK0) {
   int64_t vectors = tiling.panelVectors;
+  // With bit planes, step g (a row of nibbles) is row g % 4 of its group of
+  // 4 + planes packed rows; the group's plane p follows its nibbles.
+  int64_t groupRows = 4 + planes;
+  auto rowOf = [&](Value step) {
+    if (!planes)
+      return step;
+    return add(
+        mul(arith::DivUIOp::create(b, loc, step, idx(4)), idx(groupRows)),
+        arith::RemUIOp::create(b, loc, step, idx(4)));
+  };
+  auto planeRowOf = [&](Value step, int64_t plane) {
+    return add(
+        mul(arith::DivUIOp::create(b, loc, step, idx(4)), idx(groupRows)),
+        idx(4 + plane));
+  };
   // One prefetch per cache line (16 lanes of 32 bits) of a K step of the
-  // panel.
-  Value nextRow = min(add(nextPackedK0, kk), lastPackedK);
-  for (int64_t col = 0; col < tiling.kernelWidth; col += 16)
-    memref::PrefetchOp::create(
-        b, loc, packed,
-        ValueRange{nextStoredPanel, nextRow,
-                   add(mul(nextPanelOffset, idx(group)), idx(col * group))},
-        /*isWrite=*/false, /*localityHint=*/2,
-        /*isDataCache=*/true);
-  SmallVector<Value> raw;
-  for (int64_t v = 0; v < vectors; ++v)
-    raw.push_back(vector::LoadOp::create(
+  // panel (and of its group's planes).
+  Value nextStep = add(nextPackedK0, kk);
+  SmallVector<Value> nextRows = {rowOf(nextStep)};
+  for (int64_t plane = 0; plane < planes; ++plane)
+    nextRows.push_back(planeRowOf(nextStep, plane));
+  for (Value nextRow : nextRows)
+    for (int64_t col = 0; col < tiling.kernelWidth; col += 16)
+      memref::PrefetchOp::create(
+          b, loc, packed,
+          ValueRange{nextStoredPanel, min(nextRow, lastPackedK),
+                     add(mul(nextPanelOffset, idx(group)), idx(col * group))},
+          /*isWrite=*/false, /*localityHint=*/2,
+          /*isDataCache=*/true);
+  Value step = add(packedK0, kk);
+  auto loadRow = [&](Value row, int64_t v) -> Value {
+    return vector::LoadOp::create(
         b, loc, packedVector, packed,
-        ValueRange{storedPanel, add(packedK0, kk),
-                   mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))}));
+        ValueRange{storedPanel, row,
+                   mul(add(panelOffset, idx(v * tiling.lanes)), idx(group))});
+  };
+  SmallVector<Value> raw;
+  // planeLanes[p * vectors + v]: plane p's lanes for vector v.
+  SmallVector<Value> planeLanes;
+  Value row = rowOf(step);
+  for (int64_t v = 0; v < vectors; ++v)
+    raw.push_back(loadRow(row, v));
+  if (planes) {
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      Value planeRow = planeRowOf(step, plane);
+      for (int64_t v = 0; v < vectors; ++v)
+        planeLanes.push_back(bitcast(i32Vector, loadRow(planeRow, v)));
+    }
+    // Both halves' bits (t = 2 (row % 4) and t + 1) from one shift right
+    // of each plane by 2 (row % 4).
+    Value pairShift = vector::BroadcastOp::create(
+        b, loc, i32Vector,
+        arith::IndexCastOp::create(
+            b, loc, b.getI32Type(),
+            mul(arith::RemUIOp::create(b, loc, step, idx(4)), idx(2))));
+    for (Value &lanes : planeLanes)
+      lanes = arith::ShRUIOp::create(b, loc, lanes, pairShift);
+  }
   // A packed row is one K step of the A tile, or two for nibbles: the low
   // nibbles of lane (row kk) pair with A's lane 2 kk, the high ones with
   // 2 kk + 1.
@@ -1127,9 +1202,21 @@ SmallVector<Value> GemmEmitter::emitKStep(ValueRange acc,
         Value lanes = bitcast(i32Vector, part);
         if (h == 1)
           lanes = arith::ShRUIOp::create(b, loc, lanes, splatInt(4));
-        part =
-            bitcast(packedVector,
-                    arith::AndIOp::create(b, loc, lanes, splatInt(0x0f0f0f0f)));
+        Value values =
+            arith::AndIOp::create(b, loc, lanes, splatInt(0x0f0f0f0f));
+        if (planes) {
+          // Bit h of each byte of a plane (shifted above) moved to bit 4
+          // (+ plane) of the byte: a shift left and a masked or.
+          for (int64_t plane = 0; plane < planes; ++plane) {
+            Value bits =
+                arith::ShLIOp::create(b, loc, planeLanes[plane * vectors + v],
+                                      splatInt(4 + plane - h));
+            bits = arith::AndIOp::create(b, loc, bits,
+                                         splatInt(0x10101010u << plane));
+            values = arith::OrIOp::create(b, loc, values, bits);
+          }
+        }
+        part = bitcast(packedVector, values);
       }
       weights.push_back(weightOperands(part));
     }
@@ -1180,11 +1267,11 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
         Value scaleRow = add(scaleRow0, block);
         SmallVector<Value> weightScales, weightOffsets;
         for (int64_t v = 0; v < vectors; ++v) {
-          weightScales.push_back(vector::LoadOp::create(
-              b, loc, f32Vector, scales, ValueRange{scaleRow, columns[v]}));
+          weightScales.push_back(
+              loadBlockTerm(scales, scaleRow, columns[v], /*part=*/0));
           if (offsets)
-            weightOffsets.push_back(vector::LoadOp::create(
-                b, loc, f32Vector, offsets, ValueRange{scaleRow, columns[v]}));
+            weightOffsets.push_back(
+                loadBlockTerm(offsets, scaleRow, columns[v], /*part=*/1));
         }
         SmallVector<Value> next;
         for (int64_t r = 0; r < rows; ++r) {
@@ -1220,6 +1307,25 @@ SmallVector<Value> GemmEmitter::emitBlockLoop(
         scf::YieldOp::create(b, loc, next);
       });
   return SmallVector<Value>(loop.getResults());
+}
+
+Value GemmEmitter::loadBlockTerm(Value terms, Value row, Value column,
+                                 int64_t part) {
+  Type element = cast<MemRefType>(terms.getType()).getElementType();
+  Value stored =
+      vector::LoadOp::create(b, loc, VectorType::get({tiling.lanes}, element),
+                             terms, ValueRange{row, column});
+  if (element.isF32())
+    return stored;
+  if (element.isF16())
+    return arith::ExtFOp::create(b, loc, f32Vector, stored);
+  Value small = arith::SIToFPOp::create(b, loc, f32Vector, stored);
+  Value superRow = arith::DivUIOp::create(b, loc, row, idx(blocksPerSuper));
+  Value super = vector::LoadOp::create(
+      b, loc, VectorType::get({tiling.lanes}, b.getF16Type()), superScales,
+      ValueRange{idx(part), superRow, column});
+  return arith::MulFOp::create(
+      b, loc, arith::ExtFOp::create(b, loc, f32Vector, super), small);
 }
 
 void GemmEmitter::emitBlockChunkCopy(Value s0, Value sEnd, Value k0, Value kc) {

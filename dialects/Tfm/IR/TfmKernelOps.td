@@ -191,7 +191,13 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     Block-quantized 4-bit (GGUF Q4_0) is told apart by its depth: two `k`
     per byte, `packed_weight [ceil(N/nr), K/8, nr*4]`, byte `b` of lane
     `[p, r, j*4 .. j*4+3]` holding `u` of `k = 8r + b` in its low nibble and
-    of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`.
+    of `k = 8r + 4 + b` in its high one, `W = scale * (u - 8)`. 5- and
+    6-bit values (GGUF Q5_0, Q5_1, Q5_K, Q6_K) are nibbles too, with a bit
+    plane per high bit: per 32 `k`, 4 packed rows of nibbles as above, then
+    1 (or 2) rows whose 32-bit lane of column `j` holds in bit `8b + t` bit
+    4 (5) of `u` at byte `b` of nibble row `t / 2`, low nibble for even `t`,
+    high for odd: `packed_weight [ceil(N/nr), K/32 * 5 (6), nr*4]`, `W =
+    scale * (u - 16)` (`u - 32`) without offsets.
 
     The block is `K` over the rows of `weight_scales`: 32, or 16 for GGUF
     Q6_K's sub-blocks (each row of the input is then quantized per block of
@@ -201,6 +207,14 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     product gains `offset * d_x * sum(q_x)`, the input block's sum taken when
     it is quantized (as llama.cpp's Q8_1 carries it). With offsets, 4-bit
     values are unsigned: `W = scale * u + offset`.
+
+    Block scales and offsets are f32, or as GGUF files keep them: f16
+    (widened in registers, exactly), or i8 integers (a K-quant's sub-block
+    scales and mins) with `weight_super_scales`, f16 `[S, K/SB, ceil(N/nr)*nr]`
+    per super-block of `SB` k (a multiple of the block; 256 for GGUF's
+    K-quants): `scale = weight_super_scales[0, k/SB, n] * weight_scales[k/B, n]`
+    and, with offsets (S = 2), `offset = weight_super_scales[1, k/SB, n] *
+    weight_offsets[k/B, n]`, each product exact in f32.
 
     The packing is done at compile time (`tfm-pack-linear`), so the
     micro-kernel streams one contiguous panel per group of output columns. A
@@ -237,6 +251,7 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_scales,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_sums,
                        Optional<Tfm_RankedTensorOrMemRef>:$weight_offsets,
+                       Optional<Tfm_RankedTensorOrMemRef>:$weight_super_scales,
                        Optional<Tfm_RankedTensorOrMemRef>:$bias,
                        Optional<Tfm_RankedTensorOrMemRef>:$residual,
                        Tfm_RankedTensorOrMemRef:$init,
@@ -249,6 +264,8 @@ def Tfm_PackedLinearOp : Tfm_Op<"packed_linear", [
     (`dequant` `(` $weight_scales^ (`,` $weight_sums^)? `:`
      type($weight_scales) (`,` type($weight_sums)^)? `)`)?
     (`offsets` `(` $weight_offsets^ `:` type($weight_offsets) `)`)?
+    (`super_scales` `(` $weight_super_scales^ `:`
+     type($weight_super_scales) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $init `:` type($init) `)` `activation` $activation attr-dict

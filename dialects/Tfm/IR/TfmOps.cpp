@@ -654,9 +654,12 @@ LogicalResult PackedLinearOp::verify() {
                       ? x.back()
                       : llvm::divideCeilSigned(x.back(), group);
   // Block-quantized 4-bit weights (GGUF Q4_0) hold two k per byte: a lane
-  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`.
+  // of 4 bytes is 8 k, `[panels, K/8, nr*4]`; 5- and 6-bit ones add a bit
+  // plane row per high bit and 32 k, `[panels, K/32 * (4 + bits), nr*4]`.
   bool nibbles = blocks && !ShapedType::isDynamic(x.back()) &&
-                 !ShapedType::isDynamic(w[1]) && w[1] * 8 == x.back();
+                 !ShapedType::isDynamic(w[1]) && x.back() % 32 == 0 &&
+                 (w[1] * 8 == x.back() || w[1] * 32 == x.back() * 5 ||
+                  w[1] * 32 == x.back() * 6);
   if (nibbles)
     depth = w[1];
   if (!dimsAgree(depth, w[1]))
@@ -685,8 +688,8 @@ LogicalResult PackedLinearOp::verify() {
     return success();
   };
   if (blocks) {
-    // One f32 scale (and offset) per block of 16 or 32 k and column: K
-    // static, whole blocks.
+    // One scale (and offset) per block of 16 or 32 k and column: K static,
+    // whole blocks.
     auto scalesType = cast<ShapedType>(getWeightScales().getType());
     if (ShapedType::isDynamic(x.back()) || x.back() % 16 != 0)
       return emitOpError("block scales need a static K that is a multiple "
@@ -708,10 +711,36 @@ LogicalResult PackedLinearOp::verify() {
                << x.back() / block << ", "
                << (staticPanels ? w[0] * width : ShapedType::kDynamic)
                << "] (K / " << block << ", padded N)";
-      if (!type.getElementType().isF32())
-        return emitOpError("block weight_scales and weight_offsets must be "
-                           "f32");
     }
+    // f32, f16 as the file has it, or a K-quant's i8 sub-block integers
+    // times f16 super-block values.
+    Type scaleElement = elementOf(getWeightScales());
+    Value super = getWeightSuperScales();
+    bool integers = scaleElement.isInteger(8);
+    if (!scaleElement.isF32() && !scaleElement.isF16() && !integers)
+      return emitOpError("block weight_scales must be f32, f16 or i8");
+    if (Value offsets = getWeightOffsets();
+        offsets && elementOf(offsets) != scaleElement)
+      return emitOpError("block weight_offsets must have weight_scales' "
+                         "element type");
+    if (integers != bool(super))
+      return emitOpError("i8 block weight_scales, and only they, take "
+                         "weight_super_scales");
+    if (super) {
+      auto superType = cast<ShapedType>(super.getType());
+      ArrayRef<int64_t> s = superType.getShape();
+      int64_t parts = getWeightOffsets() ? 2 : 1;
+      if (!superType.getElementType().isF16() || s.size() != 3 ||
+          s[0] != parts || ShapedType::isDynamic(s[1]) || s[1] <= 0 ||
+          x.back() % s[1] != 0 || (x.back() / s[1]) % block != 0 ||
+          s[2] != w[0] * width)
+        return emitOpError("weight_super_scales must be f16 [")
+               << parts << ", K / super-block, " << w[0] * width
+               << "], the super-block a multiple of " << block << ", not "
+               << superType;
+    }
+  } else if (getWeightSuperScales()) {
+    return emitOpError("weight_super_scales need block weight_scales");
   }
   if (failed(checkPerColumn(getBias(), "bias",
                             [](Type t) { return t.isF32(); })) ||

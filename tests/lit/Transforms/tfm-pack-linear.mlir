@@ -288,14 +288,14 @@ func.func @tied_embedding(%ids: tensor<?xi64>) -> tensor<?x5xf32> {
 // of column 0 = 1, 2, 3, 4, then of column 1 = -1, -2, -3, -4, then the
 // two padding columns), and
 // each block's f16 scale (0x3800 = 0.5 for column 0, 0x4000 = 2 for column
-// 1) widened into block_scales [K / 32, padded N] (padding 1); no sums.
+// 1) as it is, into block_scales [K / 32, padded N] (padding 0); no sums.
 // The blocks are dropped once packed.
 
 // CHECK-LABEL: func.func @packs_q8_0_blocks(
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<"0x01020304FFFEFDFC000000000000000005060708FBFAF9F80000000000000000090A0B0C{{.*}}1D1E1F20E3E2E1E00000000000000000"> : tensor<1x8x16xi8>
-// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
 // CHECK-NOT:     tfm.q8_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q8_0_blocks
 // CHECK:         return
 func.func @packs_q8_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
@@ -330,10 +330,10 @@ func.func @q8_0_blocks_unusable(%x: tensor<?x2xf32>, %z: tensor<?x32xf32>) -> (t
 
 // KEEP-LABEL: func.func @keeps_q8_0_by_name(
 // KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x32x4xf32>) outs(%{{.*}} : tensor<?x2xf32>)
-// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%{{.*}} : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>)
+// KEEP:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%{{.*}} : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>)
 // KEEP:         return
 // REMARKS-DAG:  remark: linear layer 'other' [2, 32] runs in f32 (--keep-fp32)
-// REMARKS-DAG:  remark: linear layer 'blk.0.ffn_up.weight' [2, 32] runs in Q8_0 (the file's blocks: 1.125 bytes per weight, the file's 1.062)
+// REMARKS-DAG:  remark: linear layer 'blk.0.ffn_up.weight' [2, 32] runs in Q8_0 (the file's blocks: 1.062 bytes per weight, the file's 1.062)
 func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>) {
   %k = arith.constant {tfm.q8_0_blocks = dense<[0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0, 64, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32]> : tensor<68xi8>} dense<[[0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5, 14.0, 14.5, 15.0, 15.5, 16.0], [-2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, -18.0, -20.0, -22.0, -24.0, -26.0, -28.0, -30.0, -32.0, -34.0, -36.0, -38.0, -40.0, -42.0, -44.0, -46.0, -48.0, -50.0, -52.0, -54.0, -56.0, -58.0, -60.0, -62.0, -64.0]]> : tensor<2x32xf32> loc("other")
   %q = arith.constant {tfm.q8_0_blocks = dense<[0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0, 64, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32]> : tensor<68xi8>} dense<[[0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5, 14.0, 14.5, 15.0, 15.5, 16.0], [-2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, -18.0, -20.0, -22.0, -24.0, -26.0, -28.0, -30.0, -32.0, -34.0, -36.0, -38.0, -40.0, -42.0, -44.0, -46.0, -48.0, -50.0, -52.0, -54.0, -56.0, -58.0, -60.0, -62.0, -64.0]]> : tensor<2x32xf32> loc("blk.0.ffn_up.weight")
@@ -355,13 +355,55 @@ func.func @keeps_q8_0_by_name(%x: tensor<?x32xf32>) -> (tensor<?x2xf32>, tensor<
 
 // CHECK-LABEL: func.func @packs_q4_0_blocks(
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120], [64, 81, 98, 115, -65, -82, -99, -116, -120, -120, -120, -120, -120, -120, -120, -120], [-56, -39, -22, -5, 55, 38, 21, 4, -120, -120, -120, -120, -120, -120, -120, -120]]]> : tensor<1x4x16xi8>
-// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<1x4xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
 // CHECK-NOT:     tfm.q4_0_blocks
-// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<?x2xf32>) activation none
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x4x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x2xf32>) activation none
 // CHECK-NOT:     tfm.q4_0_blocks
 // CHECK:         return
 func.func @packs_q4_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x2xf32> {
   %w = arith.constant {tfm.q4_0_blocks = dense<[0, 56, 0, 17, 34, 51, 68, 85, 102, 119, -120, -103, -86, -69, -52, -35, -18, -1, 0, 64, -1, -18, -35, -52, -69, -86, -103, -120, 119, 102, 85, 68, 51, 34, 17, 0]> : tensor<36xi8>} dense<[[-4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], [14.0, 12.0, 10.0, 8.0, 6.0, 4.0, 2.0, 0.0, -2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0, 14.0, 12.0, 10.0, 8.0, 6.0, 4.0, 2.0, 0.0, -2.0, -4.0, -6.0, -8.0, -10.0, -12.0, -14.0, -16.0]]> : tensor<2x32xf32> loc("blk.0.attn_k.weight")
   %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<2x32xf32> -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// Q5_0 blocks (tfm.q5_0_blocks: d, 4 bytes of fifth bits qh, 16 of
+// nibbles) keep 5 bits a value: per 32 k, 4 packed rows of low nibbles as
+// Q4_0's, then a bit plane row whose lane of a column holds in bit 8 b + t
+// the fifth bit of the value in byte b of nibble row t / 2 (low nibble for
+// even t). Here u = k (qs[j] = j | j << 4, qh = 0xFFFF0000): nibble rows 0
+// and 2 hold k & 15 = 0..3 | 4..7 << 4 (64, 81, 98, 115), rows 1 and 3
+// 8..11 | 12..15 << 4 (-56 = 0xC8, ...), and the plane's bytes have bits t
+// = 4..7 set (values 16..31 are nibble rows 2 and 3): 0xF0 = -16. The f16
+// scale stays f16; padding columns are zeros.
+
+// CHECK-LABEL: func.func @packs_q5_0_blocks(
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-56, -39, -22, -5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [64, 81, 98, 115, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-56, -39, -22, -5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-16, -16, -16, -16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]> : tensor<1x5x16xi8>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
+// CHECK-NOT:     tfm.q5_0_blocks
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %[[W]] : tensor<?x32xf32>, tensor<1x5x16xi8>) dequant(%[[S]] : tensor<1x4xf16>) outs(%{{.*}} : tensor<?x1xf32>) activation none
+func.func @packs_q5_0_blocks(%x: tensor<?x32xf32>) -> tensor<?x1xf32> {
+  %w = arith.constant {tfm.q5_0_blocks = dense<[0, 56, 0, 0, -1, -1, 0, 17, 34, 51, 68, 85, 102, 119, -120, -103, -86, -69, -52, -35, -18, -1]> : tensor<22xi8>} dense<[[-8.0, -7.5, -7.0, -6.5, -6.0, -5.5, -5.0, -4.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5]]> : tensor<1x32xf32> loc("blk.0.attn_v.weight")
+  %y = tfm.linear %x, %w : tensor<?x32xf32>, tensor<1x32xf32> -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
+}
+
+// -----
+
+// Q4_K blocks keep their scales as the file does: the 6-bit sub-block
+// scales (1, 2, 3, 4, then 1, 3, 5, 7 from the high nibbles and top bits)
+// and mins (5, 6, 7, 8, 2, 4, 6, 8) a byte each, [K / 32, padded N], and
+// the super-block's f16 d (1.0) and -dmin (-0.5) in super_scales
+// [2, K / 256, padded N].
+
+// CHECK-LABEL: func.func @packs_q4_k_blocks(
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<{{\[\[}}1, 0, 0, 0], [2, 0, 0, 0], [3, 0, 0, 0], [4, 0, 0, 0], [1, 0, 0, 0], [3, 0, 0, 0], [5, 0, 0, 0], [7, 0, 0, 0]]> : tensor<8x4xi8>
+// CHECK-DAG:     %[[M:.*]] = arith.constant dense<{{\[\[}}5, 0, 0, 0], [6, 0, 0, 0], [7, 0, 0, 0], [8, 0, 0, 0], [2, 0, 0, 0], [4, 0, 0, 0], [6, 0, 0, 0], [8, 0, 0, 0]]> : tensor<8x4xi8>
+// CHECK-DAG:     %[[D:.*]] = arith.constant dense<{{\[\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]], {{\[\[}}-5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]> : tensor<2x1x4xf16>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<1x32x16xi8>) dequant(%[[S]] : tensor<8x4xi8>) offsets(%[[M]] : tensor<8x4xi8>) super_scales(%[[D]] : tensor<2x1x4xf16>) outs(%{{.*}} : tensor<?x1xf32>) activation none
+func.func @packs_q4_k_blocks(%x: tensor<?x256xf32>) -> tensor<?x1xf32> {
+  %w = arith.constant {tfm.q4_k_blocks = dense<[0, 60, 0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 33, 67, 101, -121, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<144xi8>} dense<0.5> : tensor<1x256xf32> loc("blk.0.attn_q.weight")
+  %y = tfm.linear %x, %w : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
 }

@@ -1211,9 +1211,52 @@ func.func @packed_linear_offsets_per_column(%x: tensor<?x32xf32>, %w: tensor<1x8
 
 // -----
 
-func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales and weight_offsets must be f32}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+// Block scales are f32, f16 (as GGUF files keep them), or a K-quant's i8
+// sub-block integers with f16 super-block values [1 or 2, K / SB, padded N].
+
+func.func @packed_linear_blocks_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xbf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_scales must be f32, f16 or i8}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xbf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_offsets_type(%x: tensor<?x32xf32>, %w: tensor<1x8x32xi8>, %s: tensor<1x8xf16>, %o: tensor<1x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op block weight_offsets must have weight_scales' element type}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x32xf32>, tensor<1x8x32xi8>) dequant(%s : tensor<1x8xf16>) offsets(%o : tensor<1x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_integers_without_super(%x: tensor<?x256xf32>, %w: tensor<1x32x32xi8>, %s: tensor<8x8xi8>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op i8 block weight_scales, and only they, take weight_super_scales}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%s : tensor<8x8xi8>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_super_with_f16(%x: tensor<?x256xf32>, %w: tensor<1x32x32xi8>, %s: tensor<8x8xf16>, %d: tensor<1x1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op i8 block weight_scales, and only they, take weight_super_scales}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%s : tensor<8x8xf16>) super_scales(%d : tensor<1x1x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_super_parts(%x: tensor<?x256xf32>, %w: tensor<1x32x32xi8>, %s: tensor<8x8xi8>, %o: tensor<8x8xi8>, %d: tensor<1x1x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_super_scales must be f16 [2, K / super-block, 8], the super-block a multiple of 32, not 'tensor<1x1x8xf16>'}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%s : tensor<8x8xi8>) offsets(%o : tensor<8x8xi8>) super_scales(%d : tensor<1x1x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @packed_linear_super_block(%x: tensor<?x256xf32>, %w: tensor<1x32x32xi8>, %s: tensor<8x8xi8>, %d: tensor<1x3x8xf16>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op weight_super_scales must be f16 [1, K / super-block, 8], the super-block a multiple of 32, not 'tensor<1x3x8xf16>'}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%s : tensor<8x8xi8>) super_scales(%d : tensor<1x3x8xf16>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
@@ -1235,11 +1278,12 @@ func.func @q8_0_blocks_not_bytes() -> tensor<2x32xf32> {
 
 // -----
 
-// Block-quantized weights are K / 4 deep (s8, Q8_0) or K / 8 (two 4-bit
-// values per byte, Q4_0): nothing else.
-func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x12x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 48 input features}}
-  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x12x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
+// Block-quantized weights are K / 4 deep (s8, Q8_0), K / 8 (two 4-bit
+// values per byte, Q4_0) or K / 32 x 5 or 6 (5- and 6-bit values: nibbles
+// and bit planes): nothing else (K / 32 x 7 here).
+func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x14x32xi8>, %s: tensor<2x8xf32>, %y: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'tfm.packed_linear' op input [?, 64] does not have the packed weight's about 56 input features}}
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x14x32xi8>) dequant(%s : tensor<2x8xf32>) outs(%y : tensor<?x2xf32>) activation none -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 

@@ -348,3 +348,14 @@ func.func @packed_linear_i8(%x: tensor<?x64xf32>, %w: tensor<1x16x32xi8>, %s: te
   %1 = tfm.packed_linear ins(%x, %w : tensor<?x64xf32>, tensor<1x16x32xi8>) dequant(%bs : tensor<2x8xf32>) outs(%i : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
   return %0, %1 : tensor<?x5xf32>, tensor<?x5xf32>
 }
+
+// GGUF scales as the file keeps them: f16 per block (and offset), or a
+// K-quant's i8 sub-block scales and mins with f16 super-block d and -dmin.
+// CHECK-LABEL: func.func @packed_linear_small_scales(
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%{{.*}} : tensor<8x8xf16>) offsets(%{{.*}} : tensor<8x8xf16>) outs(%{{.*}} : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+// CHECK:         tfm.packed_linear ins(%{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%{{.*}} : tensor<8x8xi8>) offsets(%{{.*}} : tensor<8x8xi8>) super_scales(%{{.*}} : tensor<2x1x8xf16>) outs(%{{.*}} : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+func.func @packed_linear_small_scales(%x: tensor<?x256xf32>, %w: tensor<1x32x32xi8>, %hs: tensor<8x8xf16>, %ho: tensor<8x8xf16>, %ks: tensor<8x8xi8>, %km: tensor<8x8xi8>, %d: tensor<2x1x8xf16>, %i: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+  %0 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%hs : tensor<8x8xf16>) offsets(%ho : tensor<8x8xf16>) outs(%i : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+  %1 = tfm.packed_linear ins(%x, %w : tensor<?x256xf32>, tensor<1x32x32xi8>) dequant(%ks : tensor<8x8xi8>) offsets(%km : tensor<8x8xi8>) super_scales(%d : tensor<2x1x8xf16>) outs(%i : tensor<?x5xf32>) activation none -> tensor<?x5xf32>
+  return %0, %1 : tensor<?x5xf32>, tensor<?x5xf32>
+}
