@@ -197,8 +197,10 @@ struct ConvertLinearToCPUPass
         if (weightBlock && rows <= 0)
           rows = variant.vectorBits >= 512 ? 6 : 3;
         int64_t depth = blockK;
+        // Whole blocks, and whole groups of 32 k: the 5- and 6-bit types'
+        // bit planes hold 32 k a row (Q6_K's blocks are 16).
         if (weightBlock && depth > 0)
-          depth = llvm::alignTo(depth, weightBlock);
+          depth = llvm::alignTo(depth, std::max<int64_t>(weightBlock, 32));
         return getGemmTiling(variant.vectorBits, panelWidth, packedBytes, rows,
                              depth);
       };
