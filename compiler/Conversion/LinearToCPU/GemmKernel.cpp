@@ -58,7 +58,8 @@
 // of B stays in L1, the partial sums kept in C between chunks
 // (emitAmxChunked). Other rows convert A over all of K into rows of 64-byte
 // tile rows (emitAmxWholeK). Both store the last C tiles to a stack scratch
-// that the epilogue reads.
+// that the epilogue reads, and both prefetch the next panel's weights into
+// L2 during the current one (emitPanelPrefetch).
 //
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
