@@ -825,13 +825,23 @@ Value FlashAttentionEmitter::gatherMask(Value queries, Value validQueries,
   Type maskElement = cast<MemRefType>(mask.getType()).getElementType();
   auto indexVector = VectorType::get({tiling.lanes}, b.getIndexType());
   Value base = add(maskBatchOffset(), mul(j, maskColumnStride));
+  auto resultType = VectorType::get({tiling.lanes}, maskElement);
+  // A mask that broadcasts over the queries (a padding mask [batch, 1, 1,
+  // Sk]) has one value per key: one load, broadcast to the lanes. A gather
+  // of 16 equal addresses cost as much as 16 loads, per key and query
+  // vector. Lanes past the valid queries take the same value; their
+  // results are never stored.
+  if (std::optional<int64_t> rowStride = getConstantIntValue(maskRowStride);
+      rowStride && *rowStride == 0)
+    return vector::BroadcastOp::create(
+        b, loc, resultType,
+        memref::LoadOp::create(b, loc, mask, ValueRange{base}));
   Value offsets = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(
           b, loc, queries,
           vector::BroadcastOp::create(b, loc, indexVector, maskRowStride)),
       vector::BroadcastOp::create(b, loc, indexVector, base));
-  auto resultType = VectorType::get({tiling.lanes}, maskElement);
   Value passthru = maskIsBoolean
                        ? arith::ConstantOp::create(
                              b, loc, DenseElementsAttr::get(resultType, false))

@@ -92,7 +92,8 @@ SmallVector<Value> AmxTiles::step(ValueRange c, int64_t rowTiles,
 SmallVector<Value> AmxTiles::steps(ValueRange c, int64_t rowTiles,
                                    int64_t colTiles, Value begin, Value end,
                                    int64_t unroll, TileAddress a, Value aStride,
-                                   TileAddress bt, Value bStride) {
+                                   TileAddress bt, Value bStride,
+                                   llvm::function_ref<void(Value)> each) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -104,10 +105,13 @@ SmallVector<Value> AmxTiles::steps(ValueRange c, int64_t rowTiles,
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPointToStart(nested.getBlock());
               SmallVector<Value> next(acc);
-              for (int64_t u = 0; u < by; ++u)
-                next = step(next, rowTiles, colTiles,
-                            arith::AddIOp::create(b, loc, kt, idx(u)), a,
-                            aStride, bt, bStride);
+              for (int64_t u = 0; u < by; ++u) {
+                Value t = arith::AddIOp::create(b, loc, kt, idx(u));
+                next =
+                    step(next, rowTiles, colTiles, t, a, aStride, bt, bStride);
+                if (each)
+                  each(t);
+              }
               scf::YieldOp::create(b, loc, next);
             })
             .getResults());

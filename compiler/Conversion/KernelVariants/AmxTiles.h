@@ -57,11 +57,13 @@ public:
                           Value t, TileAddress a, Value aStride, TileAddress bt,
                           Value bStride);
   /// K steps [begin, end): an scf.for unrolled by `unroll` (LLVM leaves
-  /// such loops rolled), then the remaining steps one by one.
+  /// such loops rolled), then the remaining steps one by one. `each`, if
+  /// given, emits more work after each step's products (step `t`).
   SmallVector<Value> steps(ValueRange c, int64_t rowTiles, int64_t colTiles,
                            Value begin, Value end, int64_t unroll,
                            TileAddress a, Value aStride, TileAddress bt,
-                           Value bStride);
+                           Value bStride,
+                           llvm::function_ref<void(Value t)> each = nullptr);
 
 private:
   Value pointerAt(Value address);

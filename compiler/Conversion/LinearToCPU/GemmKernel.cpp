@@ -66,7 +66,8 @@
 // of B stays in L1, the partial sums kept in C between chunks
 // (emitAmxChunked). Other rows convert A over all of K into rows of 64-byte
 // tile rows (emitAmxWholeK). Both store the last C tiles to a stack scratch
-// that the epilogue reads.
+// that the epilogue reads, and both prefetch the next panel's weights into
+// L2 during the current one (emitPanelPrefetch).
 //
 // The widening forms (no AVX512-BF16 / VNNI) compute the same products:
 // bf16 pairs split into two f32 halves (odd k first, as vdpbf16ps adds
@@ -188,7 +189,13 @@ private:
                     llvm::function_ref<Value(int64_t, Value)> input,
                     Value inputStride, Value weights, Value tiles, bool tail,
                     Value partial, Value partialStride, Value result,
-                    Value resultStride, int64_t unroll);
+                    Value resultStride, int64_t unroll,
+                    llvm::function_ref<void(Value)> each = nullptr);
+  /// Prefetches into L2 this group's share of packed rows [row0, row0 +
+  /// rows) of panel `next` at K step t of `steps`: group `g` of `groups`
+  /// takes the (g * steps + t)-th of groups * steps even slices.
+  void emitPanelPrefetch(Value next, Value row0, int64_t rows, Value g,
+                         Value groups, int64_t steps, Value t);
   /// The address of `buffer`'s first element, as an index.
   Value addressOf(Value buffer);
   Value splat(double v) {
@@ -603,6 +610,7 @@ void GemmEmitter::emitAmxWholeK(Value m0, Value from, Value mEnd, Value p0,
   //   for panel p:                     (its weights stay in L2 meanwhile)
   //     for g0 in s0's rows by 32:     (2 x 2 C tiles, or 1 x 2)
   //       C tiles = A[g0:g0+32, :] . Bp[p]; the epilogue from them
+  //       (and g0's share of Bp[p + 1] prefetched into L2)
   int64_t rowBytes = amxRowBytes(amxPackedK);
   int64_t staticK = cast<MemRefType>(op.getInput().getType()).getShape().back();
   int64_t copied = ShapedType::isDynamic(staticK)
@@ -639,17 +647,27 @@ void GemmEmitter::emitAmxWholeK(Value m0, Value from, Value mEnd, Value p0,
           return add(groupBase, add(idx(r * kTileRows * rowBytes),
                                     mul(t, idx(kTileBytes))));
         };
+        // The next panel's weights, spread over the row groups' K steps
+        // (emitPanelPrefetch).
+        Value group =
+            arith::DivUIOp::create(b, loc, sub(g0, s0), idx(2 * kTileRows));
+        Value groups = ceilDiv(sub(sEnd, s0), idx(2 * kTileRows));
+        Value next = min(add(p, idx(1)), sub(columnPanels, idx(1)));
+        auto prefetch = [&](Value t) {
+          emitPanelPrefetch(next, idx(0), amxPackedK, group, groups, amxKTiles,
+                            t);
+        };
         auto ifTwo = scf::IfOp::create(b, loc, two, /*withElse=*/true);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(ifTwo.thenBlock()->getTerminator());
           emitAmxTiles(2, input, inputStride, weights, idx(amxKTiles),
                        bool(amxWeightTail), Value(), Value(), amxOutputAddress,
-                       outputStride, 1);
+                       outputStride, 1, prefetch);
           b.setInsertionPoint(ifTwo.elseBlock()->getTerminator());
           emitAmxTiles(1, input, inputStride, weights, idx(amxKTiles),
                        bool(amxWeightTail), Value(), Value(), amxOutputAddress,
-                       outputStride, 1);
+                       outputStride, 1, prefetch);
         }
         emitEpilogue(m0, g0, rows, p, amxOutput);
       });
@@ -707,9 +725,19 @@ void GemmEmitter::emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd) {
           };
           Value partial =
               add(cAddress, mul(add(mul(g0, n), mul(p, idx(32))), idx(4)));
+          // The next panel's chunk of B, spread over the row groups.
+          Value group = arith::DivUIOp::create(b, loc, rowTile, idx(2));
+          Value groups = ceilDiv(sub(sEnd, s0), idx(2 * kTileRows));
+          Value next = min(add(p, idx(1)), sub(columnPanels, idx(1)));
+          auto prefetch = [&](Value t) {
+            emitPanelPrefetch(next, mul(t0, idx(kTileRows)),
+                              amxChunkTiles * kTileRows, group, groups,
+                              amxChunkTiles, t);
+          };
           if (amxChunks == 1) {
             emitAmxTiles(2, input, compact, weights, tiles, tail, Value(),
-                         Value(), amxOutputAddress, outputStride, kAmxUnroll);
+                         Value(), amxOutputAddress, outputStride, kAmxUnroll,
+                         prefetch);
             emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
             return;
           }
@@ -721,16 +749,17 @@ void GemmEmitter::emitAmxChunked(Value m0, Value mEnd, Value p0, Value pEnd) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, false, Value(),
-                       Value(), partial, rowStride, kAmxUnroll);
+                       Value(), partial, rowStride, kAmxUnroll, prefetch);
           b.setInsertionPoint(ifFirst.elseBlock()->getTerminator());
           auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/true);
           b.setInsertionPoint(ifLast.thenBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, tail, partial,
-                       rowStride, amxOutputAddress, outputStride, kAmxUnroll);
+                       rowStride, amxOutputAddress, outputStride, kAmxUnroll,
+                       prefetch);
           emitEpilogue(m0, g0, idx(2 * kTileRows), p, amxOutput);
           b.setInsertionPoint(ifLast.elseBlock()->getTerminator());
           emitAmxTiles(2, input, compact, weights, tiles, false, partial,
-                       rowStride, partial, rowStride, kAmxUnroll);
+                       rowStride, partial, rowStride, kAmxUnroll, prefetch);
         });
       });
     });
@@ -777,8 +806,8 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
                                llvm::function_ref<Value(int64_t, Value)> input,
                                Value inputStride, Value weights, Value tiles,
                                bool tail, Value partial, Value partialStride,
-                               Value result, Value resultStride,
-                               int64_t unroll) {
+                               Value result, Value resultStride, int64_t unroll,
+                               llvm::function_ref<void(Value)> each) {
   AmxTiles amx(b, loc, kind == GemmKind::BF16 ? AmxDot::BF16 : AmxDot::Int8);
   // A packed row of a panel: 32 columns of g values (128 bytes); B tiles
   // of 16 packed rows x 16 columns, the panel's halves.
@@ -804,7 +833,7 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
           partial ? amx.load(cTile(partial, partialStride, r, c), partialStride)
                   : amx.zero());
   acc = amx.steps(acc, rowTiles, 2, idx(0), tiles, unroll, input, inputStride,
-                  panelTile(weights), weightStrideValue);
+                  panelTile(weights), weightStrideValue, each);
   // The last partial K tile: its weights copied into 16 zeroed rows.
   if (tail)
     acc = amx.step(
@@ -817,6 +846,32 @@ void GemmEmitter::emitAmxTiles(int64_t rowTiles,
     for (int64_t c = 0; c < 2; ++c)
       amx.store(acc[r * 2 + c], cTile(result, resultStride, r, c),
                 resultStride);
+}
+
+void GemmEmitter::emitPanelPrefetch(Value next, Value row0, int64_t rows,
+                                    Value g, Value groups, int64_t steps,
+                                    Value t) {
+  // In a model each weight comes from memory once per forward: without
+  // this, the first row group of each panel waited on it (the hardware
+  // prefetchers stop at each 4 KB page) and the others ran from L2, so the
+  // stream and the tile products did not overlap. Spread evenly over every
+  // group's K steps (a few lines per K step of four tile products), it keeps
+  // the next panel's weights arriving in L2 while this one computes.
+  Value slices = mul(groups, idx(steps));
+  Value slice = add(mul(g, idx(steps)), t);
+  Value from = arith::DivUIOp::create(b, loc, mul(slice, idx(rows)), slices);
+  Value to = arith::DivUIOp::create(b, loc, mul(add(slice, idx(1)), idx(rows)),
+                                    slices);
+  // A packed row is 128 bytes: two lines. A last chunk shorter than the
+  // others stops at the panel's end.
+  Value end = min(add(row0, to), idx(amxPackedK));
+  forLoop(add(row0, from), end, idx(1), [&](Value row) {
+    for (int64_t line = 0; line < 2; ++line)
+      memref::PrefetchOp::create(b, loc, packed,
+                                 ValueRange{next, row, idx(line * 16 * group)},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+  });
 }
 
 void GemmEmitter::emitRowQuantization(Value m0, Value mEnd) {

@@ -100,6 +100,24 @@ func.func @partial_batch_mask(%q: memref<2x3x4x8xf32>, %m: memref<3x4x4xf32>, %o
 
 // -----
 
+// A padding mask [B, 1, 1, Sk] has a query stride of 0: each key's value is
+// one scalar load broadcast to the lanes (queries), never a gather.
+
+// CHECK-LABEL: func.func private @__tfm_task_attention_0(
+// CHECK-SAME:    %{{[^:]*}}: memref<2x1x1x4xf32>
+// CHECK:         %[[FLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [8], strides: [1] : memref<2x1x1x4xf32>
+// CHECK-NOT:     vector.gather
+// CHECK:         %[[M:.*]] = memref.load %[[FLAT]][%{{.*}}] : memref<8xf32, strided<[1]>>
+// CHECK-NEXT:    vector.broadcast %[[M]] : f32 to vector<16xf32>
+// CHECK-NOT:     vector.gather
+// CHECK-LABEL: func.func @padding_mask(
+func.func @padding_mask(%q: memref<2x3x4x8xf32>, %m: memref<2x1x1x4xf32>, %o: memref<2x3x4x8xf32>) {
+  tfm.attention ins(%q, %q, %q : memref<2x3x4x8xf32>, memref<2x3x4x8xf32>, memref<2x3x4x8xf32>) mask(%m : memref<2x1x1x4xf32>) outs(%o : memref<2x3x4x8xf32>) scale 1.0
+  return
+}
+
+// -----
+
 // Over a cache, sequence b = bh / heads reads its valid keys and its query
 // offset once per query block (clamped into [0, Sk]); the key loop stops at
 // min(kv_length, offset + the block's last query + 1), so it never visits

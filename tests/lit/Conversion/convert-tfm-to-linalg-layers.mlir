@@ -54,7 +54,8 @@ func.func @gelu(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
 // -----
 
 // layer_norm: row sums, sums of squared deviations from the row means, then
-// (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance.
+// (x - mean) * (1 / sqrt(var + eps)) * weight + bias, with the biased
+// variance (PyTorch's rstd: one division per row, not per element).
 
 // CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
@@ -63,6 +64,7 @@ func.func @gelu(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
 // CHECK-SAME:  (%[[X:.*]]: tensor<?x16xf32>, %[[W:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>)
 // CHECK-DAG:   %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
 // CHECK-DAG:   %[[N:.*]] = arith.constant 1.600000e+01 : f32
+// CHECK-DAG:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK:       %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<?x16xf32>)
 // CHECK:         arith.addf
 // CHECK:       %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[SUM]] : tensor<?x16xf32>, tensor<?xf32>)
@@ -75,9 +77,10 @@ func.func @gelu(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
 // CHECK-NEXT:    %[[VAR:.*]] = arith.divf %[[Q]], %[[N]] : f32
 // CHECK-NEXT:    %[[VE:.*]] = arith.addf %[[VAR]], %[[EPS]] : f32
 // CHECK-NEXT:    %[[STD:.*]] = math.sqrt %[[VE]] : f32
+// CHECK-NEXT:    %[[RSTD:.*]] = arith.divf %[[ONE]], %[[STD]] : f32
 // CHECK-NEXT:    %[[M:.*]] = arith.divf %[[S]], %[[N]] : f32
 // CHECK-NEXT:    %[[C:.*]] = arith.subf %[[XI]], %[[M]] : f32
-// CHECK-NEXT:    %[[Y:.*]] = arith.divf %[[C]], %[[STD]] : f32
+// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %[[C]], %[[RSTD]] : f32
 // CHECK-NEXT:    %[[YW:.*]] = arith.mulf %[[Y]], %[[WI]] : f32
 // CHECK-NEXT:    %[[YB:.*]] = arith.addf %[[YW]], %[[BI]] : f32
 // CHECK-NEXT:    linalg.yield %[[YB]] : f32
@@ -99,7 +102,7 @@ func.func @layer_norm(%x: tensor<?x16xf32>, %w: tensor<16xf32>, %b: tensor<16xf3
 // CHECK:       linalg.generic {{.*}} ins(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}} : tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>)
 // CHECK:         math.sqrt
 // CHECK:         arith.subf
-// CHECK-NEXT:    %[[Y:.*]] = arith.divf
+// CHECK-NEXT:    %[[Y:.*]] = arith.mulf
 // CHECK-NEXT:    linalg.yield %[[Y]] : f64
 func.func @layer_norm_plain_dynamic(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %0 = tfm.layer_norm %x eps 1.0e-5 : (tensor<?x?xf64>) -> tensor<?x?xf64>

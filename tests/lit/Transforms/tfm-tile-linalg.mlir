@@ -30,14 +30,15 @@ func.func @elementwise_rows(%x: memref<?x512xf32>, %y: memref<?x512xf32>) {
 
 // -----
 
-// A row reduction: one full vector tile reduced into the row's sum, then a
-// scalar tile for the 36 elements left.
+// A row reduction: one full vector tile reduced into the row's sum (its
+// lanes in any order, `reassoc`: LLVM adds them as a tree, not as 64
+// dependent adds), then a scalar tile for the 36 elements left.
 // CHECK-LABEL: func.func @row_sums_with_remainder(
 // CHECK-SAME:    %[[X:.*]]: memref<?x100xf32>, %[[S:.*]]: memref<?xf32>)
 // CHECK:         scf.forall (%[[R:.*]]) in (%{{.*}}) {
 // CHECK:           %[[V:.*]] = vector.load %[[X]][%[[R]], %{{.*}}] : memref<?x100xf32>, vector<64xf32>
 // CHECK:           %[[ACC:.*]] = vector.extract
-// CHECK:           vector.reduction <add>, %[[V]], %[[ACC]] : vector<64xf32> into f32
+// CHECK:           vector.reduction <add>, %[[V]], %[[ACC]] fastmath<reassoc> : vector<64xf32> into f32
 // CHECK:           vector.store %{{.*}}, %[[S]][%[[R]]]
 // CHECK:           %[[TAIL:.*]] = memref.subview %[[X]][%[[R]], 64] [1, 36] [1, 1]
 // CHECK:           %[[OUT:.*]] = memref.subview %[[S]][%[[R]]] [1] [1]
