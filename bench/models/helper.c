@@ -445,8 +445,7 @@ static void *read_part(void *p) {
 }
 
 /* GB/s of `threads` threads reading `bytes` from `base` together. */
-static double read_trial(const unsigned char *base, size_t bytes,
-                         int threads) {
+static double read_trial(const unsigned char *base, size_t bytes, int threads) {
   pthread_t th[64];
   struct read_arg args[64];
   size_t part = bytes / (size_t)threads / 256 * 256;
