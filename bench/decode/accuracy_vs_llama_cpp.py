@@ -37,7 +37,6 @@ neither is exact; the benchmark, never the tests, uses llama.cpp.
 import argparse
 import json
 import os
-import struct
 import subprocess
 import sys
 
@@ -144,16 +143,6 @@ def reference_logits(path, config, mapping, ids):
     with torch.no_grad():
         logits = model(torch.tensor(ids)[None]).logits[0]
     return logits.numpy(), types
-
-
-def write_npy(path, descr, shape, data):
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
-        descr, "".join(f"{d}, " for d in shape))
-    header += " " * (-(len(header) + 11) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
-        f.write(header.encode())
-        f.write(data)
 
 
 def tfm_logits(tfm_bin, gguf_path, config, ids, work):

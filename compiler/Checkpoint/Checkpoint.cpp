@@ -529,7 +529,9 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
   // LongRoPE is the factor tensors above and this scale of cos and sin,
   // which the converter computes from the context lengths; its type is not
   // a scaling rope() applies.
-  if (llamaCppArch == "phi3" && longRopeParameters(*configJson)) {
+  const llvm::json::Value *longRope =
+      llamaCppArch == "phi3" ? longRopeParameters(*configJson) : nullptr;
+  if (longRope) {
     if (suffix == "rope.scaling.type") {
       CheckpointConfig c;
       c.kind = CheckpointConfig::Kind::String;
@@ -537,8 +539,7 @@ Checkpoint::llamaCppConfig(const std::string &key, std::string &error) const {
       return c;
     }
     if (suffix == "rope.scaling.attn_factor") {
-      const llvm::json::Object &params =
-          *longRopeParameters(*configJson)->getAsObject();
+      const llvm::json::Object &params = *longRope->getAsObject();
       if (std::optional<double> given = params.getNumber("attention_factor")) {
         CheckpointConfig c;
         c.number = *given;
