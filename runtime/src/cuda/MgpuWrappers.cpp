@@ -2,7 +2,8 @@
 //
 // The mgpu* functions that the host side of a GPU artifact calls, with the
 // signatures MLIR 22's gpu-to-llvm lowering and its `#gpu.select_object`
-// translation emit (module loading runs from a global constructor). Each is
+// translation emit (mgpuModuleLoad runs from a global constructor; the
+// driver is first touched at the first kernel lookup). Each is
 // a no-op returning null while the driver is missing or an error is pending,
 // so that a machine without a GPU gets a status from the run, not a crash.
 // Next to them, tfmGpuConstant and tfmGpuReleaseConstants keep an artifact's
@@ -26,17 +27,26 @@ const DriverApi *usable() {
   return api && !hasError() ? api : nullptr;
 }
 
-CUmodule loadModule(const void *data) {
-  const DriverApi *api = driver();
-  if (!api)
-    return nullptr;
-  ScopedContext context(*api);
+CUmodule loadModule(const DriverApi &api, const void *data) {
+  ScopedContext context(api);
   CUmodule module = nullptr;
   // The driver takes a cubin, a fatbin (picking the cubin for this GPU or
   // JIT-compiling its PTX) or PTX text alike.
-  check(api->cuModuleLoadData(&module, data), "loading the GPU kernels");
+  check(api.cuModuleLoadData(&module, data), "loading the GPU kernels");
   return module;
 }
+
+/// A kernel image, loaded into the driver at its first kernel lookup rather
+/// than by mgpuModuleLoad: that runs in the artifact's global constructor,
+/// under the dynamic loader's lock, where cuInit (and a PTX JIT) must not
+/// run. Tools that load libraries from the driver's initialization
+/// deadlock there: ncu hung every tfm-run of a model on an H200.
+struct LazyModule {
+  explicit LazyModule(const void *image) : image(image) {}
+  const void *image;
+  std::once_flag once;
+  CUmodule module = nullptr;
+};
 
 /// Serializes first uploads, so that two runs starting at once upload a
 /// weight once. Taken only while a slot is empty: once per weight per
@@ -50,30 +60,39 @@ std::mutex &uploadMutex() {
 
 extern "C" {
 
-void *mgpuModuleLoad(void *data, uint64_t /*size*/) { return loadModule(data); }
+void *mgpuModuleLoad(void *data, uint64_t /*size*/) {
+  return new LazyModule(data);
+}
 
 void *mgpuModuleLoadJIT(void *data, int32_t /*optLevel*/) {
-  return loadModule(data);
+  return new LazyModule(data);
 }
 
-void mgpuModuleUnload(void *module) {
-  // At exit, after a failed load there is nothing to unload.
-  if (const DriverApi *api = driver(); api && module)
-    api->cuModuleUnload(static_cast<CUmodule>(module));
+void mgpuModuleUnload(void *handle) {
+  auto *lazy = static_cast<LazyModule *>(handle);
+  if (!lazy)
+    return;
+  // Never looked up, or a failed load: nothing in the driver to unload.
+  if (const DriverApi *api = driver(); api && lazy->module)
+    api->cuModuleUnload(lazy->module);
+  delete lazy;
 }
 
-void *mgpuModuleGetFunction(void *module, const char *name) {
+void *mgpuModuleGetFunction(void *handle, const char *name) {
   const DriverApi *api = driver();
-  if (!api)
+  if (!api || !handle)
     return nullptr;
-  if (!module) {
+  auto *lazy = static_cast<LazyModule *>(handle);
+  // Runs starting together on several threads load it once.
+  std::call_once(lazy->once,
+                 [&] { lazy->module = loadModule(*api, lazy->image); });
+  if (!lazy->module) {
     recordError(fmt::format("GPU kernel {}: its module did not load", name));
     return nullptr;
   }
   CUfunction function = nullptr;
-  check(
-      api->cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
-      "cuModuleGetFunction");
+  check(api->cuModuleGetFunction(&function, lazy->module, name),
+        "cuModuleGetFunction");
   return function;
 }
 

@@ -114,13 +114,14 @@ class Kit:
         np.save(os.path.join(self.out, kit_path), array)
         return kit_path
 
-    def compile(self, group, name, model, weights, arch, dtype, ptx=False):
+    def compile(self, group, name, model, weights, arch, dtype, ptx=False,
+                extra=()):
         """Queues a compile; returns the artifact's kit path."""
         artifact = os.path.join("artifacts", group,
                                 name.replace("/", "_") + ".so")
         command = [self.tfm_compile, model, "--target", "cuda", "--gpu-arch",
                    arch, "--dtype", dtype, "-o",
-                   os.path.join(self.out, artifact)]
+                   os.path.join(self.out, artifact), *extra]
         if weights:
             command += ["--weights", weights]
         if ptx:
@@ -253,6 +254,115 @@ def add_hugging_face(kit, targets):
                           "steps": steps})
 
 
+# The Llama-family fixtures (tests/reference/decoders) through the one
+# examples/llama/llama.tfm: (folder, checkpoint, logits stem, f32 only).
+# The GGUF files' block weights are dequantized at compile time for the GPU
+# (tfm.packed_linear is the CPU's form), so the quantized files are held to
+# the float64 forward on their dequantized weights, like --keep-fp32 '*' on
+# the CPU (tests/e2e/DecoderQuantFixtureTests.cpp).
+DECODERS = [(arch, "model.safetensors", "", False)
+            for arch in ("llama", "qwen2", "gemma3", "qwen3", "phi3",
+                         "phi3-longrope")] + [
+    (arch, "model-q.gguf", "model-q.", True)
+    for arch in ("llama", "qwen2", "gemma3")] + [
+    (arch + "-kquant", "model.gguf", "model.", True)
+    for arch in ("llama", "qwen2", "gemma3")]
+# Half precision: bf16 weights move these tiny random decoders' logits by
+# up to 4.8% of their largest value (phi3-longrope's fourth decode step,
+# where f16 moves them 0.8%): the CPU's bf16 build of the same model gives
+# the same errors to two digits, so this is the weights' rounding, not the
+# GPU's. The other models' 3e-2 would fail it.
+DECODER_HALF_TOL = {"f16": HALF_TOL["f16"], "bf16": 6e-2}
+# Caches of 64 positions: the prompt and its 8 greedy steps take 13, and
+# phi3-longrope's short factors hold up to its original context of 64.
+DECODER_CAPACITY = 64
+
+
+def add_decoders(kit, targets, quick):
+    """Each decoder fixture compiled with tfm.last_logits=true: the batch
+    [2, 7] prefill at past 0 (the last position of transformers' or the
+    float64 forward's logits), then the prompt's prefill and 7 decode steps
+    chained over the caches (each step feeds the reference's greedy token at
+    past = tokens so far, against its decode logits). The caches start as
+    NaN: attention reading a row never written shows."""
+    folder = os.path.join(ROOT, "tests", "reference", "decoders")
+    model = os.path.join(ROOT, "examples", "llama", "llama.tfm")
+    chosen = DECODERS[:1] + DECODERS[6:7] if quick else DECODERS
+    for arch, file, stem, quantized in chosen:
+        d = os.path.join(folder, arch)
+        with open(os.path.join(d, "config.json")) as f:
+            config = json.load(f)
+        heads = config["num_attention_heads"]
+        head_dim = config.get("head_dim") or config["hidden_size"] // heads
+        key = f"decoders/{arch}/{file}"
+        tag = key.replace("/", "_")
+
+        def cache(batch):
+            shape = (config["num_hidden_layers"], batch,
+                     config["num_key_value_heads"], DECODER_CAPACITY, head_dim)
+            return kit.save(f"{tag}_nan_cache_b{batch}",
+                            np.full(shape, np.nan, np.float32))
+
+        def ref(name):
+            # stem "" names the f32 checkpoint's transformers references.
+            return np.load(os.path.join(d, f"{stem}{name}.npy"))
+
+        ids = np.load(os.path.join(d, "input_ids.npy"))
+        logits = ref("logits").astype(np.float32)
+        decode = ref("decode_logits").astype(np.float32)
+        tokens = ref("generate_tokens")
+        prompt = np.load(os.path.join(d, "generate_prompt.npy"))
+        P, vocab = prompt.shape[1], decode.shape[1]
+        batch_inputs = {
+            "input_ids": kit.save(f"{tag}_batch_ids", ids),
+            "past": kit.save(f"{tag}_batch_past",
+                             np.zeros(ids.shape[0], np.int64)),
+            "k_cache": cache(ids.shape[0]), "v_cache": cache(ids.shape[0])}
+        batch_expected = {"logits": kit.save(f"{tag}_batch_logits",
+                                             logits[:, -1:, :])}
+        decode_steps = []
+        for s in range(decode.shape[0]):
+            past = 0 if s == 0 else P + s - 1
+            step_ids = prompt if s == 0 else tokens[:, past:past + 1]
+            inputs = {
+                "input_ids": kit.save(f"{tag}_ids{s}", step_ids.astype(np.int64)),
+                "past": kit.save(f"{tag}_past{s}", np.array([past], np.int64)),
+                "k_cache": cache(1) if s == 0 else "@k_cache",
+                "v_cache": cache(1) if s == 0 else "@v_cache"}
+            decode_steps.append((inputs, {"logits": kit.save(
+                f"{tag}_decode_logits{s}", decode[s].reshape(1, 1, vocab))}))
+        # The quantized files against their float64 forward: 1e-4 of the
+        # logits' spread, as the CPU's f32 build of them is held.
+        spread = float(logits.std())
+        for group, arch_sm, dtype, ptx in targets:
+            if quantized and dtype != "f32":
+                continue
+            artifact = kit.compile(
+                group, key, model, os.path.join(d, file), arch_sm, dtype, ptx,
+                extra=["--set", "tfm.last_logits=true",
+                       "--set", f"tfm.capacity={DECODER_CAPACITY}"])
+
+            def checked(inputs, expected):
+                if dtype != "f32":
+                    return half_step(inputs, expected,
+                                     DECODER_HALF_TOL[dtype])
+                if quantized:
+                    return step(inputs, expected, 1e-4, 1e-4 * spread)
+                return step(inputs, expected, 1e-4, 1e-4)
+
+            kit.cases.append({"group": group, "name": key, "arch": arch_sm,
+                              "dtype": dtype, "artifact": artifact,
+                              "steps": [checked(batch_inputs, batch_expected)]})
+            steps = []
+            for inputs, expected in decode_steps:
+                s = checked(inputs, expected)
+                s["outputs"] = {"k_cache": "@k_cache", "v_cache": "@v_cache"}
+                steps.append(s)
+            kit.cases.append({"group": group, "name": key + "/decode",
+                              "arch": arch_sm, "dtype": dtype,
+                              "artifact": artifact, "steps": steps})
+
+
 def decode_steps(kit, gpt2):
     """(inputs, expected) of the prefill and each decode step of
     gpt2_cached.tfm, checked against transformers' KV-cached decode logits
@@ -354,7 +464,9 @@ def add_shape_cases(kit, kind, name, model, weights, inputs, expected, arches,
 
 
 SANITIZED = {"seed/000_self_attention", "encoder_post_gelu_e12_h3_f20_b2_s7_eps1em6",
-             "hf/bert", "hf/gpt2_kv_decode"}
+             "hf/bert", "hf/gpt2_kv_decode",
+             "decoders/llama/model.safetensors/decode",
+             "decoders/gemma3-kquant/model.gguf/decode"}
 
 
 def add_bench(kit, quick):
@@ -469,6 +581,7 @@ def main():
     sm80 = [("e2e-sm_80-f32", "sm_80", "f32", True)]
     add_fixtures(kit, sm90 if args.quick else sm90 + sm80, args.quick)
     add_hugging_face(kit, sm90 if args.quick else sm90 + sm80)
+    add_decoders(kit, sm90 if args.quick else sm90 + sm80, args.quick)
     for case in kit.cases:
         case["sanitize"] = (case["name"] in SANITIZED and case["arch"] == "sm_90"
                             and case["dtype"] in ("f32", "bf16"))

@@ -484,7 +484,10 @@ class Runner:
                 name, bench_arrays(item))
             # The model's kernels with the most work: the attention or the
             # GEMM is the launch of its own name (one or two per run).
-            command = [tool, "--clock-control", "none", "--metrics", metrics,
+            # --target-processes all: without it ncu "failed to connect"
+            # to tfm-run on the H200 (2026-11-27).
+            command = [tool, "--clock-control", "none",
+                       "--target-processes", "all", "--metrics", metrics,
                        "--launch-count", "4", self.tfm_run,
                        self.path(item["artifacts"][dtype]), "--quiet"]
             for key, path in inputs.items():
@@ -498,7 +501,25 @@ class Runner:
                 text.append(f"{name} {dtype}: ncu timed out after "
                             f"{min(left, 90):.0f} s\n"
                             f"{(e.stdout or b'')[-3000:]!r}")
+        if any("Failed to connect" in t for t in text):
+            text.append(self.ncu_probe(tool))
         return "\n".join(text)
+
+    def ncu_probe(self, tool):
+        """Whether ncu profiles anything here: a PyTorch kernel, so that a
+        connection failure on tfm-run can be told from ncu not working."""
+        probe = [tool, "--clock-control", "none", "--target-processes", "all",
+                 "--section", "SpeedOfLight", sys.executable, "-c",
+                 "import torch; x = torch.ones(1 << 20, device='cuda'); "
+                 "print(float((x * 2).sum()))"]
+        try:
+            run = subprocess.run(probe, capture_output=True, text=True,
+                                 timeout=60)
+            return (f"=== probe: ncu on a PyTorch kernel (exit "
+                    f"{run.returncode})\n{run.stdout[-3000:]}"
+                    f"{tail(run.stderr, 10)}")
+        except subprocess.TimeoutExpired:
+            return "=== probe: ncu on a PyTorch kernel timed out after 60 s"
 
     # -- the whole run -------------------------------------------------------
 

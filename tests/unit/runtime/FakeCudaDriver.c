@@ -3,8 +3,8 @@
  * Loaded through TFM_CUDA_LIBRARY in place of libcuda.so.1, so that what
  * the runtime does with device memory can be checked on machines without a
  * GPU: "device" memory is malloc'ed host memory, copies are memcpy, kernels
- * do not run. It counts allocations, frees and synchronous copies (the
- * weights' uploads), slows those copies down to widen races, can fail the
+ * do not run. It counts allocations, frees, synchronous copies (the
+ * weights' uploads) and module loads and unloads, slows those copies down to widen races, can fail the
  * next allocation with CUDA_ERROR_OUT_OF_MEMORY, and with FAKE_CUDA_TRACE
  * set prints each allocation, free and copy on stderr.
  *
@@ -24,7 +24,7 @@ enum {
   kOutOfMemory = 2,
 };
 
-static int allocs, frees, uploads, failNextAlloc;
+static int allocs, frees, uploads, failNextAlloc, moduleLoads, moduleUnloads;
 /* Room before each allocation for its size, keeping 16-byte alignment. */
 static const size_t kHeader = 16;
 
@@ -38,6 +38,10 @@ void fakeCudaCounts(int *outAllocs, int *outFrees, int *outUploads) {
   *outAllocs = __atomic_load_n(&allocs, __ATOMIC_SEQ_CST);
   *outFrees = __atomic_load_n(&frees, __ATOMIC_SEQ_CST);
   *outUploads = __atomic_load_n(&uploads, __ATOMIC_SEQ_CST);
+}
+void fakeCudaModuleCounts(int *outLoads, int *outUnloads) {
+  *outLoads = __atomic_load_n(&moduleLoads, __ATOMIC_SEQ_CST);
+  *outUnloads = __atomic_load_n(&moduleUnloads, __ATOMIC_SEQ_CST);
 }
 void fakeCudaFailNextAlloc(void) {
   __atomic_store_n(&failNextAlloc, 1, __ATOMIC_SEQ_CST);
@@ -86,10 +90,16 @@ CUresult cuCtxPopCurrent_v2(void **ctx) {
 static int module;
 CUresult cuModuleLoadData(void **out, const void *image) {
   (void)image;
+  __atomic_add_fetch(&moduleLoads, 1, __ATOMIC_SEQ_CST);
   *out = &module;
   return kSuccess;
 }
-CUresult cuModuleUnload(void *m) { return m ? kSuccess : kInvalidValue; }
+CUresult cuModuleUnload(void *m) {
+  if (!m)
+    return kInvalidValue;
+  __atomic_add_fetch(&moduleUnloads, 1, __ATOMIC_SEQ_CST);
+  return kSuccess;
+}
 static int function;
 CUresult cuModuleGetFunction(void **out, void *m, const char *name) {
   (void)m;

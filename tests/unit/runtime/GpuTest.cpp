@@ -41,7 +41,7 @@ void tfmGpuReleaseConstants(void **slots, uint64_t count);
 }
 
 namespace {
-/// As a GPU artifact does, the kernels are loaded before main runs.
+/// As a GPU artifact does, the kernels are registered before main runs.
 char kNotAModule[] = "not a cubin";
 void *const loadedAtStartup = mgpuModuleLoad(kNotAModule, sizeof kNotAModule);
 
@@ -53,8 +53,13 @@ std::string message(tfm_status status) {
 
 void checkEveryEntryPointFails(const std::string &expected) {
   INFO("TFM_CUDA_LIBRARY=" << std::getenv("TFM_CUDA_LIBRARY"));
-  CHECK(loadedAtStartup == nullptr);
-  // The startup failure is pending until someone takes it.
+  // Loading an artifact touches no driver (its constructor runs under the
+  // dynamic loader's lock): nothing failed yet.
+  CHECK(loadedAtStartup != nullptr);
+  CHECK(tfm_gpu_status() == 0);
+  // The first kernel lookup finds no driver: the failure is pending until
+  // someone takes it.
+  CHECK(mgpuModuleGetFunction(loadedAtStartup, "kernel") == nullptr);
   CHECK(tfm_gpu_status() == TFM_GPU_ERROR_STATUS);
   CHECK_THAT(message(tfm_gpu_take_error()), Catch::Contains(expected));
   CHECK(tfm_gpu_take_error() == nullptr);
@@ -145,6 +150,7 @@ namespace {
 struct FakeDriver {
   void (*counts)(int *, int *, int *) = nullptr;
   void (*failNextAlloc)() = nullptr;
+  void (*moduleCounts)(int *, int *) = nullptr;
 
   FakeDriver() {
     void *handle = ::dlopen(std::getenv("TFM_CUDA_LIBRARY"), RTLD_NOW);
@@ -153,8 +159,21 @@ struct FakeDriver {
         ::dlsym(handle, "fakeCudaCounts"));
     failNextAlloc =
         reinterpret_cast<void (*)()>(::dlsym(handle, "fakeCudaFailNextAlloc"));
+    moduleCounts = reinterpret_cast<void (*)(int *, int *)>(
+        ::dlsym(handle, "fakeCudaModuleCounts"));
     REQUIRE(counts);
     REQUIRE(failNextAlloc);
+    REQUIRE(moduleCounts);
+  }
+  int moduleLoads() const {
+    int loads, unloads;
+    moduleCounts(&loads, &unloads);
+    return loads;
+  }
+  int moduleUnloads() const {
+    int loads, unloads;
+    moduleCounts(&loads, &unloads);
+    return unloads;
   }
   int allocs() const { return get(0); }
   int frees() const { return get(1); }
@@ -212,6 +231,38 @@ TEST_CASE("weights are uploaded once, by one of the runs starting together",
   CHECK(slots[2] == nullptr);
   tfmGpuReleaseConstants(slots, 3);
   CHECK(fake.frees() == frees + 2);
+  CHECK(tfm_gpu_status() == 0);
+}
+
+TEST_CASE("an artifact's kernels load into the driver at their first "
+          "lookup, once",
+          "[.][gpu-fake]") {
+  FakeDriver fake;
+  tfm_status_free(tfm_gpu_take_error());
+  int loads = fake.moduleLoads(), unloads = fake.moduleUnloads();
+  char image[] = "kernels";
+  void *module = mgpuModuleLoad(image, sizeof image);
+  REQUIRE(module != nullptr);
+  CHECK(fake.moduleLoads() == loads);
+
+  // Eight runs starting at once look up their kernels.
+  std::vector<void *> functions(8);
+  std::vector<std::thread> runs;
+  for (size_t t = 0; t < functions.size(); ++t)
+    runs.emplace_back(
+        [&, t] { functions[t] = mgpuModuleGetFunction(module, "kernel"); });
+  for (std::thread &run : runs)
+    run.join();
+  CHECK(fake.moduleLoads() == loads + 1);
+  for (void *function : functions)
+    CHECK(function != nullptr);
+  mgpuModuleUnload(module);
+  CHECK(fake.moduleUnloads() == unloads + 1);
+
+  // An artifact unloaded before any run leaves nothing in the driver.
+  mgpuModuleUnload(mgpuModuleLoad(image, sizeof image));
+  CHECK(fake.moduleLoads() == loads + 1);
+  CHECK(fake.moduleUnloads() == unloads + 1);
   CHECK(tfm_gpu_status() == 0);
 }
 
