@@ -4,9 +4,9 @@
  * the runtime does with device memory can be checked on machines without a
  * GPU: "device" memory is malloc'ed host memory, copies are memcpy, kernels
  * do not run. It counts allocations, frees, synchronous copies (the
- * weights' uploads) and module loads and unloads, slows those copies down to widen races, can fail the
- * next allocation with CUDA_ERROR_OUT_OF_MEMORY, and with FAKE_CUDA_TRACE
- * set prints each allocation, free and copy on stderr.
+ * weights' uploads) and module loads and unloads, slows those copies down to
+ * widen races, can fail the next allocation with CUDA_ERROR_OUT_OF_MEMORY, and
+ * with FAKE_CUDA_TRACE set prints each allocation, free and copy on stderr.
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
