@@ -9,10 +9,14 @@
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/TaskFunctions.h"
 #include "dialects/Tfm/IR/TfmDialect.h"
+#include "tfm/exec.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <cstddef>
+#include <type_traits>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMDISPATCHTASKS
@@ -23,14 +27,37 @@ using namespace mlir;
 
 namespace {
 
-/// struct tfm_exec { uint32_t abi; uint32_t threads;
-///                   void (*parallel_for)(...); void *context; }
-/// as runtime/include/tfm/exec.h declares it for C, the one declaration the
-/// generated header copies.
+/// A C field's LLVM type: pointers are `ptr`, integers their width.
+template <typename Field> Type llvmFieldType(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<Field>) {
+    return LLVM::LLVMPointerType::get(ctx);
+  } else {
+    static_assert(std::is_integral_v<Field>, "tfm_exec: a field of a new kind");
+    return IntegerType::get(ctx, 8 * sizeof(Field));
+  }
+}
+
+/// `tfm_exec` from its one declaration, runtime/include/tfm/exec.h (which
+/// the generated header copies): the field types come from it, and these
+/// checks stop the build when a field is added, removed or reordered there
+/// but not here.
+enum ExecField : int32_t { kExecThreads = 1, kExecParallelFor, kExecContext };
+static_assert(offsetof(tfm_exec, abi_version) == 0);
+static_assert(offsetof(tfm_exec, num_threads) == sizeof(tfm_exec::abi_version));
+static_assert(offsetof(tfm_exec, parallel_for) ==
+              offsetof(tfm_exec, num_threads) + sizeof(tfm_exec::num_threads));
+static_assert(offsetof(tfm_exec, context) ==
+              offsetof(tfm_exec, parallel_for) +
+                  sizeof(tfm_exec::parallel_for));
+static_assert(sizeof(tfm_exec) ==
+              offsetof(tfm_exec, context) + sizeof(tfm_exec::context));
+
 LLVM::LLVMStructType execStructType(MLIRContext *ctx) {
-  auto i32 = IntegerType::get(ctx, 32);
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  return LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, ptr, ptr});
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, {llvmFieldType<decltype(tfm_exec::abi_version)>(ctx),
+            llvmFieldType<decltype(tfm_exec::num_threads)>(ctx),
+            llvmFieldType<decltype(tfm_exec::parallel_for)>(ctx),
+            llvmFieldType<decltype(tfm_exec::context)>(ctx)});
 }
 
 struct TfmDispatchTasksPass
@@ -130,7 +157,7 @@ struct TfmDispatchTasksPass
     LLVM::ReturnOp::create(b, loc, one);
     b.setInsertionPointToStart(read);
     Value slot = LLVM::GEPOp::create(b, loc, ptr, execStructType(ctx), exec,
-                                     ArrayRef<LLVM::GEPArg>{0, 1});
+                                     ArrayRef<LLVM::GEPArg>{0, kExecThreads});
     Value threads = LLVM::LoadOp::create(b, loc, i32, slot);
     if (type.getWidth() > 32)
       threads = LLVM::ZExtOp::create(b, loc, type, threads);
@@ -262,16 +289,17 @@ struct TfmDispatchTasksPass
 
     b.setInsertionPointToEnd(check);
     auto execType = execStructType(ctx);
-    Value forSlot = LLVM::GEPOp::create(b, loc, ptr, execType, exec,
-                                        ArrayRef<LLVM::GEPArg>{0, 2});
+    Value forSlot =
+        LLVM::GEPOp::create(b, loc, ptr, execType, exec,
+                            ArrayRef<LLVM::GEPArg>{0, kExecParallelFor});
     Value parallelFor = LLVM::LoadOp::create(b, loc, ptr, forSlot);
     Value noParallelFor = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
                                                parallelFor, null);
     LLVM::CondBrOp::create(b, loc, noParallelFor, serial, parallel);
 
     b.setInsertionPointToEnd(parallel);
-    Value contextSlot = LLVM::GEPOp::create(b, loc, ptr, execType, exec,
-                                            ArrayRef<LLVM::GEPArg>{0, 3});
+    Value contextSlot = LLVM::GEPOp::create(
+        b, loc, ptr, execType, exec, ArrayRef<LLVM::GEPArg>{0, kExecContext});
     Value context = LLVM::LoadOp::create(b, loc, ptr, contextSlot);
     SmallVector<Value> values(operands);
     values.push_back(begin);
