@@ -16,6 +16,16 @@
 
 namespace tfm::rt::tok {
 
+std::string toUtf8(const NString &s) { return toUtf8(s, 0, s.size()); }
+
+std::string toUtf8(const NString &s, size_t begin, size_t end) {
+  std::string out;
+  out.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i)
+    appendUtf8(out, s[i].cp);
+  return out;
+}
+
 std::string printableToken(std::string_view token) {
   return rt::printable(token, 48);
 }

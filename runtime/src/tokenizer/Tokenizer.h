@@ -188,7 +188,8 @@ private:
   std::unordered_map<uint32_t, std::vector<size_t>> rawByFirst, normByFirst;
 };
 
-// Component factories (Components.cpp).
+// Component factories (Normalizers.cpp, PreTokenizers.cpp, Models.cpp,
+// PostProcessors.cpp, Decoders.cpp).
 std::unique_ptr<Normalizer> makeBertNormalizer(bool cleanText, bool chinese,
                                                bool stripAccents,
                                                bool lowercase);
