@@ -188,6 +188,10 @@ private:
   std::unordered_map<uint32_t, std::vector<size_t>> rawByFirst, normByFirst;
 };
 
+/// Ids above this are refused: no vocabulary comes near it, and a fuzzed
+/// id of 2^31 must not allocate gigabytes.
+constexpr int64_t kMaxTokenId = (int64_t(1) << 24) - 1;
+
 // Component factories (Normalizers.cpp, PreTokenizers.cpp, Models.cpp,
 // PostProcessors.cpp, Decoders.cpp).
 std::unique_ptr<Normalizer> makeBertNormalizer(bool cleanText, bool chinese,
