@@ -144,10 +144,11 @@ void GemmCallEmitter::emit(PackedLinearOp op, const GemmTiling &partition,
       min(panels, mul(ceilDiv(columnSplit, threads), threads)), columnSplit);
   columnSplit = max(columnSplit, idx(1));
   Value rowSplit = max(minRowBlocks, ceilDiv(threads, columnSplit));
-  // The AMX variant computes 32 rows at a time (a pair of 16-row tiles for
-  // the rest, over all of K): a row block of 264 rows costs as much as one
-  // of 288, so its row blocks are whole groups of 32 (512 rows: 256 + 256
-  // rather than 264 + 248, 1.03x faster at BERT's S = 512).
+  // The AMX variant computes 32 rows at a time, and a row block's last rows
+  // short of 32 in a pass of 16-row tiles over all of K of their own: its
+  // row blocks are whole groups of 32 (512 rows: 256 + 256 rather than
+  // 264 + 248, 16 groups' work rather than 16.5; 1.03x faster at BERT's
+  // S = 512).
   Value rowAlign = idx(partition.microRows);
   if (amxLevel)
     rowAlign =
