@@ -270,3 +270,62 @@ TEST_CASE("bf16 flash attention (AMX and AVX512-BF16) matches float64 on "
     }
   }
 }
+
+TEST_CASE("bf16 flash attention gives zeros for queries whose keys are all "
+          "masked, and float64's values for the others",
+          "[lowp]") {
+  // The bf16 kernels' own exponential (SoftmaxExp.cpp) takes -inf (a
+  // masked score, and every score while all keys so far are masked, whose
+  // pivot is 0) to 0, never NaN, and is accurate to f32's bound elsewhere
+  // (an error of 1e-3 in its linear coefficient fails here): even queries
+  // see no key (a float mask of -inf), odd ones every key, over two key
+  // blocks and a partial one (150 keys).
+  const Case c{1, 2, 1, 37, 150, 64, 64, false, false, {}};
+  std::shared_ptr<Model> model =
+      Model::build("model lowp_masked_rows\n"
+                   "input q: f32[1, 2, 37, 64]\ninput k: f32[1, 2, 150, 64]\n"
+                   "input v: f32[1, 2, 150, 64]\ninput m: f32[1, 1, 37, 150]\n"
+                   "y = sdpa(q, k, v, attn_mask = m)\noutput y\n",
+                   {}, [] {
+                     BuildOptions options;
+                     options.cpu = "portable";
+                     options.dtype = "bf16";
+                     return options;
+                   }());
+  Random rng(4242);
+  std::vector<float> q = rng.uniform(2 * 37 * 64, -2, 2);
+  std::vector<float> k = rng.uniform(2 * 150 * 64, -2, 2);
+  std::vector<float> v = rng.uniform(2 * 150 * 64);
+  std::vector<float> mask(size_t(37 * 150));
+  for (int64_t i = 0; i < 37; ++i)
+    for (int64_t j = 0; j < 150; ++j)
+      mask[size_t(i * 150 + j)] =
+          i % 2 == 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
+  std::vector<HostTensor> inputs = {HostTensor::f32({1, 2, 37, 64}, q),
+                                    HostTensor::f32({1, 2, 150, 64}, k),
+                                    HostTensor::f32({1, 2, 150, 64}, v),
+                                    HostTensor::f32({1, 1, 37, 150}, mask)};
+  auto expected = [&](bool rounded) {
+    AttentionExpected e = reference(c, q, k, v, {0}, {150}, rounded);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 37; i += 2)
+        for (int64_t x = 0; x < 64; ++x) {
+          size_t at = size_t((h * 37 + i) * 64 + x);
+          e.value[at] = 0.0;
+          e.magnitude[at] = 0.0;
+        }
+    return e;
+  };
+  AttentionExpected rounded = expected(true), exact = expected(false);
+  forEachLevel(Precision::BF16, *model,
+               [&](const Model &copy, const Level &level) {
+                 RunResult r = copy.runOk(inputs);
+                 std::vector<double> y = r["y"].toDoubles();
+                 for (int64_t h = 0; h < 2; ++h)
+                   for (int64_t i = 0; i < 37; i += 2)
+                     for (int64_t x = 0; x < 64; ++x)
+                       CHECK(y[size_t((h * 37 + i) * 64 + x)] == 0.0);
+                 bool bf16Kernel = level.level >= 5;
+                 check(r["y"], bf16Kernel ? rounded : exact, bf16Kernel);
+               });
+}

@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttentionToCPU/FlashAttention.h"
 #include "compiler/Conversion/AttentionToCPU/AmxAttention.h"
+#include "compiler/Conversion/AttentionToCPU/SoftmaxExp.h"
 #include "compiler/Conversion/Common/IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -230,7 +231,9 @@ private:
   /// Whether the f32 scores read the keys from `wideKeys`.
   bool widensKeys() const { return !bf16 && keyType != elementType; }
   Value wideKeys;
-  void emitPackProbabilityPairs(Value lane0, Value keys);
+  /// The probabilities exp(S - pivot) of the vector of queries at lane0 as
+  /// bf16 pairs of keys; returns their f32 sum.
+  Value emitProbabilityPairs(Value lane0, Value keys, Value pivot);
   void emitPackValuePairs(Value j0, Value validKeys);
   Value queryPairs, keyPairs, probabilityPairs, valuePairs;
 
@@ -472,35 +475,55 @@ void FlashAttentionEmitter::emitWidenKeys(Value j0, Value validKeys) {
   });
 }
 
-void FlashAttentionEmitter::emitPackProbabilityPairs(Value lane0, Value keys) {
+Value FlashAttentionEmitter::emitProbabilityPairs(Value lane0, Value keys,
+                                                  Value pivot) {
   // Pb[j'][q] = the bf16 pair (P[2j'][q], P[2j' + 1][q]) of the vector of
-  // queries at lane0; a pair's second key past the visible ones is 0.
+  // queries at lane0, P = exp(S - pivot) computed here from the scores (one
+  // pass: the f32 P is never stored); a pair's second key past the visible
+  // ones is 0. Returns the f32 sum of P over the visible keys.
   auto packedType = VectorType::get({tiling.lanes}, b.getI32Type());
-  // AMX multiplies whole tiles of 32 keys: every pair of the block is
-  // written, zeros past the visible keys (a stale probability would weigh
-  // a key these queries do not see).
-  Value count = amx ? idx(tiling.blockK() / 2)
-                    : arith::DivUIOp::create(
-                          b, loc, add(max(keys, idx(0)), idx(1)), idx(2))
-                          .getResult();
-  forLoop(idx(0), count, idx(1), [&](Value j) {
-    Value low = loadVector(scores, {mul(j, idx(2)), lane0});
-    if (amx)
-      low = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                mul(j, idx(2)), keys),
-          low, splat(fconst(0.0)));
-    Value highRow = add(mul(j, idx(2)), idx(1));
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, highRow, keys);
-    Value high = arith::SelectOp::create(b, loc, inside,
-                                         loadVector(scores, {highRow, lane0}),
-                                         splat(fconst(0.0)));
-    vector::StoreOp::create(
-        b, loc, vector::BitCastOp::create(b, loc, packedType, pairs(low, high)),
-        probabilityPairs, ValueRange{j, lane0});
-  });
+  Value zero = splat(fconst(0.0));
+  Value visiblePairs =
+      arith::DivUIOp::create(b, loc, add(max(keys, idx(0)), idx(1)), idx(2));
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), visiblePairs, idx(1), ValueRange{zero},
+      [&](OpBuilder &nested, Location, Value j, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getBlock());
+        auto probability = [&](Value row) {
+          return emitSoftmaxExp(
+              b, loc,
+              arith::SubFOp::create(b, loc, loadVector(scores, {row, lane0}),
+                                    pivot));
+        };
+        Value lowRow = mul(j, idx(2)), highRow = add(lowRow, idx(1));
+        Value low = probability(lowRow);
+        Value high = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, highRow,
+                                  keys),
+            probability(highRow), zero);
+        vector::StoreOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, packedType, pairs(low, high)),
+            probabilityPairs, ValueRange{j, lane0});
+        scf::YieldOp::create(
+            b, loc,
+            arith::AddFOp::create(b, loc, iter[0],
+                                  arith::AddFOp::create(b, loc, low, high))
+                .getResult());
+      });
+  // AMX multiplies whole tiles of 32 keys: the block's other pairs are
+  // zeros (a stale probability would weigh a key these queries do not see).
+  if (amx) {
+    Value zeroPairs =
+        vector::BitCastOp::create(b, loc, packedType, pairs(zero, zero));
+    forLoop(visiblePairs, idx(tiling.blockK() / 2), idx(1), [&](Value j) {
+      vector::StoreOp::create(b, loc, zeroPairs, probabilityPairs,
+                              ValueRange{j, lane0});
+    });
+  }
+  return loop.getResult(0);
 }
 
 void FlashAttentionEmitter::emitPackValuePairs(Value j0, Value validKeys) {
@@ -921,28 +944,32 @@ void FlashAttentionEmitter::emitOnlineSoftmax(Value i0, Value j0,
         arith::SelectOp::create(b, loc, allMasked, splat(fconst(0.0)), maxNew);
     Value correction = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, maxOld, pivot));
-    auto sumLoop = scf::ForOp::create(
-        b, loc, idx(0), keys, idx(1), ValueRange{splat(fconst(0.0))},
-        [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(nested.getBlock());
-          Value p = math::ExpOp::create(
-              b, loc,
-              arith::SubFOp::create(b, loc, loadVector(scores, {jj, lane0}),
-                                    pivot));
-          storeVector(p, scores, {jj, lane0});
-          scf::YieldOp::create(
-              b, loc, arith::AddFOp::create(b, loc, iter[0], p).getResult());
-        });
+    Value blockSum;
+    if (bf16) {
+      blockSum = emitProbabilityPairs(lane0, keys, pivot);
+    } else {
+      auto sumLoop = scf::ForOp::create(
+          b, loc, idx(0), keys, idx(1), ValueRange{splat(fconst(0.0))},
+          [&](OpBuilder &nested, Location, Value jj, ValueRange iter) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(nested.getBlock());
+            Value p = math::ExpOp::create(
+                b, loc,
+                arith::SubFOp::create(b, loc, loadVector(scores, {jj, lane0}),
+                                      pivot));
+            storeVector(p, scores, {jj, lane0});
+            scf::YieldOp::create(
+                b, loc, arith::AddFOp::create(b, loc, iter[0], p).getResult());
+          });
+      blockSum = sumLoop.getResult(0);
+    }
     Value sumOld = loadVector(rowSum, {lane0});
     storeVector(arith::AddFOp::create(
                     b, loc, arith::MulFOp::create(b, loc, sumOld, correction),
-                    sumLoop.getResult(0)),
+                    blockSum),
                 rowSum, {lane0});
     storeVector(maxNew, rowMax, {lane0});
     storeVector(correction, rowScale, {lane0});
-    if (bf16)
-      emitPackProbabilityPairs(lane0, keys);
   }
 }
 
