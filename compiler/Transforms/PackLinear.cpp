@@ -395,14 +395,66 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
   return packed;
 }
 
+/// The constants of a weight packed from its blocks: the i8 panels and
+/// the block scales (and offsets, and a K-quant's super-block scales), as
+/// `tfm.packed_linear` and the quantized `tfm.embedding` read them.
+struct BlockConstants {
+  Value values, scales, offsets, superScales;
+};
+
+BlockConstants createBlockConstants(OpBuilder &b, Location loc,
+                                    const GemmWeight &weight,
+                                    const PackedWeight &packed,
+                                    int64_t columns) {
+  const GgufBlockInfo &info = *weight.view.blockType;
+  auto bytesOf = [](const auto &values) {
+    return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                          values.size() * sizeof(values[0]));
+  };
+  auto constant = [&](StringRef suffix, ArrayRef<int64_t> shape, Type element,
+                      ArrayRef<char> bytes) -> Value {
+    return arith::ConstantOp::create(
+        b, derivedLoc(loc, weight.view, suffix),
+        DenseElementsAttr::getFromRawBuffer(
+            RankedTensorType::get(shape, element), bytes));
+  };
+  BlockConstants out;
+  out.values = arith::ConstantOp::create(
+      b, derivedLoc(loc, weight.view, ".packed"),
+      DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
+  SmallVector<int64_t> blocksShape = {weight.k() / info.block, columns};
+  if (info.superScales()) {
+    Type i8 = b.getI8Type();
+    out.scales =
+        constant(".scales", blocksShape, i8, bytesOf(packed.smallScales));
+    if (info.offsets)
+      out.offsets =
+          constant(".offsets", blocksShape, i8, bytesOf(packed.smallMins));
+    out.superScales =
+        constant(".super_scales",
+                 {info.offsets ? 2 : 1, weight.k() / info.superBlock, columns},
+                 b.getF16Type(), bytesOf(packed.superScales));
+  } else {
+    Type f16 = b.getF16Type();
+    out.scales =
+        constant(".scales", blocksShape, f16, bytesOf(packed.halfScales));
+    if (info.offsets)
+      out.offsets =
+          constant(".offsets", blocksShape, f16, bytesOf(packed.halfOffsets));
+  }
+  return out;
+}
+
 /// Replaces the GEMM `op` (and the bias add, activation and residual add that
 /// follow it, each taken only when it is the sole user of what precedes it)
 /// with one `tfm.packed_linear` over the weight packed into panels, and
-/// returns the packed weight's constant.
-Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
-                      std::optional<ConstantView> bias, bool biasIsAdd,
-                      int64_t panelWidth, PackedType packedType,
-                      const DecodedBlocks *decoded, PatternRewriter &rewriter) {
+/// returns the packed weight's constants.
+BlockConstants rewriteToPacked(Operation *op, Value input,
+                               const GemmWeight &weight,
+                               std::optional<ConstantView> bias, bool biasIsAdd,
+                               int64_t panelWidth, PackedType packedType,
+                               const DecodedBlocks *decoded,
+                               PatternRewriter &rewriter) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = weight.n();
   int64_t panels = llvm::divideCeil(n, panelWidth);
@@ -442,45 +494,20 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   }
 
   rewriter.setInsertionPoint(last);
-  Value packedWeight = arith::ConstantOp::create(
-      rewriter, derivedLoc(loc, weight.view, ".packed"),
-      DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
-  Value scales, sums, offsets, superScales;
+  Value packedWeight, scales, sums, offsets, superScales;
   if (packedType == PackedType::Blocks) {
-    const GgufBlockInfo &info = *weight.view.blockType;
-    int64_t columns = panels * panelWidth;
-    auto bytesOf = [](const auto &values) {
-      return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                            values.size() * sizeof(values[0]));
-    };
-    auto constant = [&](StringRef suffix, ArrayRef<int64_t> shape, Type element,
-                        ArrayRef<char> bytes) -> Value {
-      return arith::ConstantOp::create(
-          rewriter, derivedLoc(loc, weight.view, suffix),
-          DenseElementsAttr::getFromRawBuffer(
-              RankedTensorType::get(shape, element), bytes));
-    };
-    SmallVector<int64_t> blocksShape = {weight.k() / info.block, columns};
-    if (info.superScales()) {
-      Type i8 = rewriter.getI8Type();
-      scales =
-          constant(".scales", blocksShape, i8, bytesOf(packed.smallScales));
-      if (info.offsets)
-        offsets =
-            constant(".offsets", blocksShape, i8, bytesOf(packed.smallMins));
-      superScales = constant(
-          ".super_scales",
-          {info.offsets ? 2 : 1, weight.k() / info.superBlock, columns},
-          rewriter.getF16Type(), bytesOf(packed.superScales));
-    } else {
-      Type f16 = rewriter.getF16Type();
-      scales =
-          constant(".scales", blocksShape, f16, bytesOf(packed.halfScales));
-      if (info.offsets)
-        offsets =
-            constant(".offsets", blocksShape, f16, bytesOf(packed.halfOffsets));
-    }
-  } else if (packedType == PackedType::I8) {
+    BlockConstants blocks = createBlockConstants(rewriter, loc, weight, packed,
+                                                 panels * panelWidth);
+    packedWeight = blocks.values;
+    scales = blocks.scales;
+    offsets = blocks.offsets;
+    superScales = blocks.superScales;
+  } else {
+    packedWeight = arith::ConstantOp::create(
+        rewriter, derivedLoc(loc, weight.view, ".packed"),
+        DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
+  }
+  if (packedType == PackedType::I8) {
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
         DenseElementsAttr::get(
@@ -514,31 +541,54 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
-  return packedWeight;
+  return {packedWeight, scales, offsets, superScales};
 }
 
-/// f32 `[N, K]` weights packed whole, by the address of their data: an
-/// embedding table that is one of them (GPT-2's LM head is its token
-/// embedding) reads the packed panels instead of keeping a second copy.
+/// `embedding 'name' [num, dim] gathers rows of TYPE`, which a remark
+/// goes on to say the whereabouts and size of.
+InFlightDiagnostic embeddingRemark(EmbeddingOp op, const ConstantView &table,
+                                   StringRef type) {
+  InFlightDiagnostic remark = op.emitRemark();
+  remark << "embedding"
+         << (table.name ? " '" + table.name.str() + "'" : std::string()) << " ["
+         << table.shape[0] << ", " << table.shape[1] << "] gathers rows of "
+         << type;
+  return remark;
+}
+
+std::string bytesPerWeight(double bytes) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.4g", bytes);
+  return text;
+}
+
+/// `[N, K]` weights packed whole in f32 or from their GGUF blocks, by the
+/// address of their data (the f32 values, or the file's blocks): an
+/// embedding table that is one of them (an LM head tied to the token
+/// embedding: GPT-2, Llama 3.2 1B, Gemma 3) reads the packed panels instead
+/// of keeping a second copy.
 struct PackedTables {
   struct Entry {
     SmallVector<int64_t> shape;
-    Value packed;
+    BlockConstants packed;
+    const GgufBlockInfo *blockType; ///< null for f32 panels
   };
-  DenseMap<const float *, Entry> byData;
+  DenseMap<const void *, Entry> byData;
 
   void record(const ConstantView &weight, bool kMajor, PackedType type,
-              Value packed) {
-    bool whole = weight.shape == weight.full &&
-                 llvm::all_of(weight.offsets, [](int64_t o) { return o == 0; });
-    if (!kMajor && type == PackedType::F32 && whole && !weight.splat &&
-        !weight.raw.empty())
-      byData[weight.raw.data()] = {weight.shape, packed};
+              BlockConstants packed) {
+    if (kMajor || !weight.isWhole())
+      return;
+    if (type == PackedType::F32 && !weight.splat && !weight.raw.empty())
+      byData[weight.raw.data()] = {weight.shape, packed, nullptr};
+    else if (type == PackedType::Blocks && !weight.blocks.empty())
+      byData[weight.blocks.data()] = {weight.shape, packed, weight.blockType};
   }
 
   /// Points every `tfm.embedding` over a recorded table at its packed
-  /// panels (`packed_rows`); the unpacked constant then has no user left.
-  void redirectEmbeddings(func::FuncOp func) {
+  /// panels (`packed_rows`, and the block scales of quantized ones); the
+  /// unpacked constant then has no user left.
+  void redirectEmbeddings(func::FuncOp func, bool remarks) {
     if (byData.empty())
       return;
     Block &entry = func.getBody().front();
@@ -546,21 +596,47 @@ struct PackedTables {
       if (op.getPackedRows())
         return;
       std::optional<ConstantView> table = getConstantView(op.getWeight());
-      if (!table || table->splat || table->raw.empty() ||
-          table->shape != table->full)
+      if (!table || !table->isWhole())
         return;
-      auto it = byData.find(table->raw.data());
+      auto it = byData.end();
+      if (!table->splat && !table->raw.empty())
+        it = byData.find(table->raw.data());
+      if (it == byData.end() && !table->blocks.empty())
+        it = byData.find(table->blocks.data());
       if (it == byData.end() || it->second.shape != table->shape)
         return;
-      // The LM head comes after the embedding: its constant moves up to
-      // where both see it.
-      Operation *packed = it->second.packed.getDefiningOp();
-      if (packed->getBlock() != &entry)
+      // The LM head comes after the embedding: its constants move up to
+      // where both see them.
+      const BlockConstants &packed = it->second.packed;
+      SmallVector<Operation *> constants;
+      for (Value v :
+           {packed.values, packed.scales, packed.offsets, packed.superScales})
+        if (v)
+          constants.push_back(v.getDefiningOp());
+      if (llvm::any_of(constants,
+                       [&](Operation *c) { return c->getBlock() != &entry; }))
         return;
-      packed->moveBefore(&entry, entry.begin());
+      for (Operation *c : llvm::reverse(constants))
+        c->moveBefore(&entry, entry.begin());
       Operation *oldTable = op.getWeight().getDefiningOp();
-      op.getWeightMutable().assign(it->second.packed);
+      op.getWeightMutable().assign(packed.values);
+      if (packed.scales)
+        op.getScalesMutable().assign(packed.scales);
+      if (packed.offsets)
+        op.getOffsetsMutable().assign(packed.offsets);
+      if (packed.superScales)
+        op.getSuperScalesMutable().assign(packed.superScales);
       op.setPackedRows(table->shape[0]);
+      if (remarks) {
+        const GgufBlockInfo *info = it->second.blockType;
+        embeddingRemark(op, *table, info ? info->name : "f32")
+            << " from the tied LM head's panels (stored once: "
+            << (info ? bytesPerWeight(packedBytesPerWeight(*info)) +
+                           " bytes per weight, the file's " +
+                           bytesPerWeight(fileBytesPerWeight(*info))
+                     : std::string("4 bytes per weight"))
+            << ")";
+      }
       if (oldTable && oldTable->use_empty() && isPure(oldTable))
         oldTable->erase();
     });
@@ -568,8 +644,8 @@ struct PackedTables {
 };
 
 /// Points every `tfm.embedding` over a whole table of GGUF blocks at the
-/// blocks kept quantized: int8 values `[num, dim]` (a 4-bit value a byte,
-/// Q4_0's less 8) and f32 scales (and offsets) per block, which the gather
+/// blocks kept quantized, in the encoding of the GEMM's panels with one
+/// row a panel (compact, a row's values contiguous), which the gather
 /// dequantizes row by row; the f32 table then has no user left. Fails on
 /// blocks that do not decode.
 LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
@@ -580,12 +656,13 @@ LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
   });
   for (EmbeddingOp op : ops) {
     std::optional<ConstantView> table = getConstantView(op.getWeight());
-    if (!table || !table->blockType || !table->isWhole() ||
-        table->shape.size() != 2 ||
-        table->shape[1] % table->blockType->superBlock != 0)
+    if (!table || table->shape.size() != 2)
+      continue;
+    GemmWeight gemm{*table, /*kMajor=*/false};
+    if (!hasUsableBlocks(gemm))
       continue;
     const GgufBlockInfo &info = *table->blockType;
-    int64_t num = table->shape[0], dim = table->shape[1];
+    int64_t num = gemm.n(), dim = gemm.k();
     std::string error;
     std::optional<DecodedBlocks> decoded =
         decodeGgufBlocks(info, table->blocks, num, dim, error);
@@ -593,40 +670,25 @@ LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
       return op.emitError()
              << "weight" << (table->name ? " '" + table->name.str() + "'" : "")
              << ": " << error;
-    if (info.nibbles && !info.offsets)
-      for (int8_t &q : decoded->q)
-        q = int8_t(q - 8);
+    PackedWeight packed =
+        packBlocks(gemm, *decoded, /*width=*/1, op.getContext());
     OpBuilder b(op);
-    Location loc = op.getLoc();
-    auto valuesType = RankedTensorType::get({num, dim}, b.getI8Type());
-    auto blocksType =
-        RankedTensorType::get({num, dim / info.block}, b.getF32Type());
-    Value values = arith::ConstantOp::create(
-        b, derivedLoc(loc, *table, ".rows"),
-        DenseElementsAttr::getFromRawBuffer(
-            valuesType,
-            ArrayRef<char>(reinterpret_cast<const char *>(decoded->q.data()),
-                           decoded->q.size())));
-    Value scales = arith::ConstantOp::create(
-        b, derivedLoc(loc, *table, ".row_scales"),
-        DenseElementsAttr::get(blocksType, ArrayRef(decoded->scales)));
-    Value offsets;
-    if (info.offsets)
-      offsets = arith::ConstantOp::create(
-          b, derivedLoc(loc, *table, ".row_offsets"),
-          DenseElementsAttr::get(blocksType, ArrayRef(decoded->offsets)));
+    BlockConstants constants =
+        createBlockConstants(b, op.getLoc(), gemm, packed, /*columns=*/num);
     if (remarks)
-      op.emitRemark() << "embedding"
-                      << (table->name ? " '" + table->name.str() + "'" : "")
-                      << " [" << num << ", " << dim << "] gathers rows of "
-                      << info.name << " (the file's blocks, "
-                      << (info.offsets ? 8 : 4) * 32 / info.block + 32
-                      << " bytes per 32 weights)";
+      embeddingRemark(op, *table, info.name)
+          << " (the file's blocks, a row a panel: "
+          << bytesPerWeight(packedBytesPerWeight(info))
+          << " bytes per weight, the file's "
+          << bytesPerWeight(fileBytesPerWeight(info)) << ")";
     Operation *oldTable = op.getWeight().getDefiningOp();
-    op.getWeightMutable().assign(values);
-    op.getScalesMutable().assign(scales);
-    if (offsets)
-      op.getOffsetsMutable().assign(offsets);
+    op.getWeightMutable().assign(constants.values);
+    op.getScalesMutable().assign(constants.scales);
+    if (constants.offsets)
+      op.getOffsetsMutable().assign(constants.offsets);
+    if (constants.superScales)
+      op.getSuperScalesMutable().assign(constants.superScales);
+    op.setPackedRows(num);
     if (oldTable && oldTable->use_empty() && isPure(oldTable))
       oldTable->erase();
   }
@@ -714,9 +776,10 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
         return failure();
       }
     }
-    Value packed = rewriteToPacked(op, op.getInput(), gemm, bias,
-                                   /*biasIsAdd=*/false, panelWidth, type,
-                                   decoded ? &*decoded : nullptr, rewriter);
+    BlockConstants packed =
+        rewriteToPacked(op, op.getInput(), gemm, bias,
+                        /*biasIsAdd=*/false, panelWidth, type,
+                        decoded ? &*decoded : nullptr, rewriter);
     tables.record(*weight, /*kMajor=*/false, type, packed);
     return success();
   }
@@ -808,7 +871,7 @@ struct TfmPackLinearPass
                                      config)) ||
         badBlocks)
       return signalPassFailure();
-    tables.redirectEmbeddings(getOperation());
+    tables.redirectEmbeddings(getOperation(), remarks);
     if (failed(quantizeEmbeddings(getOperation(), remarks)))
       return signalPassFailure();
     // The blocks are packed now; a weight still used as f32 (an embedding
