@@ -517,3 +517,56 @@ TEST_CASE("an LM head of GGUF blocks tied to the token embedding is stored "
     CHECK(extra < one + 8192.0);
   }
 }
+
+TEST_CASE("an f32 LM head tied to the token embedding is stored once at an "
+          "odd vocabulary and hidden size",
+          "[kquant]") {
+  // 301 rows by 37: neither a multiple of a panel's width nor of a vector.
+  const int64_t vocab = 301, dim = 37;
+  std::vector<int64_t> ids = {300, 0, 17, 300, 288, 1};
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> table(size_t(vocab * dim));
+  for (float &v : table)
+    v = normal(gen);
+  std::vector<unsigned char> bytes(table.size() * 4);
+  std::memcpy(bytes.data(), table.data(), bytes.size());
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  writeGguf(dir + "/w.gguf",
+            {{"E", 0, {uint64_t(dim), uint64_t(vocab)}, bytes},
+             {"H", 0, {uint64_t(dim), uint64_t(vocab)}, bytes}});
+  auto build = [&](const char *head, bool remarks) {
+    std::string path = dir + "/" + head + ".tfm";
+    std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
+                           "e = embedding(ids, weight = \"E\")\n"
+                           "y = linear(e, weight = \""
+                        << head << "\")\noutput e\noutput y\n";
+    BuildOptions options;
+    options.remarks = remarks;
+    return Model::buildFiles(path, dir + "/w.gguf", options);
+  };
+  std::shared_ptr<Model> tied = build("E", true);
+  std::shared_ptr<Model> untied = build("H", false);
+  INFO(tied->diagnostics());
+  CHECK(tied->diagnostics().find("embedding 'E' [301, 37] gathers rows of f32 "
+                                 "from the tied LM head's panels") !=
+        std::string::npos);
+  RunResult a = tied->runOk({HostTensor::i64({2, 3}, ids)});
+  RunResult b = untied->runOk({HostTensor::i64({2, 3}, ids)});
+  std::vector<double> got = a["e"].toDoubles();
+  REQUIRE(got.size() == ids.size() * size_t(dim));
+  size_t mismatches = 0;
+  for (size_t t = 0; t < ids.size(); ++t)
+    for (int64_t j = 0; j < dim; ++j)
+      mismatches += got[t * size_t(dim) + size_t(j)] !=
+                    double(table[size_t(ids[t] * dim + j)]);
+  CHECK(mismatches == 0);
+  CHECK(a["y"].toDoubles() == b["y"].toDoubles());
+  double extra =
+      fileSize(untied->libraryPath()) - fileSize(tied->libraryPath());
+  double one = 4.0 * double(vocab * dim);
+  INFO(extra << " bytes more untied; a table is " << one);
+  CHECK(extra > one - 8192.0);
+  CHECK(extra < one + 8192.0);
+}
