@@ -22,6 +22,7 @@
 #include "compiler/Transforms/ConstantData.h"
 #include "compiler/Transforms/GgufBlocks.h"
 #include "compiler/Transforms/MappedWeights.h"
+#include "compiler/Transforms/PackedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -47,48 +48,19 @@ namespace mlir::tfm {
 
 using namespace mlir;
 using namespace mlir::tfm;
-
-namespace {
-/// A constant f32 matrix or vector, seen through static unit-stride slices
-/// (a packed `in_proj_weight` is sliced into its q, k and v rows).
-struct ConstantView {
-  SmallVector<int64_t> full;    ///< the shape of the whole constant
-  std::optional<float> splat;   ///< every element, for a splat
-  SmallVector<int64_t> offsets; ///< of the view within the constant
-  SmallVector<int64_t> shape;   ///< of the view
-
-  float at(ArrayRef<int64_t> index) const {
-    if (splat)
-      return *splat;
-    int64_t linear = 0;
-    for (size_t d = 0; d < full.size(); ++d)
-      linear = linear * full[d] + offsets[d] + index[d];
-    return raw[linear];
-  }
-  ArrayRef<float> raw;
-  /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
-  StringAttr name;
-  /// The GGUF blocks the whole constant was dequantized from, if any (the
-  /// file's bytes, row after row of the stored [N, K]), and their type.
-  ArrayRef<char> blocks;
-  const GgufBlockInfo *blockType = nullptr;
-
-  bool isWhole() const {
-    return shape == full &&
-           llvm::all_of(offsets, [](int64_t o) { return o == 0; });
-  }
-};
+using namespace mlir::tfm::packing;
 
 /// `loc` under the name of `view`'s weight with `suffix`, which names the
 /// derived constant in a sidecar of external weights.
-Location derivedLoc(Location loc, const ConstantView &view, StringRef suffix) {
+Location mlir::tfm::packing::derivedLoc(Location loc, const ConstantView &view,
+                                        StringRef suffix) {
   if (!view.name)
     return loc;
   return NameLoc::get(
       StringAttr::get(loc.getContext(), view.name.getValue() + suffix), loc);
 }
 
-std::optional<ConstantView> getConstantView(Value value) {
+std::optional<ConstantView> mlir::tfm::packing::getConstantView(Value value) {
   if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
     if (!slice.hasUnitStride() || !slice.getSourceType().hasStaticShape() ||
         !slice.getType().hasStaticShape() ||
@@ -139,6 +111,8 @@ std::optional<ConstantView> getConstantView(Value value) {
   return view;
 }
 
+namespace {
+
 /// The activation of a single-use tfm.relu / tfm.gelu user, if any.
 std::optional<Activation> activationOf(Operation *user) {
   if (isa<ReluOp>(user))
@@ -149,19 +123,6 @@ std::optional<Activation> activationOf(Operation *user) {
                : Activation::gelu;
   return std::nullopt;
 }
-
-/// The constant weight of a GEMM as the micro-kernel reads it: element
-/// (n, k) for output column n at depth k. `tfm.linear` stores it `[N, K]`
-/// (PyTorch's `nn.Linear`), `x @ W` reads a `[K, N]` matrix (GPT-2's Conv1D).
-struct GemmWeight {
-  ConstantView view;
-  bool kMajor; ///< stored [K, N]
-  int64_t n() const { return view.shape[kMajor ? 1 : 0]; }
-  int64_t k() const { return view.shape[kMajor ? 0 : 1]; }
-  float at(int64_t col, int64_t depth) const {
-    return kMajor ? view.at({depth, col}) : view.at({col, depth});
-  }
-};
 
 /// Element `col` of a bias whose every dim but the last is 1.
 float biasAt(const ConstantView &bias, int64_t col) {
@@ -186,11 +147,6 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
   return bias;
 }
 
-/// The element type packed weights are stored in: f32, bf16, i8 with a
-/// scale per column, or a GGUF file's blocks: i8 (4-bit: two per byte) with
-/// a scale (and offset) per block of 32 or 16 k.
-enum class PackedType { F32, BF16, I8, Blocks };
-
 /// `value` rounded to bf16 as vdpbf16ps reads its operands and
 /// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
 /// signed zeros.
@@ -205,25 +161,11 @@ uint16_t roundToBF16(float value) {
   return uint16_t(bits >> 16);
 }
 
-/// A weight packed into panels of `width` columns, `group` consecutive k per
-/// 32-bit lane: `[panels, ceil(K / group), width * group]`, and for i8 the
-/// per-column scales and sums of the quantized values.
-struct PackedWeight {
-  RankedTensorType type;
-  std::vector<char> data;
-  std::vector<float> scales, offsets;
-  std::vector<int32_t> sums;
-  /// GGUF blocks' scales and offsets as the file keeps them, `[K / block,
-  /// panels * width]`: f16 bits (a block of 32), or a K-quant's integer
-  /// sub-block scales and mins beside the f16 bits of its super-block
-  /// values, `[1 or 2, K / 256, panels * width]` (d, then -dmin).
-  std::vector<uint16_t> halfScales, halfOffsets, superScales;
-  std::vector<int8_t> smallScales, smallMins;
-};
+} // namespace
 
 /// Whether `weight` can be packed from its blocks: the whole constant,
 /// stored [N, K] (blocks run along K), K whole blocks, the bytes whole.
-bool hasUsableBlocks(const GemmWeight &weight) {
+bool mlir::tfm::packing::hasUsableBlocks(const GemmWeight &weight) {
   const ConstantView &view = weight.view;
   const GgufBlockInfo *info = view.blockType;
   return info && !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
@@ -242,8 +184,9 @@ bool hasUsableBlocks(const GemmWeight &weight) {
 /// f16, or a K-quant's integer beside its super-block's f16 d (and -dmin)
 /// at `[0 (1), k / 256, n]`. Past N: zero scales and offsets (and Q4_0's
 /// padding nibbles are 8: value 0).
-PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
-                        int64_t width, MLIRContext *ctx) {
+PackedWeight mlir::tfm::packing::packBlocks(const GemmWeight &weight,
+                                            const DecodedBlocks &decoded,
+                                            int64_t width, MLIRContext *ctx) {
   const GgufBlockInfo &info = *weight.view.blockType;
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
@@ -325,6 +268,8 @@ PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
   return packed;
 }
 
+namespace {
+
 PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
                         const DecodedBlocks *decoded, int64_t width,
                         MLIRContext *ctx) {
@@ -395,17 +340,11 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
   return packed;
 }
 
-/// The constants of a weight packed from its blocks: the i8 panels and
-/// the block scales (and offsets, and a K-quant's super-block scales), as
-/// `tfm.packed_linear` and the quantized `tfm.embedding` read them.
-struct BlockConstants {
-  Value values, scales, offsets, superScales;
-};
+} // namespace
 
-BlockConstants createBlockConstants(OpBuilder &b, Location loc,
-                                    const GemmWeight &weight,
-                                    const PackedWeight &packed,
-                                    int64_t columns) {
+BlockConstants mlir::tfm::packing::createBlockConstants(
+    OpBuilder &b, Location loc, const GemmWeight &weight,
+    const PackedWeight &packed, int64_t columns) {
   const GgufBlockInfo &info = *weight.view.blockType;
   auto bytesOf = [](const auto &values) {
     return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
@@ -444,6 +383,8 @@ BlockConstants createBlockConstants(OpBuilder &b, Location loc,
   }
   return out;
 }
+
+namespace {
 
 /// Replaces the GEMM `op` (and the bias add, activation and residual add that
 /// follow it, each taken only when it is the sole user of what precedes it)
@@ -542,157 +483,6 @@ BlockConstants rewriteToPacked(Operation *op, Value input,
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
   return {packedWeight, scales, offsets, superScales};
-}
-
-/// `embedding 'name' [num, dim] gathers rows of TYPE`, which a remark
-/// goes on to say the whereabouts and size of.
-InFlightDiagnostic embeddingRemark(EmbeddingOp op, const ConstantView &table,
-                                   StringRef type) {
-  InFlightDiagnostic remark = op.emitRemark();
-  remark << "embedding"
-         << (table.name ? " '" + table.name.str() + "'" : std::string()) << " ["
-         << table.shape[0] << ", " << table.shape[1] << "] gathers rows of "
-         << type;
-  return remark;
-}
-
-std::string bytesPerWeight(double bytes) {
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::format("%.4g", bytes);
-  return text;
-}
-
-/// `[N, K]` weights packed whole in f32 or from their GGUF blocks, by the
-/// address of their data (the f32 values, or the file's blocks): an
-/// embedding table that is one of them (an LM head tied to the token
-/// embedding: GPT-2, Llama 3.2 1B, Gemma 3) reads the packed panels instead
-/// of keeping a second copy.
-struct PackedTables {
-  struct Entry {
-    SmallVector<int64_t> shape;
-    BlockConstants packed;
-    const GgufBlockInfo *blockType; ///< null for f32 panels
-  };
-  DenseMap<const void *, Entry> byData;
-
-  void record(const ConstantView &weight, bool kMajor, PackedType type,
-              BlockConstants packed) {
-    if (kMajor || !weight.isWhole())
-      return;
-    if (type == PackedType::F32 && !weight.splat && !weight.raw.empty())
-      byData[weight.raw.data()] = {weight.shape, packed, nullptr};
-    else if (type == PackedType::Blocks && !weight.blocks.empty())
-      byData[weight.blocks.data()] = {weight.shape, packed, weight.blockType};
-  }
-
-  /// Points every `tfm.embedding` over a recorded table at its packed
-  /// panels (`packed_rows`, and the block scales of quantized ones); the
-  /// unpacked constant then has no user left.
-  void redirectEmbeddings(func::FuncOp func, bool remarks) {
-    if (byData.empty())
-      return;
-    Block &entry = func.getBody().front();
-    func.walk([&](EmbeddingOp op) {
-      if (op.getPackedRows())
-        return;
-      std::optional<ConstantView> table = getConstantView(op.getWeight());
-      if (!table || !table->isWhole())
-        return;
-      auto it = byData.end();
-      if (!table->splat && !table->raw.empty())
-        it = byData.find(table->raw.data());
-      if (it == byData.end() && !table->blocks.empty())
-        it = byData.find(table->blocks.data());
-      if (it == byData.end() || it->second.shape != table->shape)
-        return;
-      // The LM head comes after the embedding: its constants move up to
-      // where both see them.
-      const BlockConstants &packed = it->second.packed;
-      SmallVector<Operation *> constants;
-      for (Value v :
-           {packed.values, packed.scales, packed.offsets, packed.superScales})
-        if (v)
-          constants.push_back(v.getDefiningOp());
-      if (llvm::any_of(constants,
-                       [&](Operation *c) { return c->getBlock() != &entry; }))
-        return;
-      for (Operation *c : llvm::reverse(constants))
-        c->moveBefore(&entry, entry.begin());
-      Operation *oldTable = op.getWeight().getDefiningOp();
-      op.getWeightMutable().assign(packed.values);
-      if (packed.scales)
-        op.getScalesMutable().assign(packed.scales);
-      if (packed.offsets)
-        op.getOffsetsMutable().assign(packed.offsets);
-      if (packed.superScales)
-        op.getSuperScalesMutable().assign(packed.superScales);
-      op.setPackedRows(table->shape[0]);
-      if (remarks) {
-        const GgufBlockInfo *info = it->second.blockType;
-        embeddingRemark(op, *table, info ? info->name : "f32")
-            << " from the tied LM head's panels (stored once: "
-            << (info ? bytesPerWeight(packedBytesPerWeight(*info)) +
-                           " bytes per weight, the file's " +
-                           bytesPerWeight(fileBytesPerWeight(*info))
-                     : std::string("4 bytes per weight"))
-            << ")";
-      }
-      if (oldTable && oldTable->use_empty() && isPure(oldTable))
-        oldTable->erase();
-    });
-  }
-};
-
-/// Points every `tfm.embedding` over a whole table of GGUF blocks at the
-/// blocks kept quantized, in the encoding of the GEMM's panels with one
-/// row a panel (compact, a row's values contiguous), which the gather
-/// dequantizes row by row; the f32 table then has no user left. Fails on
-/// blocks that do not decode.
-LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
-  SmallVector<EmbeddingOp> ops;
-  func.walk([&](EmbeddingOp op) {
-    if (!op.getPackedRows() && !op.getScales())
-      ops.push_back(op);
-  });
-  for (EmbeddingOp op : ops) {
-    std::optional<ConstantView> table = getConstantView(op.getWeight());
-    if (!table || table->shape.size() != 2)
-      continue;
-    GemmWeight gemm{*table, /*kMajor=*/false};
-    if (!hasUsableBlocks(gemm))
-      continue;
-    const GgufBlockInfo &info = *table->blockType;
-    int64_t num = gemm.n(), dim = gemm.k();
-    std::string error;
-    std::optional<DecodedBlocks> decoded =
-        decodeGgufBlocks(info, table->blocks, num, dim, error);
-    if (!decoded)
-      return op.emitError()
-             << "weight" << (table->name ? " '" + table->name.str() + "'" : "")
-             << ": " << error;
-    PackedWeight packed =
-        packBlocks(gemm, *decoded, /*width=*/1, op.getContext());
-    OpBuilder b(op);
-    BlockConstants constants =
-        createBlockConstants(b, op.getLoc(), gemm, packed, /*columns=*/num);
-    if (remarks)
-      embeddingRemark(op, *table, info.name)
-          << " (the file's blocks, a row a panel: "
-          << bytesPerWeight(packedBytesPerWeight(info))
-          << " bytes per weight, the file's "
-          << bytesPerWeight(fileBytesPerWeight(info)) << ")";
-    Operation *oldTable = op.getWeight().getDefiningOp();
-    op.getWeightMutable().assign(constants.values);
-    op.getScalesMutable().assign(constants.scales);
-    if (constants.offsets)
-      op.getOffsetsMutable().assign(constants.offsets);
-    if (constants.superScales)
-      op.getSuperScalesMutable().assign(constants.superScales);
-    op.setPackedRows(num);
-    if (oldTable && oldTable->use_empty() && isPure(oldTable))
-      oldTable->erase();
-  }
-  return success();
 }
 
 /// Which element type each weight is packed in, and the remarks saying so.
