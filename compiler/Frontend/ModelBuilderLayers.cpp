@@ -75,7 +75,7 @@ FailureOr<Tensor> ModelBuilder::embedding(const Tensor &ids,
   Value v =
       EmbeddingOp::create(builder, loc, typeOf(shape, table.elementType()),
                           ids.value, table.value, /*scales=*/Value(),
-                          /*offsets=*/Value(),
+                          /*offsets=*/Value(), /*super_scales=*/Value(),
                           /*packed_rows=*/IntegerAttr());
   std::string name = "embedding";
   if (auto weight = table.value.getDefiningOp<WeightOp>())

@@ -22,6 +22,7 @@
 #include "compiler/Transforms/ConstantData.h"
 #include "compiler/Transforms/GgufBlocks.h"
 #include "compiler/Transforms/MappedWeights.h"
+#include "compiler/Transforms/PackedWeights.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -47,48 +48,19 @@ namespace mlir::tfm {
 
 using namespace mlir;
 using namespace mlir::tfm;
-
-namespace {
-/// A constant f32 matrix or vector, seen through static unit-stride slices
-/// (a packed `in_proj_weight` is sliced into its q, k and v rows).
-struct ConstantView {
-  SmallVector<int64_t> full;    ///< the shape of the whole constant
-  std::optional<float> splat;   ///< every element, for a splat
-  SmallVector<int64_t> offsets; ///< of the view within the constant
-  SmallVector<int64_t> shape;   ///< of the view
-
-  float at(ArrayRef<int64_t> index) const {
-    if (splat)
-      return *splat;
-    int64_t linear = 0;
-    for (size_t d = 0; d < full.size(); ++d)
-      linear = linear * full[d] + offsets[d] + index[d];
-    return raw[linear];
-  }
-  ArrayRef<float> raw;
-  /// The weight's name (from the NameLoc tfm-bind-weights gives it), if any.
-  StringAttr name;
-  /// The GGUF blocks the whole constant was dequantized from, if any (the
-  /// file's bytes, row after row of the stored [N, K]), and their type.
-  ArrayRef<char> blocks;
-  const GgufBlockInfo *blockType = nullptr;
-
-  bool isWhole() const {
-    return shape == full &&
-           llvm::all_of(offsets, [](int64_t o) { return o == 0; });
-  }
-};
+using namespace mlir::tfm::packing;
 
 /// `loc` under the name of `view`'s weight with `suffix`, which names the
 /// derived constant in a sidecar of external weights.
-Location derivedLoc(Location loc, const ConstantView &view, StringRef suffix) {
+Location mlir::tfm::packing::derivedLoc(Location loc, const ConstantView &view,
+                                        StringRef suffix) {
   if (!view.name)
     return loc;
   return NameLoc::get(
       StringAttr::get(loc.getContext(), view.name.getValue() + suffix), loc);
 }
 
-std::optional<ConstantView> getConstantView(Value value) {
+std::optional<ConstantView> mlir::tfm::packing::getConstantView(Value value) {
   if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
     if (!slice.hasUnitStride() || !slice.getSourceType().hasStaticShape() ||
         !slice.getType().hasStaticShape() ||
@@ -139,6 +111,8 @@ std::optional<ConstantView> getConstantView(Value value) {
   return view;
 }
 
+namespace {
+
 /// The activation of a single-use tfm.relu / tfm.gelu user, if any.
 std::optional<Activation> activationOf(Operation *user) {
   if (isa<ReluOp>(user))
@@ -149,19 +123,6 @@ std::optional<Activation> activationOf(Operation *user) {
                : Activation::gelu;
   return std::nullopt;
 }
-
-/// The constant weight of a GEMM as the micro-kernel reads it: element
-/// (n, k) for output column n at depth k. `tfm.linear` stores it `[N, K]`
-/// (PyTorch's `nn.Linear`), `x @ W` reads a `[K, N]` matrix (GPT-2's Conv1D).
-struct GemmWeight {
-  ConstantView view;
-  bool kMajor; ///< stored [K, N]
-  int64_t n() const { return view.shape[kMajor ? 1 : 0]; }
-  int64_t k() const { return view.shape[kMajor ? 0 : 1]; }
-  float at(int64_t col, int64_t depth) const {
-    return kMajor ? view.at({depth, col}) : view.at({col, depth});
-  }
-};
 
 /// Element `col` of a bias whose every dim but the last is 1.
 float biasAt(const ConstantView &bias, int64_t col) {
@@ -186,11 +147,6 @@ std::optional<ConstantView> getAddedBias(Value value, Operation *user,
   return bias;
 }
 
-/// The element type packed weights are stored in: f32, bf16, i8 with a
-/// scale per column, or a GGUF file's blocks: i8 (4-bit: two per byte) with
-/// a scale (and offset) per block of 32 or 16 k.
-enum class PackedType { F32, BF16, I8, Blocks };
-
 /// `value` rounded to bf16 as vdpbf16ps reads its operands and
 /// vcvtneps2bf16 rounds: to nearest even, NaN kept (quiet), denormals to
 /// signed zeros.
@@ -205,25 +161,11 @@ uint16_t roundToBF16(float value) {
   return uint16_t(bits >> 16);
 }
 
-/// A weight packed into panels of `width` columns, `group` consecutive k per
-/// 32-bit lane: `[panels, ceil(K / group), width * group]`, and for i8 the
-/// per-column scales and sums of the quantized values.
-struct PackedWeight {
-  RankedTensorType type;
-  std::vector<char> data;
-  std::vector<float> scales, offsets;
-  std::vector<int32_t> sums;
-  /// GGUF blocks' scales and offsets as the file keeps them, `[K / block,
-  /// panels * width]`: f16 bits (a block of 32), or a K-quant's integer
-  /// sub-block scales and mins beside the f16 bits of its super-block
-  /// values, `[1 or 2, K / 256, panels * width]` (d, then -dmin).
-  std::vector<uint16_t> halfScales, halfOffsets, superScales;
-  std::vector<int8_t> smallScales, smallMins;
-};
+} // namespace
 
 /// Whether `weight` can be packed from its blocks: the whole constant,
 /// stored [N, K] (blocks run along K), K whole blocks, the bytes whole.
-bool hasUsableBlocks(const GemmWeight &weight) {
+bool mlir::tfm::packing::hasUsableBlocks(const GemmWeight &weight) {
   const ConstantView &view = weight.view;
   const GgufBlockInfo *info = view.blockType;
   return info && !view.blocks.empty() && !weight.kMajor && view.isWhole() &&
@@ -242,8 +184,9 @@ bool hasUsableBlocks(const GemmWeight &weight) {
 /// f16, or a K-quant's integer beside its super-block's f16 d (and -dmin)
 /// at `[0 (1), k / 256, n]`. Past N: zero scales and offsets (and Q4_0's
 /// padding nibbles are 8: value 0).
-PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
-                        int64_t width, MLIRContext *ctx) {
+PackedWeight mlir::tfm::packing::packBlocks(const GemmWeight &weight,
+                                            const DecodedBlocks &decoded,
+                                            int64_t width, MLIRContext *ctx) {
   const GgufBlockInfo &info = *weight.view.blockType;
   int64_t n = weight.n(), k = weight.k();
   int64_t panels = llvm::divideCeil(n, width);
@@ -325,6 +268,8 @@ PackedWeight packBlocks(const GemmWeight &weight, const DecodedBlocks &decoded,
   return packed;
 }
 
+namespace {
+
 PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
                         const DecodedBlocks *decoded, int64_t width,
                         MLIRContext *ctx) {
@@ -395,14 +340,62 @@ PackedWeight packWeight(const GemmWeight &weight, PackedType packedType,
   return packed;
 }
 
+} // namespace
+
+BlockConstants mlir::tfm::packing::createBlockConstants(
+    OpBuilder &b, Location loc, const GemmWeight &weight,
+    const PackedWeight &packed, int64_t columns) {
+  const GgufBlockInfo &info = *weight.view.blockType;
+  auto bytesOf = [](const auto &values) {
+    return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                          values.size() * sizeof(values[0]));
+  };
+  auto constant = [&](StringRef suffix, ArrayRef<int64_t> shape, Type element,
+                      ArrayRef<char> bytes) -> Value {
+    return arith::ConstantOp::create(
+        b, derivedLoc(loc, weight.view, suffix),
+        DenseElementsAttr::getFromRawBuffer(
+            RankedTensorType::get(shape, element), bytes));
+  };
+  BlockConstants out;
+  out.values = arith::ConstantOp::create(
+      b, derivedLoc(loc, weight.view, ".packed"),
+      DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
+  SmallVector<int64_t> blocksShape = {weight.k() / info.block, columns};
+  if (info.superScales()) {
+    Type i8 = b.getI8Type();
+    out.scales =
+        constant(".scales", blocksShape, i8, bytesOf(packed.smallScales));
+    if (info.offsets)
+      out.offsets =
+          constant(".offsets", blocksShape, i8, bytesOf(packed.smallMins));
+    out.superScales =
+        constant(".super_scales",
+                 {info.offsets ? 2 : 1, weight.k() / info.superBlock, columns},
+                 b.getF16Type(), bytesOf(packed.superScales));
+  } else {
+    Type f16 = b.getF16Type();
+    out.scales =
+        constant(".scales", blocksShape, f16, bytesOf(packed.halfScales));
+    if (info.offsets)
+      out.offsets =
+          constant(".offsets", blocksShape, f16, bytesOf(packed.halfOffsets));
+  }
+  return out;
+}
+
+namespace {
+
 /// Replaces the GEMM `op` (and the bias add, activation and residual add that
 /// follow it, each taken only when it is the sole user of what precedes it)
 /// with one `tfm.packed_linear` over the weight packed into panels, and
-/// returns the packed weight's constant.
-Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
-                      std::optional<ConstantView> bias, bool biasIsAdd,
-                      int64_t panelWidth, PackedType packedType,
-                      const DecodedBlocks *decoded, PatternRewriter &rewriter) {
+/// returns the packed weight's constants.
+BlockConstants rewriteToPacked(Operation *op, Value input,
+                               const GemmWeight &weight,
+                               std::optional<ConstantView> bias, bool biasIsAdd,
+                               int64_t panelWidth, PackedType packedType,
+                               const DecodedBlocks *decoded,
+                               PatternRewriter &rewriter) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = weight.n();
   int64_t panels = llvm::divideCeil(n, panelWidth);
@@ -442,45 +435,20 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   }
 
   rewriter.setInsertionPoint(last);
-  Value packedWeight = arith::ConstantOp::create(
-      rewriter, derivedLoc(loc, weight.view, ".packed"),
-      DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
-  Value scales, sums, offsets, superScales;
+  Value packedWeight, scales, sums, offsets, superScales;
   if (packedType == PackedType::Blocks) {
-    const GgufBlockInfo &info = *weight.view.blockType;
-    int64_t columns = panels * panelWidth;
-    auto bytesOf = [](const auto &values) {
-      return ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                            values.size() * sizeof(values[0]));
-    };
-    auto constant = [&](StringRef suffix, ArrayRef<int64_t> shape, Type element,
-                        ArrayRef<char> bytes) -> Value {
-      return arith::ConstantOp::create(
-          rewriter, derivedLoc(loc, weight.view, suffix),
-          DenseElementsAttr::getFromRawBuffer(
-              RankedTensorType::get(shape, element), bytes));
-    };
-    SmallVector<int64_t> blocksShape = {weight.k() / info.block, columns};
-    if (info.superScales()) {
-      Type i8 = rewriter.getI8Type();
-      scales =
-          constant(".scales", blocksShape, i8, bytesOf(packed.smallScales));
-      if (info.offsets)
-        offsets =
-            constant(".offsets", blocksShape, i8, bytesOf(packed.smallMins));
-      superScales = constant(
-          ".super_scales",
-          {info.offsets ? 2 : 1, weight.k() / info.superBlock, columns},
-          rewriter.getF16Type(), bytesOf(packed.superScales));
-    } else {
-      Type f16 = rewriter.getF16Type();
-      scales =
-          constant(".scales", blocksShape, f16, bytesOf(packed.halfScales));
-      if (info.offsets)
-        offsets =
-            constant(".offsets", blocksShape, f16, bytesOf(packed.halfOffsets));
-    }
-  } else if (packedType == PackedType::I8) {
+    BlockConstants blocks = createBlockConstants(rewriter, loc, weight, packed,
+                                                 panels * panelWidth);
+    packedWeight = blocks.values;
+    scales = blocks.scales;
+    offsets = blocks.offsets;
+    superScales = blocks.superScales;
+  } else {
+    packedWeight = arith::ConstantOp::create(
+        rewriter, derivedLoc(loc, weight.view, ".packed"),
+        DenseElementsAttr::getFromRawBuffer(packed.type, packed.data));
+  }
+  if (packedType == PackedType::I8) {
     scales = arith::ConstantOp::create(
         rewriter, derivedLoc(loc, weight.view, ".scales"),
         DenseElementsAttr::get(
@@ -514,123 +482,7 @@ Value rewriteToPacked(Operation *op, Value input, const GemmWeight &weight,
   // The GEMM, bias add and activation in between are dead now: the greedy
   // driver erases them.
   rewriter.replaceOp(last, packedLinear.getResults());
-  return packedWeight;
-}
-
-/// f32 `[N, K]` weights packed whole, by the address of their data: an
-/// embedding table that is one of them (GPT-2's LM head is its token
-/// embedding) reads the packed panels instead of keeping a second copy.
-struct PackedTables {
-  struct Entry {
-    SmallVector<int64_t> shape;
-    Value packed;
-  };
-  DenseMap<const float *, Entry> byData;
-
-  void record(const ConstantView &weight, bool kMajor, PackedType type,
-              Value packed) {
-    bool whole = weight.shape == weight.full &&
-                 llvm::all_of(weight.offsets, [](int64_t o) { return o == 0; });
-    if (!kMajor && type == PackedType::F32 && whole && !weight.splat &&
-        !weight.raw.empty())
-      byData[weight.raw.data()] = {weight.shape, packed};
-  }
-
-  /// Points every `tfm.embedding` over a recorded table at its packed
-  /// panels (`packed_rows`); the unpacked constant then has no user left.
-  void redirectEmbeddings(func::FuncOp func) {
-    if (byData.empty())
-      return;
-    Block &entry = func.getBody().front();
-    func.walk([&](EmbeddingOp op) {
-      if (op.getPackedRows())
-        return;
-      std::optional<ConstantView> table = getConstantView(op.getWeight());
-      if (!table || table->splat || table->raw.empty() ||
-          table->shape != table->full)
-        return;
-      auto it = byData.find(table->raw.data());
-      if (it == byData.end() || it->second.shape != table->shape)
-        return;
-      // The LM head comes after the embedding: its constant moves up to
-      // where both see it.
-      Operation *packed = it->second.packed.getDefiningOp();
-      if (packed->getBlock() != &entry)
-        return;
-      packed->moveBefore(&entry, entry.begin());
-      Operation *oldTable = op.getWeight().getDefiningOp();
-      op.getWeightMutable().assign(it->second.packed);
-      op.setPackedRows(table->shape[0]);
-      if (oldTable && oldTable->use_empty() && isPure(oldTable))
-        oldTable->erase();
-    });
-  }
-};
-
-/// Points every `tfm.embedding` over a whole table of GGUF blocks at the
-/// blocks kept quantized: int8 values `[num, dim]` (a 4-bit value a byte,
-/// Q4_0's less 8) and f32 scales (and offsets) per block, which the gather
-/// dequantizes row by row; the f32 table then has no user left. Fails on
-/// blocks that do not decode.
-LogicalResult quantizeEmbeddings(func::FuncOp func, bool remarks) {
-  SmallVector<EmbeddingOp> ops;
-  func.walk([&](EmbeddingOp op) {
-    if (!op.getPackedRows() && !op.getScales())
-      ops.push_back(op);
-  });
-  for (EmbeddingOp op : ops) {
-    std::optional<ConstantView> table = getConstantView(op.getWeight());
-    if (!table || !table->blockType || !table->isWhole() ||
-        table->shape.size() != 2 ||
-        table->shape[1] % table->blockType->superBlock != 0)
-      continue;
-    const GgufBlockInfo &info = *table->blockType;
-    int64_t num = table->shape[0], dim = table->shape[1];
-    std::string error;
-    std::optional<DecodedBlocks> decoded =
-        decodeGgufBlocks(info, table->blocks, num, dim, error);
-    if (!decoded)
-      return op.emitError()
-             << "weight" << (table->name ? " '" + table->name.str() + "'" : "")
-             << ": " << error;
-    if (info.nibbles && !info.offsets)
-      for (int8_t &q : decoded->q)
-        q = int8_t(q - 8);
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    auto valuesType = RankedTensorType::get({num, dim}, b.getI8Type());
-    auto blocksType =
-        RankedTensorType::get({num, dim / info.block}, b.getF32Type());
-    Value values = arith::ConstantOp::create(
-        b, derivedLoc(loc, *table, ".rows"),
-        DenseElementsAttr::getFromRawBuffer(
-            valuesType,
-            ArrayRef<char>(reinterpret_cast<const char *>(decoded->q.data()),
-                           decoded->q.size())));
-    Value scales = arith::ConstantOp::create(
-        b, derivedLoc(loc, *table, ".row_scales"),
-        DenseElementsAttr::get(blocksType, ArrayRef(decoded->scales)));
-    Value offsets;
-    if (info.offsets)
-      offsets = arith::ConstantOp::create(
-          b, derivedLoc(loc, *table, ".row_offsets"),
-          DenseElementsAttr::get(blocksType, ArrayRef(decoded->offsets)));
-    if (remarks)
-      op.emitRemark() << "embedding"
-                      << (table->name ? " '" + table->name.str() + "'" : "")
-                      << " [" << num << ", " << dim << "] gathers rows of "
-                      << info.name << " (the file's blocks, "
-                      << (info.offsets ? 8 : 4) * 32 / info.block + 32
-                      << " bytes per 32 weights)";
-    Operation *oldTable = op.getWeight().getDefiningOp();
-    op.getWeightMutable().assign(values);
-    op.getScalesMutable().assign(scales);
-    if (offsets)
-      op.getOffsetsMutable().assign(offsets);
-    if (oldTable && oldTable->use_empty() && isPure(oldTable))
-      oldTable->erase();
-  }
-  return success();
+  return {packedWeight, scales, offsets, superScales};
 }
 
 /// Which element type each weight is packed in, and the remarks saying so.
@@ -714,9 +566,10 @@ struct PackLinearPattern : OpRewritePattern<LinearOp> {
         return failure();
       }
     }
-    Value packed = rewriteToPacked(op, op.getInput(), gemm, bias,
-                                   /*biasIsAdd=*/false, panelWidth, type,
-                                   decoded ? &*decoded : nullptr, rewriter);
+    BlockConstants packed =
+        rewriteToPacked(op, op.getInput(), gemm, bias,
+                        /*biasIsAdd=*/false, panelWidth, type,
+                        decoded ? &*decoded : nullptr, rewriter);
     tables.record(*weight, /*kMajor=*/false, type, packed);
     return success();
   }
@@ -808,7 +661,7 @@ struct TfmPackLinearPass
                                      config)) ||
         badBlocks)
       return signalPassFailure();
-    tables.redirectEmbeddings(getOperation());
+    tables.redirectEmbeddings(getOperation(), remarks);
     if (failed(quantizeEmbeddings(getOperation(), remarks)))
       return signalPassFailure();
     // The blocks are packed now; a weight still used as f32 (an embedding

@@ -189,9 +189,10 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     of `q` as the op's `dequant` operands. Weights whose names match a
     `keep-f32` pattern stay f32.
 
-    A `tfm.embedding` whose table is a whole weight packed in f32 (an LM
-    head tied to the token embedding) reads the packed panels instead
-    (`packed_rows`), so that the table is stored once.
+    A `tfm.embedding` whose table is a whole weight packed in f32 or from
+    its GGUF blocks (an LM head tied to the token embedding) reads the
+    packed panels instead (`packed_rows`), so that the table is stored
+    once.
 
     Whatever `weight-type`, a `tfm.linear` weight that carries its GGUF
     Q8_0 blocks (`tfm.q8_0_blocks`, from `tfm-bind-weights`; stored
@@ -210,9 +211,10 @@ def TfmPackLinear : Pass<"tfm-pack-linear", "func::FuncOp"> {
     sub-block scales (and mins) as i8 and their super-block f16 `d` (and
     `-dmin`) in `super_scales` `[1 or 2, K/256, ceil(N/nr)*nr]`. A block whose f16 scale or minimum is not finite is an error
     naming the weight, row and block. A `tfm.embedding` over a whole table
-    of blocks reads them instead of the f32 values: int8 values `[num,
-    dim]` (Q4_0's less 8) with f32 `scales` (and `offsets`) per block,
-    which its gather dequantizes row by row. The blocks attributes are
+    of blocks reads them instead of the f32 values, in the same panels and
+    block scales (`packed_rows`): the LM head's own when the head is tied
+    to it (the same blocks), else panels of one row, which its gather
+    dequantizes row by row. The blocks attributes are
     removed from every constant.
 
     Before:

@@ -392,6 +392,11 @@ TEST_CASE("GGUF K-quant blocks with a NaN or infinite f16 scale are a clean "
   }
 }
 
+double fileSize(const std::string &path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  return double(file.tellg());
+}
+
 TEST_CASE("a token embedding of GGUF blocks gathers its rows quantized, "
           "bit for bit the file's dequantized values, and keeps the "
           "artifact small",
@@ -401,7 +406,7 @@ TEST_CASE("a token embedding of GGUF blocks gathers its rows quantized, "
   const int64_t vocab = 301;
   std::vector<int64_t> ids = {5, 0, 300, 5, 177, 2};
   for (const BlockType *type :
-       {&kQ4_K, &kQ5_K, &kQ6_K, &kQ4_1, &kQ5_0, &kQ5_1}) {
+       {&kQ8_0, &kQ4_0, &kQ4_K, &kQ5_K, &kQ6_K, &kQ4_1, &kQ5_0, &kQ5_1}) {
     const int64_t dim = 512;
     std::vector<unsigned char> blocks = makeBlocks(*type, vocab, dim, 31);
     std::vector<float> table(size_t(vocab * dim));
@@ -432,24 +437,136 @@ TEST_CASE("a token embedding of GGUF blocks gathers its rows quantized, "
         mismatches += got[t * size_t(dim) + size_t(j)] !=
                       double(table[size_t(ids[t] * dim + j)]);
     CHECK(mismatches == 0);
-    // The table is the file's values at a byte a weight plus an f32 scale
-    // (and offset) per block, at most 1.25 bytes, not 4 bytes of f32: the
-    // same model over the f32 table is larger by at least 2.75 bytes a
-    // weight.
+    // The table is kept as compact as the file keeps it (the GEMM's block
+    // panels, a row a panel): the same model over the f32 table is larger
+    // by 4 bytes a weight less those.
     std::vector<unsigned char> f32(table.size() * 4);
     std::memcpy(f32.data(), table.data(), f32.size());
     writeGguf(dir + "/f.gguf",
               {{"E", 0, {uint64_t(dim), uint64_t(vocab)}, f32}});
     std::shared_ptr<Model> plain =
         Model::buildFiles(dir + "/m.tfm", dir + "/f.gguf", BuildOptions());
-    auto sizeOf = [](const std::string &path) {
-      std::ifstream file(path, std::ios::binary | std::ios::ate);
-      return double(file.tellg());
-    };
-    double saved = sizeOf(plain->libraryPath()) - sizeOf(model->libraryPath());
+    double saved =
+        fileSize(plain->libraryPath()) - fileSize(model->libraryPath());
     INFO(saved << " bytes saved of " << vocab * dim << " weights");
-    CHECK(saved > 0.95 * 2.75 * double(vocab * dim));
+    CHECK(saved > 0.98 * (4.0 - type->packedBytes) * double(vocab * dim));
     RunResult same = plain->runOk({HostTensor::i64({2, 3}, ids)});
     CHECK(same["y"].toDoubles() == got);
   }
+}
+
+TEST_CASE("an LM head of GGUF blocks tied to the token embedding is stored "
+          "once: the gather reads the head's panels, bit for bit the "
+          "file's values",
+          "[kquant]") {
+  // 301 rows: not a multiple of any panel width (the last panel is
+  // partly padding); K of 3 blocks of 32, or 2 super-blocks of 256.
+  const int64_t vocab = 301;
+  std::vector<int64_t> ids = {300, 0, 17, 300, 288, 1};
+  for (const BlockType *type : {&kQ8_0, &kQ4_0, &kQ5_1, &kQ4_K, &kQ6_K}) {
+    const int64_t dim = type->superBlock == 256 ? 512 : 96;
+    std::vector<unsigned char> blocks = makeBlocks(*type, vocab, dim, 7);
+    std::vector<float> table(size_t(vocab * dim));
+    REQUIRE(tfm::ggufDequantize(type->ggml, blocks.data(), vocab * dim,
+                                table.data()));
+    std::string dir = makeTempDir();
+    TempDirGuard guard(dir);
+    // "H" holds the same blocks as "E" under its own name: the untied
+    // model's head, which must cost a second table.
+    writeGguf(dir + "/w.gguf",
+              {{"E", type->ggml, {uint64_t(dim), uint64_t(vocab)}, blocks},
+               {"H", type->ggml, {uint64_t(dim), uint64_t(vocab)}, blocks}});
+    auto build = [&](const char *head, bool remarks) {
+      std::string path = dir + "/" + head + ".tfm";
+      std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
+                             "e = embedding(ids, weight = \"E\")\n"
+                             "y = linear(e, weight = \""
+                          << head << "\")\noutput e\noutput y\n";
+      BuildOptions options;
+      options.remarks = remarks;
+      return Model::buildFiles(path, dir + "/w.gguf", options);
+    };
+    std::shared_ptr<Model> tied = build("E", true);
+    std::shared_ptr<Model> untied = build("H", false);
+    INFO(type->name << ": " << tied->diagnostics());
+    CHECK(tied->diagnostics().find(
+              "embedding 'E' [" + std::to_string(vocab) + ", " +
+              std::to_string(dim) + "] gathers rows of " + type->name +
+              " from the tied LM head's panels") != std::string::npos);
+    RunResult a = tied->runOk({HostTensor::i64({2, 3}, ids)});
+    RunResult b = untied->runOk({HostTensor::i64({2, 3}, ids)});
+    std::vector<double> got = a["e"].toDoubles();
+    REQUIRE(got.size() == ids.size() * size_t(dim));
+    size_t mismatches = 0;
+    for (size_t t = 0; t < ids.size(); ++t)
+      for (int64_t j = 0; j < dim; ++j)
+        mismatches += got[t * size_t(dim) + size_t(j)] !=
+                      double(table[size_t(ids[t] * dim + j)]);
+    CHECK(mismatches == 0);
+    CHECK(b["e"].toDoubles() == got);
+    CHECK(a["y"].toDoubles() == b["y"].toDoubles());
+    // The untied model stores the table twice (the gather's rows and the
+    // head's panels), the tied one once: the difference is a whole table
+    // (30 to 150 KB here).
+    double extra =
+        fileSize(untied->libraryPath()) - fileSize(tied->libraryPath());
+    double one = type->packedBytes * double(vocab * dim);
+    INFO(extra << " bytes more untied; a table is " << one);
+    // Sections are laid out in pages: allow two pages either way.
+    CHECK(extra > one - 8192.0);
+    CHECK(extra < one + 8192.0);
+  }
+}
+
+TEST_CASE("an f32 LM head tied to the token embedding is stored once at an "
+          "odd vocabulary and hidden size",
+          "[kquant]") {
+  // 301 rows by 37: neither a multiple of a panel's width nor of a vector.
+  const int64_t vocab = 301, dim = 37;
+  std::vector<int64_t> ids = {300, 0, 17, 300, 288, 1};
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> table(size_t(vocab * dim));
+  for (float &v : table)
+    v = normal(gen);
+  std::vector<unsigned char> bytes(table.size() * 4);
+  std::memcpy(bytes.data(), table.data(), bytes.size());
+  std::string dir = makeTempDir();
+  TempDirGuard guard(dir);
+  writeGguf(dir + "/w.gguf",
+            {{"E", 0, {uint64_t(dim), uint64_t(vocab)}, bytes},
+             {"H", 0, {uint64_t(dim), uint64_t(vocab)}, bytes}});
+  auto build = [&](const char *head, bool remarks) {
+    std::string path = dir + "/" + head + ".tfm";
+    std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
+                           "e = embedding(ids, weight = \"E\")\n"
+                           "y = linear(e, weight = \""
+                        << head << "\")\noutput e\noutput y\n";
+    BuildOptions options;
+    options.remarks = remarks;
+    return Model::buildFiles(path, dir + "/w.gguf", options);
+  };
+  std::shared_ptr<Model> tied = build("E", true);
+  std::shared_ptr<Model> untied = build("H", false);
+  INFO(tied->diagnostics());
+  CHECK(tied->diagnostics().find("embedding 'E' [301, 37] gathers rows of f32 "
+                                 "from the tied LM head's panels") !=
+        std::string::npos);
+  RunResult a = tied->runOk({HostTensor::i64({2, 3}, ids)});
+  RunResult b = untied->runOk({HostTensor::i64({2, 3}, ids)});
+  std::vector<double> got = a["e"].toDoubles();
+  REQUIRE(got.size() == ids.size() * size_t(dim));
+  size_t mismatches = 0;
+  for (size_t t = 0; t < ids.size(); ++t)
+    for (int64_t j = 0; j < dim; ++j)
+      mismatches += got[t * size_t(dim) + size_t(j)] !=
+                    double(table[size_t(ids[t] * dim + j)]);
+  CHECK(mismatches == 0);
+  CHECK(a["y"].toDoubles() == b["y"].toDoubles());
+  double extra =
+      fileSize(untied->libraryPath()) - fileSize(tied->libraryPath());
+  double one = 4.0 * double(vocab * dim);
+  INFO(extra << " bytes more untied; a table is " << one);
+  CHECK(extra > one - 8192.0);
+  CHECK(extra < one + 8192.0);
 }

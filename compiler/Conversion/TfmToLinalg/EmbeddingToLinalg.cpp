@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TfmToLinalg/BlockGather.h"
 #include "compiler/Conversion/TfmToLinalg/Utils.h"
 #include "dialects/Tfm/IR/TfmOps.h"
 
@@ -38,7 +39,12 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
     SmallVector<DimSource> sources;
     for (unsigned i = 0; i + 1 < rank; ++i)
       sources.push_back({op.getIndices(), int64_t(i)});
-    sources.push_back({table, 1});
+    // A quantized table's dim is the result's (static): its panels hold
+    // fewer bytes per row.
+    if (op.getScales())
+      sources.push_back({Value(), 0});
+    else
+      sources.push_back({table, 1});
     Value init = createEmptyTensor(rewriter, loc, resultType, sources);
 
     Value rows =
@@ -63,31 +69,18 @@ struct EmbeddingToLinalg : OpRewritePattern<EmbeddingOp> {
           Value clamped = arith::MinSIOp::create(
               b, l, arith::MaxSIOp::create(b, l, id, zero), last);
           Value column = linalg::IndexOp::create(b, l, rank - 1);
-          SmallVector<Value> at = {clamped, column};
-          if (packedRows) {
-            Value width = arith::ConstantIndexOp::create(b, l, panelWidth);
-            at = {arith::DivUIOp::create(b, l, clamped, width), column,
-                  arith::RemUIOp::create(b, l, clamped, width)};
-          }
-          Value element = tensor::ExtractOp::create(b, l, table, at);
-          if (Value scales = op.getScales()) {
-            // A quantized row: scale * q (+ offset), one rounding each, as
-            // the file's reference dequantization computes it.
-            int64_t block =
-                cast<RankedTensorType>(table.getType()).getDimSize(1) /
-                cast<RankedTensorType>(scales.getType()).getDimSize(1);
-            Value blockIndex = arith::DivUIOp::create(
-                b, l, column, arith::ConstantIndexOp::create(b, l, block));
-            Type f32 = resultType.getElementType();
-            element = arith::MulFOp::create(
-                b, l, arith::SIToFPOp::create(b, l, f32, element),
-                tensor::ExtractOp::create(b, l, scales,
-                                          ValueRange{clamped, blockIndex}));
-            if (Value offsets = op.getOffsets())
-              element = arith::AddFOp::create(
-                  b, l, element,
-                  tensor::ExtractOp::create(b, l, offsets,
-                                            ValueRange{clamped, blockIndex}));
+          Value element;
+          if (op.getScales()) {
+            // A quantized row: decoded from block panels.
+            element = dequantizeBlockElement(b, l, op, clamped, column);
+          } else {
+            SmallVector<Value> at = {clamped, column};
+            if (packedRows) {
+              Value width = arith::ConstantIndexOp::create(b, l, panelWidth);
+              at = {arith::DivUIOp::create(b, l, clamped, width), column,
+                    arith::RemUIOp::create(b, l, clamped, width)};
+            }
+            element = tensor::ExtractOp::create(b, l, table, at);
           }
           linalg::YieldOp::create(b, l, element);
         });

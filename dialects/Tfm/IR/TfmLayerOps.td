@@ -85,12 +85,17 @@ def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
     weight of a linear layer (an LM head tied to the token embedding) is
     stored once, packed.
 
-    With `scales` (and `offsets`), `weight` is a table of GGUF blocks kept
-    quantized (`tfm-pack-linear`): i8 values `[num, dim]` and f32
-    `scales [num, dim / B]` (`offsets` alike), `B` the block, and the
-    gathered rows are dequantized as they are read, `scale * q (+ offset)`,
-    rounded once per operation as the file's reference dequantization
-    computes them: only the rows looked up are ever dequantized.
+    With `scales`, `weight` is a table of GGUF blocks kept quantized in the
+    i8 panels of a block-quantized `tfm.packed_linear` weight (its encoding,
+    told apart the same way: `[ceil(num / w), D, w*4]` with `D` = dim / 4
+    for int8 values, dim / 8 for nibbles, dim / 32 * 5 or 6 for nibbles and
+    bit planes; `scales` (f16, or i8 with f16 `super_scales`) and `offsets`
+    `[dim / B, ceil(num / w) * w]`): the LM head's own panels when the head
+    is tied to the embedding, else panels of one row (`w = 1`). Row `r` is
+    column `r` of that weight, and only the rows looked up are dequantized,
+    `scale * q (+ offset)` with `scale` (`offset`) the K-quants' exact
+    product of the super-block's f16 and the block's integer, rounded once
+    per operation as the file's reference dequantization computes them.
 
     Example:
 
@@ -98,19 +103,21 @@ def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
     %e = tfm.embedding %ids, %table : tensor<?xi64>, tensor<6x16xf32> -> tensor<?x16xf32>
     %p = tfm.embedding %ids, %panels {packed_rows = 6 : i64}
         : tensor<?xi64>, tensor<2x16x4xf32> -> tensor<?x16xf32>
-    %q = tfm.embedding %ids, %values scales(%scales : tensor<6x1xf32>)
-        : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+    %q = tfm.embedding %ids, %values scales(%scales : tensor<1x6xf16>)
+        {packed_rows = 6 : i64} : tensor<?xi64>, tensor<6x8x4xi8> -> tensor<?x32xf32>
     ```
   }];
   let arguments = (ins Tfm_IndexTensor:$indices,
                        AnyTypeOf<[Tfm_FloatTensor, TensorOf<[I8]>]>:$weight,
-                       Optional<Tfm_FloatTensor>:$scales,
-                       Optional<Tfm_FloatTensor>:$offsets,
+                       Optional<AnyTypeOf<[Tfm_FloatTensor, TensorOf<[I8]>]>>:$scales,
+                       Optional<AnyTypeOf<[Tfm_FloatTensor, TensorOf<[I8]>]>>:$offsets,
+                       Optional<TensorOf<[F16]>>:$super_scales,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$packed_rows);
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = [{
     $indices `,` $weight (`scales` `(` $scales^ `:` type($scales) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
+    (`super_scales` `(` $super_scales^ `:` type($super_scales) `)`)?
     attr-dict `:` type($indices) `,` type($weight) `->` type($result)
   }];
   let hasVerifier = 1;

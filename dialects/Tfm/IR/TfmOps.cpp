@@ -302,45 +302,95 @@ LogicalResult LinearOp::verify() {
   return verifyResultShape(*this, expected);
 }
 
+/// The quantized gather's panels and block scales: the encoding of a
+/// block-quantized `tfm.packed_linear` weight (TfmKernelOps.td), of `rows`
+/// columns of `dim` k.
+static LogicalResult verifyBlockPanels(EmbeddingOp op, int64_t rows,
+                                       int64_t dim) {
+  ArrayRef<int64_t> weight = shapeOf(op.getWeight());
+  if (weight[2] % 4 != 0)
+    return op.emitOpError("quantized panels must be [panels, depth, width * "
+                          "4], got ")
+           << formatShape(weight);
+  int64_t width = weight[2] / 4, columns = weight[0] * width;
+  if (weight[0] * width < rows || (weight[0] - 1) * width >= rows)
+    return op.emitOpError("packed weight ")
+           << formatShape(weight) << " does not hold exactly the panels of "
+           << rows << " rows";
+  if (ShapedType::isDynamic(dim) || dim % 32 != 0 ||
+      !llvm::is_contained({dim / 4, dim / 8, dim / 32 * 5, dim / 32 * 6},
+                          weight[1]))
+    return op.emitOpError("quantized panels of depth ")
+           << weight[1] << " hold no dim " << formatDim(dim)
+           << " (dim / 4, / 8, / 32 * 5 or * 6, dim a multiple of 32)";
+  ArrayRef<int64_t> scales = shapeOf(op.getScales());
+  if (scales.size() != 2 || ShapedType::isDynamicShape(scales) ||
+      scales[0] <= 0 || dim % scales[0] != 0 || scales[1] != columns)
+    return op.emitOpError("scales must be [dim / block, ")
+           << columns << "], got " << formatShape(scales);
+  auto elementOf = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  bool integerScales = elementOf(op.getScales()).isInteger(8);
+  if (!integerScales && !elementOf(op.getScales()).isF16())
+    return op.emitOpError("block scales are f16, or i8 with super_scales");
+  if (Value offsets = op.getOffsets())
+    if (shapeOf(offsets) != scales ||
+        elementOf(offsets) != elementOf(op.getScales()))
+      return op.emitOpError("offsets must match the scales, got ")
+             << offsets.getType();
+  if (integerScales != bool(op.getSuperScales()))
+    return op.emitOpError("i8 block scales, and only they, take "
+                          "super_scales");
+  if (Value super = op.getSuperScales()) {
+    ArrayRef<int64_t> s = shapeOf(super);
+    if (s.size() != 3 || ShapedType::isDynamicShape(s) ||
+        s[0] != (op.getOffsets() ? 2 : 1) || s[1] <= 0 || dim % s[1] != 0 ||
+        (dim / s[1]) % (dim / scales[0]) != 0 || s[2] != columns)
+      return op.emitOpError("super_scales must be [")
+             << (op.getOffsets() ? 2 : 1) << ", dim / super-block, " << columns
+             << "], got " << formatShape(s);
+  }
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
   ArrayRef<int64_t> weight = shapeOf(getWeight());
+  bool quantized =
+      cast<ShapedType>(getWeight().getType()).getElementType().isInteger(8);
+  if ((getOffsets() || getSuperScales()) && !getScales())
+    return emitOpError("offsets and super_scales come with scales");
   if (std::optional<int64_t> rows = getPackedRows()) {
-    if (getScales())
-      return emitOpError("a packed weight takes no scales");
+    if (quantized != bool(getScales()))
+      return emitOpError("i8 panels, and only they, take scales");
     if (weight.size() != 3 || ShapedType::isDynamicShape(weight))
       return emitOpError("packed weight must be static [panels, dim, width], "
                          "got ")
              << formatShape(weight);
-    if (weight[0] * weight[2] < *rows || (weight[0] - 1) * weight[2] >= *rows)
+    ArrayRef<int64_t> result = shapeOf(getResult());
+    int64_t dim = quantized ? result.back() : weight[1];
+    if (quantized) {
+      if (failed(verifyBlockPanels(*this, *rows, dim)))
+        return failure();
+    } else if (weight[0] * weight[2] < *rows ||
+               (weight[0] - 1) * weight[2] >= *rows) {
       return emitOpError("packed weight ")
              << formatShape(weight) << " does not hold exactly the panels of "
              << *rows << " rows";
+    }
     SmallVector<int64_t> expected(shapeOf(getIndices()));
-    expected.push_back(weight[1]);
-    if (failed(verifySameElementType(*this)))
+    expected.push_back(dim);
+    if (!quantized && failed(verifySameElementType(*this)))
       return failure();
     return verifyResultShape(*this, expected);
   }
+  if (quantized || getScales())
+    return emitOpError("an i8 table, and scales, come packed (packed_rows)");
   if (weight.size() != 2)
     return emitOpError("weight must be [num_embeddings, dim], got ")
            << formatShape(weight);
   if (weight[0] == 0)
     return emitOpError("weight has no rows to look up");
-  bool quantized =
-      cast<ShapedType>(getWeight().getType()).getElementType().isInteger(8);
-  if (quantized != bool(getScales()) || (getOffsets() && !getScales()))
-    return emitOpError("an i8 weight, and only it, takes scales (and "
-                       "offsets)");
-  for (Value v : {getScales(), getOffsets()}) {
-    if (!v)
-      continue;
-    ArrayRef<int64_t> s = shapeOf(v);
-    if (s.size() != 2 || s[0] != weight[0] || ShapedType::isDynamic(s[1]) ||
-        ShapedType::isDynamic(weight[1]) || s[1] <= 0 || weight[1] % s[1] != 0)
-      return emitOpError("scales and offsets must be [")
-             << weight[0] << ", dim / block] for the weight "
-             << formatShape(weight) << ", got " << formatShape(s);
-  }
   SmallVector<int64_t> expected(shapeOf(getIndices()));
   expected.push_back(weight[1]);
   if (failed(verifySameElementType(*this)))

@@ -253,6 +253,44 @@ func.func @embedding_packed(%ids: tensor<?xi64>, %table: tensor<2x16x4xf32>) -> 
 
 // -----
 
+// A quantized table in the block panels of a Q4_K GEMM weight (3 rows in a
+// panel of width 4, [1, 256 / 8, 4 * 4]): row r's value at k is the
+// nibble h = (k % 32 / 4) % 2 of byte k % 4 in lane r % 4 of packed row
+// k / 32 * 4 + k % 32 / 8, times the block's i8 scale times the
+// super-block's f16 d, plus the i8 min times -dmin.
+
+// CHECK-LABEL: func.func @embedding_q4_k
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?xi64>, %[[W:.*]]: tensor<1x32x16xi8>, %[[S:.*]]: tensor<8x4xi8>, %[[M:.*]]: tensor<8x4xi8>, %[[D:.*]]: tensor<2x1x4xf16>)
+// CHECK-DAG:  %[[LAST:.*]] = arith.constant 2 : index
+// CHECK-DAG:  %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:  %[[C1:.*]] = arith.constant 1 : index
+// CHECK:      tensor.empty(%{{.*}}) : tensor<?x256xf32>
+// CHECK:      linalg.generic
+// CHECK:        %[[ROW:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK:        %[[BYTE:.*]] = tensor.extract %[[W]][%{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x32x16xi8>
+// CHECK-NEXT:   %[[U8:.*]] = arith.extui %[[BYTE]] : i8 to i32
+// CHECK-NEXT:   %[[SH:.*]] = arith.shrui %[[U8]], %{{.*}} : i32
+// CHECK-NEXT:   %[[U:.*]] = arith.andi %[[SH]], %{{.*}} : i32
+// CHECK-NOT:    arith.subi
+// CHECK:        %[[Q:.*]] = arith.sitofp %[[U]] : i32 to f32
+// CHECK-NEXT:   %[[SC:.*]] = tensor.extract %[[S]][%{{.*}}, %[[ROW]]] : tensor<8x4xi8>
+// CHECK-NEXT:   %[[SCF:.*]] = arith.sitofp %[[SC]] : i8 to f32
+// CHECK:        %[[DH:.*]] = tensor.extract %[[D]][%[[C0]], %{{.*}}, %[[ROW]]] : tensor<2x1x4xf16>
+// CHECK-NEXT:   %[[DF:.*]] = arith.extf %[[DH]] : f16 to f32
+// CHECK-NEXT:   %[[SCALE:.*]] = arith.mulf %[[DF]], %[[SCF]] : f32
+// CHECK-NEXT:   %[[QS:.*]] = arith.mulf %[[Q]], %[[SCALE]] : f32
+// CHECK-NEXT:   %[[MN:.*]] = tensor.extract %[[M]][%{{.*}}, %[[ROW]]] : tensor<8x4xi8>
+// CHECK:        %[[NDMIN:.*]] = tensor.extract %[[D]][%[[C1]], %{{.*}}, %[[ROW]]] : tensor<2x1x4xf16>
+// CHECK:        %[[OFF:.*]] = arith.mulf
+// CHECK-NEXT:   %[[V:.*]] = arith.addf %[[QS]], %[[OFF]] : f32
+// CHECK-NEXT:   linalg.yield %[[V]] : f32
+func.func @embedding_q4_k(%ids: tensor<?xi64>, %w: tensor<1x32x16xi8>, %s: tensor<8x4xi8>, %m: tensor<8x4xi8>, %d: tensor<2x1x4xf16>) -> tensor<?x256xf32> {
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<8x4xi8>) offsets(%m : tensor<8x4xi8>) super_scales(%d : tensor<2x1x4xf16>) {packed_rows = 3 : i64} : tensor<?xi64>, tensor<1x32x16xi8> -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+// -----
+
 // Batched i32 ids: the id map drops the feature dimension.
 
 // CHECK-LABEL: func.func @embedding_batched

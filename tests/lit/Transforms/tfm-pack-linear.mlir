@@ -407,3 +407,49 @@ func.func @packs_q4_k_blocks(%x: tensor<?x256xf32>) -> tensor<?x1xf32> {
   %y = tfm.linear %x, %w : tensor<?x256xf32>, tensor<1x256xf32> -> tensor<?x1xf32>
   return %y : tensor<?x1xf32>
 }
+
+// -----
+
+// A table of GGUF blocks that is both the token embedding and the LM head
+// (tied) is stored once, in the head's block panels: the embedding gathers
+// its rows from the head's i8 panels and f16 block scales (row r = the
+// head's column r), and no other copy of the table is left, neither f32
+// values nor a second i8 one.
+
+// CHECK-LABEL: func.func @tied_q8_0_embedding(
+// CHECK-SAME:    %[[IDS:.*]]: tensor<?xi64>
+// CHECK-NOT:     tensor<2x32xf32>
+// CHECK:         %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<1x8x16xi8>
+// CHECK-NEXT:    %[[S:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x4xf16>
+// CHECK-NOT:     tensor<2x32xf32>
+// CHECK-NOT:     arith.constant dense<{{.*}}xi8>
+// CHECK:         %[[E:.*]] = tfm.embedding %[[IDS]], %[[W]] scales(%[[S]] : tensor<1x4xf16>) {packed_rows = 2 : i64} : tensor<?xi64>, tensor<1x8x16xi8> -> tensor<?x32xf32>
+// CHECK-NOT:     arith.constant dense<{{.*}}xi8>
+// CHECK:         tfm.packed_linear ins(%[[E]], %[[W]] : tensor<?x32xf32>, tensor<1x8x16xi8>) dequant(%[[S]] : tensor<1x4xf16>)
+// CHECK-NOT:     tensor<2x32xf32>
+// CHECK:         return
+func.func @tied_q8_0_embedding(%ids: tensor<?xi64>) -> tensor<?x2xf32> {
+  %w = arith.constant {tfm.q8_0_blocks = dense<[0, 56, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0, 64, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32]> : tensor<68xi8>} dense<0.5> : tensor<2x32xf32> loc("token_embd.weight")
+  %e = tfm.embedding %ids, %w : tensor<?xi64>, tensor<2x32xf32> -> tensor<?x32xf32>
+  %y = tfm.linear %e, %w : tensor<?x32xf32>, tensor<2x32xf32> -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// Untied, the embedding's blocks take the same encoding in panels of one
+// row ([rows, K / 8, 4] for Q4_0: a row's 16 bytes contiguous, nibbles of
+// k = 8r + b and 8r + 4 + b in byte b of lane row r), with the f16 scales
+// [K / 32, rows]: 0.5625 bytes per weight, as in the file.
+
+// CHECK-LABEL: func.func @q4_0_embedding(
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{\[\[\[}}64, 81, 98, 115], [-56, -39, -22, -5], [64, 81, 98, 115], [-56, -39, -22, -5]]]> : tensor<1x4x4xi8>
+// CHECK-DAG:     %[[S:.*]] = arith.constant dense<5.000000e-01> : tensor<1x1xf16>
+// CHECK-NOT:     tensor<1x32xf32>
+// CHECK:         tfm.embedding %{{.*}}, %[[W]] scales(%[[S]] : tensor<1x1xf16>) {packed_rows = 1 : i64} : tensor<?xi64>, tensor<1x4x4xi8> -> tensor<?x32xf32>
+// CHECK:         return
+func.func @q4_0_embedding(%ids: tensor<?xi64>) -> tensor<?x32xf32> {
+  %w = arith.constant {tfm.q4_0_blocks = dense<[0, 56, 0, 17, 34, 51, 68, 85, 102, 119, -120, -103, -86, -69, -52, -35, -18, -1]> : tensor<18xi8>} dense<0.5> : tensor<1x32xf32> loc("token_embd.weight")
+  %e = tfm.embedding %ids, %w : tensor<?xi64>, tensor<1x32xf32> -> tensor<?x32xf32>
+  return %e : tensor<?x32xf32>
+}

@@ -1290,12 +1290,52 @@ func.func @packed_linear_blocks_depth(%x: tensor<?x64xf32>, %w: tensor<1x14x32xi
 // -----
 
 // A quantized embedding table (GGUF blocks kept by tfm-pack-linear): i8
-// values with f32 scales [num, dim / block], and only then.
+// block panels with scales, packed_rows, and only then.
 
-func.func @embedding_i8_without_scales(%ids: tensor<?xi64>, %w: tensor<6x32xi8>) -> tensor<?x32xf32> {
-  // expected-error @+1 {{'tfm.embedding' op an i8 weight, and only it, takes scales (and offsets)}}
+func.func @embedding_i8_unpacked(%ids: tensor<?xi64>, %w: tensor<6x32xi8>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op an i8 table, and scales, come packed (packed_rows)}}
   %0 = tfm.embedding %ids, %w : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_i8_without_scales(%ids: tensor<?xi64>, %w: tensor<6x8x4xi8>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op i8 panels, and only they, take scales}}
+  %0 = tfm.embedding %ids, %w {packed_rows = 6 : i64} : tensor<?xi64>, tensor<6x8x4xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_panels_depth(%ids: tensor<?xi64>, %w: tensor<6x7x4xi8>, %s: tensor<1x6xf16>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op quantized panels of depth 7 hold no dim 32 (dim / 4, / 8, / 32 * 5 or * 6, dim a multiple of 32)}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<1x6xf16>) {packed_rows = 6 : i64} : tensor<?xi64>, tensor<6x7x4xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_panels_rows(%ids: tensor<?xi64>, %w: tensor<2x8x16xi8>, %s: tensor<1x8xf16>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op packed weight [2, 8, 16] does not hold exactly the panels of 9 rows}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<1x8xf16>) {packed_rows = 9 : i64} : tensor<?xi64>, tensor<2x8x16xi8> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @embedding_k_quant_without_super_scales(%ids: tensor<?xi64>, %w: tensor<3x32x4xi8>, %s: tensor<8x3xi8>) -> tensor<?x256xf32> {
+  // expected-error @+1 {{'tfm.embedding' op i8 block scales, and only they, take super_scales}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<8x3xi8>) {packed_rows = 3 : i64} : tensor<?xi64>, tensor<3x32x4xi8> -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+// -----
+
+func.func @embedding_super_scales_shape(%ids: tensor<?xi64>, %w: tensor<3x32x4xi8>, %s: tensor<8x3xi8>, %m: tensor<8x3xi8>, %d: tensor<1x1x3xf16>) -> tensor<?x256xf32> {
+  // expected-error @+1 {{'tfm.embedding' op super_scales must be [2, dim / super-block, 3], got [1, 1, 3]}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<8x3xi8>) offsets(%m : tensor<8x3xi8>) super_scales(%d : tensor<1x1x3xf16>) {packed_rows = 3 : i64} : tensor<?xi64>, tensor<3x32x4xi8> -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
 }
 
 // -----
@@ -1308,9 +1348,9 @@ func.func @attention_window_not_causal(%q: tensor<2x1x8xf32>, %k: tensor<2x16x8x
 
 // -----
 
-func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x32xi8>, %s: tensor<6x3xf32>) -> tensor<?x32xf32> {
-  // expected-error @+1 {{'tfm.embedding' op scales and offsets must be [6, dim / block] for the weight [6, 32], got [6, 3]}}
-  %0 = tfm.embedding %ids, %w scales(%s : tensor<6x3xf32>) : tensor<?xi64>, tensor<6x32xi8> -> tensor<?x32xf32>
+func.func @embedding_scales_shape(%ids: tensor<?xi64>, %w: tensor<6x8x4xi8>, %s: tensor<6x3xf16>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'tfm.embedding' op scales must be [dim / block, 6], got [6, 3]}}
+  %0 = tfm.embedding %ids, %w scales(%s : tensor<6x3xf16>) {packed_rows = 6 : i64} : tensor<?xi64>, tensor<6x8x4xi8> -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
 }
 
