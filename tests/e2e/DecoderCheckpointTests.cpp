@@ -14,6 +14,7 @@
 // `generate`'s.
 //
 //===----------------------------------------------------------------------===//
+#include "DecoderFixtures.h"
 #include "Harness.h"
 
 #include <catch2/catch.hpp>
@@ -44,38 +45,6 @@ BuildOptions buildOptions(const std::string &arch) {
   return options;
 }
 
-std::string fixtureDir(const std::string &arch) {
-  return sourceDir() + "/tests/reference/decoders/" + arch;
-}
-
-HostTensor fixture(const std::string &arch, const std::string &name) {
-  return HostTensor::readNpy(fixtureDir(arch) + "/" + name + ".npy");
-}
-
-std::vector<int64_t> ids(const HostTensor &t) {
-  std::vector<int64_t> out;
-  for (double v : t.toDoubles())
-    out.push_back(int64_t(v));
-  return out;
-}
-
-/// The cache shape [L, batch, G, CAPACITY, D] the config.json implies.
-std::vector<int64_t> cacheShape(const std::string &arch, int64_t batch) {
-  std::ifstream in(fixtureDir(arch) + "/config.json");
-  REQUIRE(in.good());
-  nlohmann::json c = nlohmann::json::parse(in);
-  int64_t heads = c.at("num_attention_heads");
-  int64_t headDim = c.value("head_dim", int64_t(c.at("hidden_size")) / heads);
-  return {c.at("num_hidden_layers"), batch, c.at("num_key_value_heads"),
-          capacityOf(arch), headDim};
-}
-
-/// Caches full of NaN: attention that read a row never written would show.
-HostTensor nanCache(const std::vector<int64_t> &shape) {
-  return HostTensor::f32(
-      shape, std::vector<float>(size_t(elementCount(shape)), std::nanf("")));
-}
-
 std::shared_ptr<Model> example(const std::string &arch, const std::string &file,
                                const BuildOptions &options) {
   static std::map<std::string, std::shared_ptr<Model>> cache;
@@ -85,7 +54,7 @@ std::shared_ptr<Model> example(const std::string &arch, const std::string &file,
   std::shared_ptr<Model> &model = cache[key];
   if (!model)
     model = Model::buildFiles(sourceDir() + "/examples/llama/llama.tfm",
-                              fixtureDir(arch) + "/" + file, options);
+                              decoderFixtureDir(arch) + "/" + file, options);
   return model;
 }
 
@@ -99,16 +68,16 @@ void checkClose(const std::vector<double> &got, const std::vector<double> &want,
 /// Prefill of the batch [2, 7] at past 0: transformers' logits.
 std::vector<double> batchLogits(const std::string &arch,
                                 const std::string &file) {
-  HostTensor input = fixture(arch, "input_ids");
+  HostTensor input = decoderNpy(arch, "input_ids");
   int64_t batch = input.shape[0];
-  std::vector<int64_t> shape = cacheShape(arch, batch);
+  std::vector<int64_t> shape = decoderCacheShape(arch, batch, capacityOf(arch));
   RunResult r =
       example(arch, file, buildOptions(arch))
           ->runOk(
               {input,
                HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
                nanCache(shape), nanCache(shape)});
-  HostTensor want = fixture(arch, "logits");
+  HostTensor want = decoderNpy(arch, "logits");
   REQUIRE(r["logits"].shape == want.shape);
   std::vector<double> got = r["logits"].toDoubles();
   checkClose(got, want.toDoubles(), arch + " " + file + " logits");
@@ -119,13 +88,13 @@ std::vector<double> batchLogits(const std::string &arch,
 /// step at past = the tokens so far.
 void checkGenerate(const std::string &arch, const std::string &file) {
   std::shared_ptr<Model> model = example(arch, file, buildOptions(arch));
-  std::vector<int64_t> tokens = ids(fixture(arch, "generate_prompt"));
-  std::vector<int64_t> expected = ids(fixture(arch, "generate_tokens"));
-  HostTensor decode = fixture(arch, "decode_logits");
+  std::vector<int64_t> tokens = tokenIds(decoderNpy(arch, "generate_prompt"));
+  std::vector<int64_t> expected = tokenIds(decoderNpy(arch, "generate_tokens"));
+  HostTensor decode = decoderNpy(arch, "decode_logits");
   int64_t steps = decode.shape[0], vocab = decode.shape[1];
   REQUIRE(int64_t(expected.size()) == int64_t(tokens.size()) + steps);
   std::vector<double> want = decode.toDoubles();
-  std::vector<int64_t> shape = cacheShape(arch, 1);
+  std::vector<int64_t> shape = decoderCacheShape(arch, 1, capacityOf(arch));
   std::vector<HostTensor> inputs = {
       HostTensor::i64({1, int64_t(tokens.size())}, tokens),
       HostTensor::i64({1}, {0}), nanCache(shape), nanCache(shape)};
@@ -169,9 +138,10 @@ TEST_CASE("decoders: --set tfm.last_logits=true computes only each "
           "[decoders]") {
   for (const char *arch : {"llama", "gemma3"}) {
     DYNAMIC_SECTION(arch) {
-      HostTensor input = fixture(arch, "input_ids");
+      HostTensor input = decoderNpy(arch, "input_ids");
       int64_t batch = input.shape[0], seq = input.shape[1];
-      std::vector<int64_t> shape = cacheShape(arch, batch);
+      std::vector<int64_t> shape =
+          decoderCacheShape(arch, batch, capacityOf(arch));
       BuildOptions last;
       last.configOverrides = {"tfm.last_logits=true"};
       std::vector<HostTensor> inputs = {
@@ -179,7 +149,7 @@ TEST_CASE("decoders: --set tfm.last_logits=true computes only each "
           HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
           nanCache(shape), nanCache(shape)};
       RunResult r = example(arch, "model.gguf", last)->runOk(inputs);
-      HostTensor want = fixture(arch, "logits");
+      HostTensor want = decoderNpy(arch, "logits");
       int64_t vocab = want.shape[2];
       REQUIRE(r["logits"].shape == std::vector<int64_t>{batch, 1, vocab});
       std::vector<double> all = want.toDoubles(), lastRows;
@@ -221,9 +191,9 @@ namespace {
 std::vector<std::vector<double>>
 prefillAndDecode(Model &model, const std::string &arch,
                  std::vector<int64_t> &tokens) {
-  HostTensor input = fixture(arch, "input_ids");
+  HostTensor input = decoderNpy(arch, "input_ids");
   int64_t batch = input.shape[0], seq = input.shape[1];
-  std::vector<int64_t> shape = cacheShape(arch, batch);
+  std::vector<int64_t> shape = decoderCacheShape(arch, batch, capacityOf(arch));
   std::vector<std::vector<double>> all;
   all.push_back(model
                     .runOk({input,
@@ -231,9 +201,9 @@ prefillAndDecode(Model &model, const std::string &arch,
                                                          size_t(batch), 0)),
                             nanCache(shape), nanCache(shape)})["logits"]
                     .toDoubles());
-  std::vector<int64_t> batchIds = ids(input);
+  std::vector<int64_t> batchIds = tokenIds(input);
   std::vector<int64_t> prompt(batchIds.begin(), batchIds.begin() + seq);
-  shape = cacheShape(arch, 1);
+  shape = decoderCacheShape(arch, 1, capacityOf(arch));
   std::vector<HostTensor> inputs = {HostTensor::i64({1, seq}, prompt),
                                     HostTensor::i64({1}, {0}), nanCache(shape),
                                     nanCache(shape)};
@@ -273,7 +243,7 @@ TEST_CASE("decoders: Qwen2 and Gemma 3 GGUF files of 4/5/8-bit blocks run "
   // themselves.
   for (const char *arch : {"qwen2", "gemma3"}) {
     DYNAMIC_SECTION(arch) {
-      std::string weights = fixtureDir(arch) + "/model-q.gguf";
+      std::string weights = decoderFixtureDir(arch) + "/model-q.gguf";
       std::string source = sourceDir() + "/examples/llama/llama.tfm";
       std::shared_ptr<Model> blocks = Model::buildFiles(source, weights);
       BuildOptions f32;
@@ -297,7 +267,7 @@ TEST_CASE("decoders: Qwen2 and Gemma 3 GGUF files of 4/5/8-bit blocks run "
       // The dequantized weights are the file's, not a copy of the f32
       // checkpoint's: 4-bit weights move the logits visibly.
       Comparison exact =
-          allClose(want[0], fixture(arch, "logits").toDoubles(), 1e-4, 1e-4);
+          allClose(want[0], decoderNpy(arch, "logits").toDoubles(), 1e-4, 1e-4);
       CHECK_FALSE(exact.ok);
     }
   }

@@ -19,6 +19,7 @@
 // rounded to 8 bits as tfm rounds them, and compiled with --keep-fp32 '*'.
 //
 //===----------------------------------------------------------------------===//
+#include "DecoderFixtures.h"
 #include "Harness.h"
 #include "LowPrecisionHarness.h"
 
@@ -33,38 +34,6 @@ using namespace e2e;
 
 namespace {
 constexpr int64_t kCapacity = 1024;
-
-std::string fixtureDir(const std::string &folder) {
-  return sourceDir() + "/tests/reference/decoders/" + folder;
-}
-
-HostTensor npy(const std::string &folder, const std::string &name) {
-  return HostTensor::readNpy(fixtureDir(folder) + "/" + name + ".npy");
-}
-
-std::vector<int64_t> ids(const HostTensor &t) {
-  std::vector<int64_t> out;
-  for (double v : t.toDoubles())
-    out.push_back(int64_t(v));
-  return out;
-}
-
-/// The cache shape [L, batch, G, CAPACITY, D] the config.json implies.
-std::vector<int64_t> cacheShape(const std::string &folder, int64_t batch) {
-  std::ifstream in(fixtureDir(folder) + "/config.json");
-  REQUIRE(in.good());
-  nlohmann::json c = nlohmann::json::parse(in);
-  int64_t heads = c.at("num_attention_heads");
-  int64_t headDim = c.value("head_dim", int64_t(c.at("hidden_size")) / heads);
-  return {c.at("num_hidden_layers"), batch, c.at("num_key_value_heads"),
-          kCapacity, headDim};
-}
-
-/// Caches full of NaN: attention that read a row never written would show.
-HostTensor nanCache(const std::vector<int64_t> &shape) {
-  return HostTensor::f32(
-      shape, std::vector<float>(size_t(elementCount(shape)), std::nanf("")));
-}
 
 double stddev(const std::vector<double> &v) {
   double mean = 0, sq = 0;
@@ -117,9 +86,9 @@ int64_t argmax(const std::vector<double> &v) {
 Outputs runFixture(const Model &model, const std::string &folder,
                    const std::vector<int64_t> &reference) {
   Outputs out;
-  HostTensor input = npy(folder, "input_ids");
+  HostTensor input = decoderNpy(folder, "input_ids");
   int64_t batch = input.shape[0];
-  std::vector<int64_t> shape = cacheShape(folder, batch);
+  std::vector<int64_t> shape = decoderCacheShape(folder, batch, kCapacity);
   out.batch =
       model
           .runOk(
@@ -127,10 +96,10 @@ Outputs runFixture(const Model &model, const std::string &folder,
                HostTensor::i64({batch}, std::vector<int64_t>(size_t(batch), 0)),
                nanCache(shape), nanCache(shape)})["logits"]
           .toDoubles();
-  std::vector<int64_t> prompt = ids(npy(folder, "generate_prompt"));
+  std::vector<int64_t> prompt = tokenIds(decoderNpy(folder, "generate_prompt"));
   int64_t promptLength = int64_t(prompt.size());
   int64_t steps = int64_t(reference.size()) - promptLength;
-  shape = cacheShape(folder, 1);
+  shape = decoderCacheShape(folder, 1, kCapacity);
   std::vector<HostTensor> inputs = {HostTensor::i64({1, promptLength}, prompt),
                                     HostTensor::i64({1}, {0}), nanCache(shape),
                                     nanCache(shape)};
@@ -170,9 +139,9 @@ Outputs runFixture(const Model &model, const std::string &folder,
 void checkRoundedInputs(const QuantFixture &f, const Outputs &got,
                         int64_t vocab, double sd, const std::string &what) {
   std::vector<double> want =
-      npy(f.folder, f.stem + ".q8act.logits").toDoubles();
+      decoderNpy(f.folder, f.stem + ".q8act.logits").toDoubles();
   std::vector<double> wantSteps =
-      npy(f.folder, f.stem + ".q8act.decode_logits").toDoubles();
+      decoderNpy(f.folder, f.stem + ".q8act.decode_logits").toDoubles();
   want.insert(want.end(), wantSteps.begin(), wantSteps.end());
   std::vector<double> all = got.batch;
   for (const std::vector<double> &s : got.steps)
@@ -200,17 +169,18 @@ void checkRoundedInputs(const QuantFixture &f, const Outputs &got,
 }
 
 void checkFixture(const QuantFixture &f) {
-  std::string file = fixtureDir(f.folder) + "/" + f.stem + ".gguf";
+  std::string file = decoderFixtureDir(f.folder) + "/" + f.stem + ".gguf";
   BuildOptions options;
   options.cpu = "portable";
   std::shared_ptr<Model> model = Model::buildFiles(
       sourceDir() + "/examples/llama/llama.tfm", file, options);
-  std::vector<double> wantBatch = npy(f.folder, f.stem + ".logits").toDoubles();
-  HostTensor decode = npy(f.folder, f.stem + ".decode_logits");
+  std::vector<double> wantBatch =
+      decoderNpy(f.folder, f.stem + ".logits").toDoubles();
+  HostTensor decode = decoderNpy(f.folder, f.stem + ".decode_logits");
   int64_t steps = decode.shape[0], vocab = decode.shape[1];
   std::vector<double> wantSteps = decode.toDoubles();
   std::vector<int64_t> reference =
-      ids(npy(f.folder, f.stem + ".generate_tokens"));
+      tokenIds(decoderNpy(f.folder, f.stem + ".generate_tokens"));
   double sd = stddev(wantBatch), bound = f.tolerance * sd;
   for (int level : {1, lowp::hostCpuLevel()}) {
     lowp::CpuLevelScope scope(level);
@@ -284,8 +254,9 @@ TEST_CASE("decoders: F16 GGUF files of Llama, Qwen2 and Gemma 3 match a "
   for (const char *arch : {"llama", "qwen2", "gemma3"}) {
     DYNAMIC_SECTION(arch) {
       checkFixture({arch, "model-f16", 1e-4, false});
-      std::vector<double> f16 = npy(arch, "model-f16.logits").toDoubles();
-      std::vector<double> f32 = npy(arch, "logits").toDoubles();
+      std::vector<double> f16 =
+          decoderNpy(arch, "model-f16.logits").toDoubles();
+      std::vector<double> f32 = decoderNpy(arch, "logits").toDoubles();
       double moved = maxAbsDiff(f16, f32) / stddev(f32);
       CHECK(moved > 1e-3);
       CHECK(moved < 2e-2);
