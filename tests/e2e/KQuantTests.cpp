@@ -292,6 +292,19 @@ void checkShape(const BlockType &type, int64_t k, int64_t n) {
                  });
   }
 }
+/// A model gathering rows of weight "E" of <dir>/w.gguf and multiplying
+/// them by the LM head `head` ("E": tied to the embedding).
+std::shared_ptr<Model> buildEmbeddingAndHead(const std::string &dir,
+                                             const char *head, bool remarks) {
+  std::string path = dir + "/" + head + ".tfm";
+  std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
+                         "e = embedding(ids, weight = \"E\")\n"
+                         "y = linear(e, weight = \""
+                      << head << "\")\noutput e\noutput y\n";
+  BuildOptions options;
+  options.remarks = remarks;
+  return Model::buildFiles(path, dir + "/w.gguf", options);
+}
 } // namespace
 
 TEST_CASE("GGUF Q4_K and Q6_K weights run in their blocks and match float64 "
@@ -476,18 +489,8 @@ TEST_CASE("an LM head of GGUF blocks tied to the token embedding is stored "
     writeGguf(dir + "/w.gguf",
               {{"E", type->ggml, {uint64_t(dim), uint64_t(vocab)}, blocks},
                {"H", type->ggml, {uint64_t(dim), uint64_t(vocab)}, blocks}});
-    auto build = [&](const char *head, bool remarks) {
-      std::string path = dir + "/" + head + ".tfm";
-      std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
-                             "e = embedding(ids, weight = \"E\")\n"
-                             "y = linear(e, weight = \""
-                          << head << "\")\noutput e\noutput y\n";
-      BuildOptions options;
-      options.remarks = remarks;
-      return Model::buildFiles(path, dir + "/w.gguf", options);
-    };
-    std::shared_ptr<Model> tied = build("E", true);
-    std::shared_ptr<Model> untied = build("H", false);
+    std::shared_ptr<Model> tied = buildEmbeddingAndHead(dir, "E", true);
+    std::shared_ptr<Model> untied = buildEmbeddingAndHead(dir, "H", false);
     INFO(type->name << ": " << tied->diagnostics());
     CHECK(tied->diagnostics().find(
               "embedding 'E' [" + std::to_string(vocab) + ", " +
@@ -536,18 +539,8 @@ TEST_CASE("an f32 LM head tied to the token embedding is stored once at an "
   writeGguf(dir + "/w.gguf",
             {{"E", 0, {uint64_t(dim), uint64_t(vocab)}, bytes},
              {"H", 0, {uint64_t(dim), uint64_t(vocab)}, bytes}});
-  auto build = [&](const char *head, bool remarks) {
-    std::string path = dir + "/" + head + ".tfm";
-    std::ofstream(path) << "model tied\ninput ids: i64[batch, seq]\n"
-                           "e = embedding(ids, weight = \"E\")\n"
-                           "y = linear(e, weight = \""
-                        << head << "\")\noutput e\noutput y\n";
-    BuildOptions options;
-    options.remarks = remarks;
-    return Model::buildFiles(path, dir + "/w.gguf", options);
-  };
-  std::shared_ptr<Model> tied = build("E", true);
-  std::shared_ptr<Model> untied = build("H", false);
+  std::shared_ptr<Model> tied = buildEmbeddingAndHead(dir, "E", true);
+  std::shared_ptr<Model> untied = buildEmbeddingAndHead(dir, "H", false);
   INFO(tied->diagnostics());
   CHECK(tied->diagnostics().find("embedding 'E' [301, 37] gathers rows of f32 "
                                  "from the tied LM head's panels") !=
