@@ -292,6 +292,7 @@ void checkShape(const BlockType &type, int64_t k, int64_t n) {
                  });
   }
 }
+
 /// A model gathering rows of weight "E" of <dir>/w.gguf and multiplying
 /// them by the LM head `head` ("E": tied to the embedding).
 std::shared_ptr<Model> buildEmbeddingAndHead(const std::string &dir,
